@@ -1,0 +1,120 @@
+// Opens the embedded SQLite database. Every query runs synchronously on ONE better-sqlite3 connection; Kysely is used
+// as a typed query builder whose compiled SQL we execute here. Because a transaction is a synchronous function, no other
+// request can interleave with it: check-then-write sequences are atomic and SQLITE_BUSY cannot arise inside the process.
+import Database from 'better-sqlite3';
+import {
+  DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
+  type Compilable, type CompiledQuery, type RawBuilder,
+} from 'kysely';
+import type { Schema } from './schema.ts';
+
+export interface Db {
+  readonly sqlite: Database.Database;
+  /** Typed query builder; build with it, then run with all/get/run. Never call .execute() on it. */
+  readonly qb: Kysely<Schema>;
+  all<R>(query: Compilable<R> | RawBuilder<R>): R[];
+  get<R>(query: Compilable<R> | RawBuilder<R>): R | undefined;
+  run(query: Compilable<unknown> | RawBuilder<unknown>): { changes: number; lastInsertRowid: number };
+  /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
+  tx<T>(fn: () => T): T;
+  /** A cached prepared statement for hand-written SQL (recursive CTEs in src/access). */
+  prepare(sqlText: string): Database.Statement;
+  close(): void;
+}
+
+export interface OpenOptions {
+  /** file path, or ':memory:' */
+  file: string;
+  /** loaded better-sqlite3 addon, needed once bundled (see src/native.ts) */
+  nativeBinding?: unknown;
+  readonly?: boolean;
+}
+
+const builder = new Kysely<Schema>({
+  dialect: {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  },
+});
+
+// better-sqlite3 binds numbers, strings, bigints, buffers and null only.
+function bindable(values: readonly unknown[]): unknown[] {
+  return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
+}
+
+function isRaw(q: unknown): q is RawBuilder<unknown> {
+  return typeof q === 'object' && q !== null && (q as { isRawBuilder?: boolean }).isRawBuilder === true;
+}
+
+export function openDatabase(options: OpenOptions): Db {
+  const sqlite = new Database(options.file, {
+    readonly: options.readonly ?? false,
+    ...(options.nativeBinding ? { nativeBinding: options.nativeBinding as string } : {}),
+  });
+  applyPragmas(sqlite, options.file === ':memory:');
+
+  // Bounded statement cache: hot queries skip preparation; dynamic SQL (IN lists of varying length) cannot grow it forever.
+  const cache = new Map<string, Database.Statement>();
+  function prepare(sqlText: string): Database.Statement {
+    let stmt = cache.get(sqlText);
+    if (stmt) {
+      cache.delete(sqlText);
+      cache.set(sqlText, stmt);
+      return stmt;
+    }
+    stmt = sqlite.prepare(sqlText);
+    cache.set(sqlText, stmt);
+    if (cache.size > 500) cache.delete(cache.keys().next().value as string);
+    return stmt;
+  }
+  function compile(q: Compilable<unknown> | RawBuilder<unknown>): CompiledQuery {
+    return isRaw(q) ? q.compile(builder) : q.compile();
+  }
+  const db: Db = {
+    sqlite,
+    qb: builder,
+    all<R>(q: Compilable<R> | RawBuilder<R>) {
+      const c = compile(q);
+      return prepare(c.sql).all(...bindable(c.parameters)) as R[];
+    },
+    get<R>(q: Compilable<R> | RawBuilder<R>) {
+      const c = compile(q);
+      return prepare(c.sql).get(...bindable(c.parameters)) as R | undefined;
+    },
+    run(q) {
+      const c = compile(q);
+      // INSERT/UPDATE ... RETURNING are readers: use get()/all() for those.
+      const info = prepare(c.sql).run(...bindable(c.parameters));
+      return { changes: info.changes, lastInsertRowid: Number(info.lastInsertRowid) };
+    },
+    tx<T>(fn: () => T): T {
+      return sqlite.transaction(fn).immediate();
+    },
+    prepare,
+    close() {
+      cache.clear();
+      if (sqlite.open) sqlite.close();
+    },
+  };
+  return db;
+}
+
+function applyPragmas(sqlite: Database.Database, memory: boolean): void {
+  // WAL: readers never block the writer, and `gridkeeper backup` can copy while we serve.
+  if (!memory) sqlite.pragma('journal_mode = WAL');
+  // synchronous=FULL in WAL mode fsyncs the WAL on every commit: a 2xx answer means the write survives kill -9 AND
+  // power loss. NORMAL would be faster but may lose the last commits on power loss — wrong for an appliance that
+  // acknowledges writes to controllers.
+  sqlite.pragma('synchronous = FULL');
+  // Relations cascade (role -> members/monitors, device -> monitors/license_datalink).
+  sqlite.pragma('foreign_keys = ON');
+  // Another process (gridkeeper backup, migrate, an operator's sqlite3 shell) may hold a lock briefly.
+  sqlite.pragma('busy_timeout = 5000');
+  // Temporary B-trees for recursive CTEs and sorts stay in memory.
+  sqlite.pragma('temp_store = MEMORY');
+  // A bounded page cache (~32 MiB) keeps RSS predictable on small gateways.
+  sqlite.pragma('cache_size = -32000');
+  sqlite.pragma('wal_autocheckpoint = 1000');
+}

@@ -1,0 +1,112 @@
+// Kysely table types. Column names are the SQL ones (snake_case); serializers map rows to the wire format.
+// Flags are stored as 0/1 integers; times as Unix milliseconds.
+import type { Generated } from 'kysely';
+
+type Flag = 0 | 1;
+
+export interface SettingsTable { key: string; value: string }
+
+export interface SigningKeysTable {
+  kid: string;
+  private_jwk: string;
+  public_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string;
+  tier: Generated<'free' | 'basic' | 'premium'>;
+  password_changed_at: number;
+  created_at: number;
+}
+
+export interface RolesTable {
+  id: Generated<number>;
+  name: string;
+  self_role_management: Flag;
+  self_user_management: Flag;
+  self_view_management: Flag;
+  self_device_management: Flag;
+  self_report_management: Flag;
+  self_alarm_management: Flag;
+  password_hash: string | null;
+  created_at: number;
+}
+
+export interface ManagesTable {
+  id: Generated<number>;
+  parent_role_id: number;
+  child_role_id: number;
+  role_management: Flag;
+  user_management: Flag;
+  view_management: Flag;
+  device_management: Flag;
+  report_management: Flag;
+  alarm_management: Flag;
+}
+
+export interface MembersTable {
+  id: Generated<number>;
+  role_id: number;
+  user_id: number;
+}
+
+export interface DevicesTable {
+  id: Generated<number>;
+  /** JSON text of the properties object */
+  properties: string;
+  last_update: number;
+  created_at: number;
+  /** generated from properties.nodeId / properties.nodeType; read-only */
+  node_id: Generated<unknown>;
+  node_type: Generated<unknown>;
+}
+
+export interface MonitorsTable {
+  id: Generated<number>;
+  role_id: number;
+  device_id: number;
+  monitor_management: Flag;
+  /** JSON text of a string array */
+  reads: string;
+  edits: string;
+}
+
+export interface LicensesTable {
+  id: string;
+  key: string;
+  type: 'residential' | 'commercial';
+  duration: number;
+  grid_kw: number | null;
+  solar_kw: number | null;
+  battery_kw: number | null;
+  ev_kw: number | null;
+  creation_date: number;
+  activation_date: number | null;
+}
+
+export interface LicenseDatalinkTable {
+  id: Generated<number>;
+  license_id: string;
+  device_id: number;
+  created_at: number;
+}
+
+export interface SchemaMigrationsTable { name: string; applied_at: number }
+
+export interface Schema {
+  settings: SettingsTable;
+  signing_keys: SigningKeysTable;
+  users: UsersTable;
+  roles: RolesTable;
+  manages: ManagesTable;
+  members: MembersTable;
+  devices: DevicesTable;
+  monitors: MonitorsTable;
+  licenses: LicensesTable;
+  license_datalink: LicenseDatalinkTable;
+  schema_migrations: SchemaMigrationsTable;
+}
