@@ -11,3 +11,11 @@ declare module '*.txt' {
   const text: string;
   export default text;
 }
+declare module '*.html' {
+  const text: string;
+  export default text;
+}
+declare module '*?raw' {
+  const text: string;
+  export default text;
+}

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { transform } from 'esbuild';
 
-const TEXT = /\.(sql|py|txt)$/;
+const TEXT = /\.(sql|py|txt|html)$/;
 const TS = /\.(ts|mts)$/;
 // Files imported as text keep their source; a .ts imported with ?raw is the script text itself (assets).
 export async function load(url, context, nextLoad) {

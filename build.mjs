@@ -1,0 +1,76 @@
+// Builds gridkeeper:
+//   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text) + better_sqlite3.node beside it
+//   dist/gridkeeper              a Node single executable application: the bundle and the addon embedded in a copy of node
+// Usage: node build.mjs [--no-sea]   (--no-sea stops after the bundle: what `npm start` needs)
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = dirname(fileURLToPath(import.meta.url));
+const dist = join(root, 'dist');
+const require = createRequire(import.meta.url);
+const started = Date.now();
+const say = (msg) => console.log(`build: ${msg} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+
+mkdirSync(dist, { recursive: true });
+
+// `import x from './file.ts?raw'` gives the file's text (assets served verbatim, e.g. estimateCost.ts).
+const rawPlugin = {
+  name: 'raw',
+  setup(b) {
+    b.onResolve({ filter: /\?raw$/ }, (args) => ({ path: join(args.resolveDir, args.path.replace(/\?raw$/, '')), namespace: 'raw' }));
+    b.onLoad({ filter: /.*/, namespace: 'raw' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'text' }));
+  },
+};
+
+await build({
+  entryPoints: [join(root, 'src/main.ts')],
+  outfile: join(dist, 'gridkeeper.cjs'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  minify: false,
+  sourcemap: false,
+  legalComments: 'none',
+  loader: { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' },
+  define: { __GRIDKEEPER_BUNDLED__: 'true' },
+  plugins: [rawPlugin],
+  logLevel: 'warning',
+});
+const addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
+copyFileSync(addon, join(dist, 'better_sqlite3.node'));
+say('bundled dist/gridkeeper.cjs');
+
+if (process.argv.includes('--no-sea')) process.exit(0);
+
+const exe = join(dist, 'gridkeeper');
+const blob = join(dist, 'sea-prep.blob');
+const seaConfig = join(dist, 'sea-config.json');
+writeFileSync(seaConfig, JSON.stringify({
+  main: join(dist, 'gridkeeper.cjs'),
+  output: blob,
+  disableExperimentalSEAWarning: true,
+  useCodeCache: true,
+  assets: { 'better_sqlite3.node': addon },
+}, null, 2));
+execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
+say('prepared the SEA blob');
+
+rmSync(exe, { force: true });
+copyFileSync(process.execPath, exe);
+chmodSync(exe, 0o755);
+try {
+  // The debug symbols of node are of no use on an appliance: ~12 MB smaller.
+  execFileSync('strip', [exe], { stdio: 'ignore' });
+} catch {
+  console.log('build: strip not available, keeping symbols');
+}
+const postject = join(dirname(require.resolve('postject/package.json')), 'dist', 'cli.js');
+execFileSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob,
+  '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], { stdio: ['ignore', 'ignore', 'inherit'] });
+rmSync(blob, { force: true });
+say(`wrote dist/gridkeeper`);

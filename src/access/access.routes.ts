@@ -1,0 +1,4 @@
+// Routes of this domain (filled in by its issue).
+import type { RouteContext } from '../app.ts';
+
+export function registerAccessRoutes(_ctx: RouteContext): void {}

@@ -1,0 +1,83 @@
+// JWTs: EdDSA (Ed25519), `kid` header, payload `typ` (refresh | access | partial | sudo), `sub` = user id.
+// A token is accepted only where its typ is expected; the caller names the accepted kinds.
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../http/errors.ts';
+import type { TokenType } from '../http/env.ts';
+import type { KeyRing } from './keys.ts';
+
+/** Lifetimes in seconds (contract §3). */
+export const TOKEN_LIFETIME: Record<TokenType, number> = {
+  refresh: 14 * 24 * 3600,
+  access: 10 * 60,
+  partial: 5 * 60,
+  sudo: 5 * 60,
+};
+
+export interface TokenClaims {
+  typ: TokenType;
+  sub: number;
+  /** token id */
+  jti: string;
+  /** the refresh-token session this token descends from */
+  sid?: string;
+  /** issued at, Unix seconds */
+  iat: number;
+  exp: number;
+}
+
+export async function signToken(
+  keys: KeyRing,
+  claims: { typ: TokenType; sub: number; sid?: string; jti?: string },
+  nowMs: number,
+): Promise<{ token: string; claims: TokenClaims }> {
+  const iat = Math.floor(nowMs / 1000);
+  const full: TokenClaims = {
+    typ: claims.typ,
+    sub: claims.sub,
+    jti: claims.jti ?? randomBytes(12).toString('base64url'),
+    ...(claims.sid ? { sid: claims.sid } : {}),
+    iat,
+    exp: iat + TOKEN_LIFETIME[claims.typ],
+  };
+  const token = await new SignJWT({ ...full, sub: String(full.sub) })
+    .setProtectedHeader({ alg: 'EdDSA', kid: keys.kid, typ: 'JWT' })
+    .sign(keys.privateKey);
+  return { token, claims: full };
+}
+
+const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
+
+/** Verifies signature, expiry and kind. Every failure is a 401 that does not say more than needed. */
+export async function verifyToken(keys: KeyRing, token: string, accepted: readonly TokenType[], nowMs: number): Promise<TokenClaims> {
+  let payload: Record<string, unknown>;
+  try {
+    const result = await jwtVerify(token, (header) => {
+      const key = header.kid ? keys.publicKeys.get(header.kid) : undefined;
+      if (!key) throw new joseErrors.JWKSNoMatchingKey();
+      return key;
+    }, { algorithms: ['EdDSA', 'Ed25519'], currentDate: new Date(nowMs) });
+    payload = result.payload as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof joseErrors.JWTExpired) throw unauthenticated('token expired');
+    throw unauthenticated('invalid token');
+  }
+  const typ = payload.typ as TokenType;
+  const sub = Number(payload.sub);
+  if (!['refresh', 'access', 'partial', 'sudo'].includes(typ) || !Number.isSafeInteger(sub) || typeof payload.jti !== 'string'
+    || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') {
+    throw unauthenticated('invalid token');
+  }
+  if (!accepted.includes(typ)) throw unauthenticated(`a ${typ} token is not accepted here (expected ${accepted.join(' or ')})`);
+  return {
+    typ, sub, jti: payload.jti, iat: payload.iat, exp: payload.exp,
+    ...(typeof payload.sid === 'string' ? { sid: payload.sid } : {}),
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or undefined. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header);
+  return m ? m[1] : undefined;
+}

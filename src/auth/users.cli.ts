@@ -1,0 +1,50 @@
+// `gridkeeper user add <email> [--password P] [--role ID]`
+import * as v from 'valibot';
+import { ConfigError, EMAIL } from '../config.ts';
+import type { Command } from '../cli.ts';
+import { openConfiguredDatabase } from '../runtime.ts';
+import { migrate } from '../db/migrate.ts';
+import { generatePassword, hashSecret } from './passwords.ts';
+
+const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.maxLength(256), v.regex(EMAIL));
+
+export const addUserCommand: Command = {
+  words: ['user', 'add'],
+  usage: 'user add <email> [--password P] [--role ID]',
+  async run(config, args, io) {
+    let password: string | undefined;
+    let roleId: number | undefined;
+    const positional: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === '--password') password = args[++i];
+      else if (args[i] === '--role') roleId = Number(args[++i]);
+      else positional.push(args[i]);
+    }
+    const email = v.safeParse(Email, positional[0]);
+    if (positional.length !== 1 || !email.success) throw new ConfigError('user add: expected one e-mail address');
+    if (password !== undefined && password.length < 10) throw new ConfigError('user add: --password needs at least 10 characters');
+    if (roleId !== undefined && !(Number.isSafeInteger(roleId) && roleId >= 0)) throw new ConfigError('user add: --role expects a role id');
+    const db = openConfiguredDatabase(config);
+    try {
+      migrate(db, Date.now());
+      const clear = password ?? generatePassword();
+      const hash = await hashSecret(clear);
+      const now = Date.now();
+      const result = db.tx(() => {
+        if (db.get(db.qb.selectFrom('users').select('id').where('email', '=', email.output))) return 'exists' as const;
+        if (roleId !== undefined && !db.get(db.qb.selectFrom('roles').select('id').where('id', '=', roleId))) return 'no-role' as const;
+        const user = db.get(db.qb.insertInto('users')
+          .values({ email: email.output, password_hash: hash, password_changed_at: now, created_at: now }).returning('id'))!;
+        if (roleId !== undefined) db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: user.id }));
+        return user.id;
+      });
+      if (result === 'exists') throw new ConfigError(`user add: ${email.output} already exists`);
+      if (result === 'no-role') throw new ConfigError(`user add: role ${roleId} does not exist`);
+      io.out(`created user ${result} ${email.output}${roleId !== undefined ? ` in role ${roleId}` : ''}`);
+      if (!password) io.err(`password for ${email.output}: ${clear} (shown once)`);
+      return 0;
+    } finally {
+      db.close();
+    }
+  },
+};

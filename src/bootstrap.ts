@@ -1,0 +1,36 @@
+// First start on an empty database: the root role (id 1, all six selfRights), the admin user as its member, and the
+// signing keys. Idempotent: a database that already has a root role is left alone.
+import type { Db } from './db/open.ts';
+import { ensureSigningKey } from './auth/keys.ts';
+import { generatePassword, hashSecret } from './auth/passwords.ts';
+
+export const ROOT_ROLE_ID = 1;
+
+export interface BootstrapResult {
+  created: boolean;
+  adminEmail: string;
+  /** set only when the password was generated here; shown once, never stored in clear */
+  generatedPassword?: string;
+}
+
+export async function bootstrap(db: Db, opts: { adminEmail: string; adminPassword?: string; now: number }): Promise<BootstrapResult> {
+  await ensureSigningKey(db, opts.now);
+  const root = db.get(db.qb.selectFrom('roles').select('id').where('id', '=', ROOT_ROLE_ID));
+  if (root) return { created: false, adminEmail: opts.adminEmail };
+  const password = opts.adminPassword ?? generatePassword();
+  const hash = await hashSecret(password);
+  db.tx(() => {
+    db.run(db.qb.insertInto('roles').values({
+      id: ROOT_ROLE_ID, name: 'root',
+      self_role_management: 1, self_user_management: 1, self_view_management: 1,
+      self_device_management: 1, self_report_management: 1, self_alarm_management: 1,
+      password_hash: null, created_at: opts.now,
+    }));
+    const user = db.get(db.qb.insertInto('users')
+      .values({ email: opts.adminEmail, password_hash: hash, password_changed_at: opts.now, created_at: opts.now })
+      .onConflict((oc) => oc.column('email').doUpdateSet({ email: opts.adminEmail }))
+      .returning('id'))!;
+    db.run(db.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: user.id }).onConflict((oc) => oc.doNothing()));
+  });
+  return { created: true, adminEmail: opts.adminEmail, ...(opts.adminPassword ? {} : { generatedPassword: password }) };
+}

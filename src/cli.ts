@@ -1,0 +1,138 @@
+// The gridkeeper command line: parse settings, then serve (default), migrate, back up, add users, print the version.
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { ConfigError, parseConfig, type Config } from './config.ts';
+import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
+import { migrate } from './db/migrate.ts';
+import { startServer } from './server.ts';
+import { addUserCommand } from './auth/users.cli.ts';
+
+export interface CommandIo {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export interface Command {
+  /** words that select it, e.g. ['user', 'add'] */
+  words: string[];
+  usage: string;
+  run(config: Config, args: string[], io: CommandIo): Promise<number>;
+}
+
+const HELP = `gridkeeper ${VERSION} — device, role and license management for energy installations
+
+Usage: gridkeeper [command] [options]
+
+Commands:
+  serve                     run the HTTP service (default)
+  migrate                   apply pending database migrations and exit
+  backup <file>             write a consistent copy of the database (safe while the service runs)
+  user add <email> [--password P] [--role ID]
+                            create a user (a generated password is printed once), optionally as a member of a role
+  version                   print the version
+  --help                    this text
+
+Options (flags win over environment variables):
+  --port N        GRIDKEEPER_PORT          default 8080; 0 picks a free port
+  --host H        GRIDKEEPER_HOST          default 127.0.0.1
+  --data-dir D    GRIDKEEPER_DATA_DIR      default ./data (holds gridkeeper.db)
+  --log L         GRIDKEEPER_LOG           info | debug | warn | error
+  --trust-proxy   GRIDKEEPER_TRUST_PROXY   take the client IP from X-Forwarded-For
+                  GRIDKEEPER_ADMIN_EMAIL   default admin@localhost (first start only)
+                  GRIDKEEPER_ADMIN_PASSWORD  first start only; generated and printed once when unset
+  --native-dir D  GRIDKEEPER_NATIVE_DIR    where the single executable unpacks its SQLite addon (default <data-dir>/.native)
+`;
+
+const serveCommand: Command = {
+  words: ['serve'],
+  usage: 'serve',
+  async run(config, args, io) {
+    if (args.length) throw new ConfigError(`serve: unexpected argument ${args[0]}`);
+    const db = openConfiguredDatabase(config);
+    const { deps, bootstrapped, migrated } = await createDeps({ config, db });
+    if (migrated.length) deps.log.info('migrated', { applied: migrated });
+    if (bootstrapped.generatedPassword) {
+      io.err(`gridkeeper: created admin user ${bootstrapped.adminEmail} with password ${bootstrapped.generatedPassword} (shown once; change it with PUT /user/password)`);
+    }
+    const running = await startServer(deps, (url) => {
+      // Always printed, whatever the log level: scripts read the URL (and the port chosen for --port 0) from it.
+      io.out(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url, version: VERSION }));
+    });
+    await new Promise<void>((done) => {
+      const stop = (signal: string) => {
+        deps.log.info('stopping', { signal });
+        running.stop().then(done, done);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+    return 0;
+  },
+};
+
+const migrateCommand: Command = {
+  words: ['migrate'],
+  usage: 'migrate',
+  async run(config, _args, io) {
+    const db = openConfiguredDatabase(config);
+    try {
+      const applied = migrate(db, Date.now());
+      io.out(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+    } finally {
+      db.close();
+    }
+    return 0;
+  },
+};
+
+const backupCommand: Command = {
+  words: ['backup'],
+  usage: 'backup <file>',
+  async run(config, args, io) {
+    if (args.length !== 1) throw new ConfigError('backup: expected exactly one argument, the destination file');
+    const dest = resolve(args[0]);
+    if (existsSync(dest)) throw new ConfigError(`backup: ${dest} already exists`);
+    mkdirSync(dirname(dest), { recursive: true });
+    const db = openConfiguredDatabase(config);
+    const tmp = `${dest}.${process.pid}.partial`;
+    try {
+      // VACUUM INTO copies one read transaction's snapshot: consistent even while the server writes (WAL).
+      db.sqlite.prepare('VACUUM INTO ?').run(tmp);
+      renameSync(tmp, dest);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    } finally {
+      db.close();
+    }
+    io.out(`backup written to ${dest}`);
+    return 0;
+  },
+};
+
+const versionCommand: Command = {
+  words: ['version'],
+  usage: 'version',
+  async run(_config, _args, io) { io.out(VERSION); return 0; },
+};
+
+export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, versionCommand];
+
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }
+  if (argv[0] === '--version') { io.out(VERSION); return 0; }
+  try {
+    // The command is the leading words (`user add ...`); everything after them is options and arguments.
+    const command = [...commands].sort((a, b) => b.words.length - a.words.length)
+      .find((c) => c.words.every((w, i) => argv[i] === w)) ?? (argv.length === 0 || argv[0].startsWith('-') ? serveCommand : undefined);
+    if (!command) throw new ConfigError(`unknown command "${argv[0]}" (see gridkeeper --help)`);
+    const rest = command === serveCommand && argv[0] !== 'serve' ? argv : argv.slice(command.words.length);
+    const { config, rest: args } = parseConfig(env, rest);
+    return await command.run(config, args, io);
+  } catch (err) {
+    if (err instanceof ConfigError) { io.err(`gridkeeper: ${err.message}`); return 2; }
+    throw err;
+  }
+}
+

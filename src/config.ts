@@ -1,0 +1,97 @@
+// Every setting, from environment variables and command-line flags, parsed once by one valibot schema.
+// Flags win over the environment. A bad value is a ConfigError: main prints it and exits with code 2.
+import * as v from 'valibot';
+import { resolve } from 'node:path';
+
+/** Local addresses (admin@localhost) are normal on an appliance, so no TLD is required. */
+export const EMAIL = /^[^\s@]{1,128}@[^\s@]{1,128}$/;
+
+const bool = v.pipe(
+  v.string(),
+  v.trim(),
+  v.toLowerCase(),
+  v.picklist(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], 'expected true or false'),
+  v.transform((s) => ['1', 'true', 'yes', 'on'].includes(s)),
+);
+
+const port = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d{1,5}$/, 'expected an integer from 0 to 65535'),
+  v.transform(Number),
+  v.maxValue(65535, 'expected an integer from 0 to 65535'),
+);
+
+export const ConfigSchema = v.strictObject({
+  port: v.optional(port, '8080'),
+  host: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected a host name or address')), '127.0.0.1'),
+  dataDir: v.optional(v.pipe(v.string(), v.nonEmpty('expected a directory'), v.transform((d) => resolve(d))), './data'),
+  adminEmail: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.regex(EMAIL, 'expected an e-mail address')), 'admin@localhost'),
+  adminPassword: v.optional(v.pipe(v.string(), v.minLength(10, 'expected at least 10 characters'))),
+  trustProxy: v.optional(bool, 'false'),
+  log: v.optional(v.picklist(['debug', 'info', 'warn', 'error'], 'expected debug, info, warn or error'), 'info'),
+  /** where the embedded native addon is written before loading; must allow exec (a noexec /tmp breaks dlopen) */
+  nativeDir: v.optional(v.pipe(v.string(), v.nonEmpty(), v.transform((d) => resolve(d)))),
+});
+
+export type Config = v.InferOutput<typeof ConfigSchema>;
+export type LogLevel = Config['log'];
+
+const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
+  GRIDKEEPER_PORT: 'port',
+  GRIDKEEPER_HOST: 'host',
+  GRIDKEEPER_DATA_DIR: 'dataDir',
+  GRIDKEEPER_ADMIN_EMAIL: 'adminEmail',
+  GRIDKEEPER_ADMIN_PASSWORD: 'adminPassword',
+  GRIDKEEPER_TRUST_PROXY: 'trustProxy',
+  GRIDKEEPER_LOG: 'log',
+  GRIDKEEPER_NATIVE_DIR: 'nativeDir',
+};
+
+const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
+  '--port': 'port',
+  '--host': 'host',
+  '--data-dir': 'dataDir',
+  '--log': 'log',
+  '--trust-proxy': 'trustProxy',
+  '--native-dir': 'nativeDir',
+};
+
+export class ConfigError extends Error {}
+
+const NAMES = Object.fromEntries([
+  ...Object.entries(ENV).map(([env, key]) => [key, env]),
+]) as Record<string, string>;
+
+/** Parses settings from the environment plus `--flag value` / `--flag=value` pairs; returns the flags it did not know. */
+export function parseConfig(env: NodeJS.ProcessEnv, argv: string[]): { config: Config; rest: string[] } {
+  const input: Record<string, string> = {};
+  for (const [name, key] of Object.entries(ENV)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') input[key] = value;
+  }
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const eq = arg.indexOf('=');
+    const flag = eq > 0 ? arg.slice(0, eq) : arg;
+    const key = FLAGS[flag];
+    if (!key) { rest.push(arg); continue; }
+    let value: string | undefined = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
+    if (eq < 0) {
+      if (key === 'trustProxy' && (value === undefined || value.startsWith('--'))) value = 'true';
+      else i++;
+    }
+    if (value === undefined) throw new ConfigError(`${flag}: a value is required`);
+    input[key] = value;
+  }
+  const parsed = v.safeParse(ConfigSchema, input);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    const key = String(issue.path?.[0]?.key ?? '');
+    const flag = Object.entries(FLAGS).find(([, k]) => k === key)?.[0];
+    const where = [NAMES[key], flag].filter(Boolean).join(' / ') || key;
+    throw new ConfigError(`${where}: ${issue.message} (got ${JSON.stringify(input[key])})`);
+  }
+  return { config: parsed.output, rest };
+}

@@ -1,0 +1,24 @@
+// What every route and service receives. Time is injected (tests use a fake clock); nothing reads Date.now() directly.
+import type { Config } from './config.ts';
+import type { Db } from './db/open.ts';
+import type { Logger } from './logger.ts';
+import type { KeyRing } from './auth/keys.ts';
+import type { TokenClaims } from './auth/tokens.ts';
+import type { Metrics } from './http/metrics.ts';
+
+/** Decides whether a verified token was revoked (logout, password change). */
+export interface SessionGuard {
+  isRevoked(claims: TokenClaims): boolean;
+}
+
+export interface Deps {
+  db: Db;
+  config: Config;
+  /** current time, Unix milliseconds */
+  now: () => number;
+  log: Logger;
+  keys: KeyRing;
+  sessions: SessionGuard;
+  metrics: Metrics;
+  version: string;
+}

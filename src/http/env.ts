@@ -1,0 +1,20 @@
+// Types of the per-request context shared by middleware and routes.
+export type TokenType = 'refresh' | 'access' | 'partial' | 'sudo';
+
+/** The authenticated caller. Users hold no rights themselves; src/access resolves what this user may do. */
+export interface Actor {
+  userId: number;
+  tokenType: TokenType;
+  /** issued-at of the presented token, Unix seconds */
+  issuedAt: number;
+  /** id of the refresh-token session the token descends from (revocation) */
+  sessionId?: string;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    actor: Actor;
+    routePattern: string;
+  };
+}

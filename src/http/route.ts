@@ -1,0 +1,156 @@
+// One declaration per route: it fixes the order of checks the contract demands (413 -> 415 -> 401 -> 400 -> handler),
+// validates params, query and body with valibot, and records the same schemas for the OpenAPI document.
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { ApiError } from './errors.ts';
+import { parseJsonBody, parseWith } from './validate.ts';
+import type { AppEnv } from './env.ts';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** Authenticates a request: sets c.var.actor or throws ApiError (401/403). `security` names the OpenAPI scheme. */
+export interface Authenticator {
+  security: 'accessBearerAuth' | 'refreshBearerAuth' | 'partialBearerAuth' | 'sudoBearerAuth';
+  /** further schemes accepted, for the document */
+  alsoAccepts?: Authenticator['security'][];
+  authenticate(c: Context<AppEnv>): void | Promise<void>;
+}
+
+export interface ResponseSpec {
+  description: string;
+  schema?: v.GenericSchema;
+  /** content type when not JSON, e.g. text/plain for tokens */
+  contentType?: string;
+}
+
+type Schema = v.GenericSchema;
+type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
+
+export interface RouteSpec<B extends Schema | undefined, Q extends Schema | undefined, P extends Schema | undefined> {
+  method: Method;
+  /** Hono path, e.g. /v1/role/:roleId/manages */
+  path: string;
+  summary: string;
+  tag: string;
+  auth?: Authenticator;
+  /** JSON body schema. A missing body is validated as undefined (so v.optional(...) makes it optional). */
+  body?: B;
+  /** raw body routes (telemetry write) read c.req themselves; the limit still applies */
+  rawBody?: { contentTypes: string[]; description: string };
+  query?: Q;
+  params?: P;
+  responses: Record<number, ResponseSpec>;
+  deprecated?: boolean;
+  description?: string;
+  /** body size limit in bytes; default 1 MiB */
+  bodyLimit?: number;
+  /** leave unknown query parameters alone (InfluxDB write compatibility) */
+  looseQuery?: boolean;
+}
+
+export interface RouteInput<B, Q, P> {
+  body: Out<B>;
+  query: Out<Q>;
+  params: Out<P>;
+  /** the request body as bytes (rawBody routes only) */
+  raw?: Uint8Array;
+}
+
+export type AnyRouteSpec = RouteSpec<Schema | undefined, Schema | undefined, Schema | undefined>;
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/** The registry of routes: registers handlers on the Hono app and keeps the specs for /openapi.json. */
+export class Api {
+  readonly specs: AnyRouteSpec[] = [];
+  constructor(readonly app: Hono<AppEnv>) {}
+
+  route<B extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, P extends Schema | undefined = undefined>(
+    spec: RouteSpec<B, Q, P>,
+    handler: (c: Context<AppEnv>, input: RouteInput<B, Q, P>) => Response | Promise<Response>,
+  ): void {
+    this.specs.push(spec as AnyRouteSpec);
+    const limit = spec.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    const hasBody = spec.body !== undefined || spec.rawBody !== undefined;
+    this.app.on(spec.method.toUpperCase(), spec.path, async (c) => {
+      c.set('routePattern', spec.path);
+      // 413 from the declared length before anything else is read.
+      const declared = Number(c.req.header('content-length') ?? 0);
+      if (declared > limit) throw payloadTooLarge(limit);
+      let bytes: Uint8Array | undefined;
+      if (hasBody) {
+        bytes = await readBody(c, limit);
+        if (bytes.length > 0 && spec.body !== undefined) {
+          const type = c.req.header('content-type');
+          if (!type || !JSON_TYPE.test(type.trim())) {
+            throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type ? JSON.stringify(type) : 'none'}`);
+          }
+        }
+      }
+      if (spec.auth) await spec.auth.authenticate(c);
+      const params = spec.params ? parseWith(spec.params, c.req.param(), 'path') : undefined;
+      const query = spec.looseQuery ? parseWith(spec.query ?? v.any(), queryObject(c), 'query')
+        : parseWith(spec.query ?? NO_QUERY, queryObject(c), 'query');
+      let body: unknown;
+      if (spec.body !== undefined) {
+        const text = bytes && bytes.length > 0 ? decodeUtf8(bytes) : undefined;
+        body = parseWith(spec.body, text === undefined ? undefined : parseJsonBody(text), 'body');
+      }
+      return handler(c, { body, query, params, raw: spec.rawBody ? bytes : undefined } as RouteInput<B, Q, P>);
+    });
+  }
+}
+
+const NO_QUERY = v.strictObject({});
+
+function queryObject(c: Context): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null);
+  const url = c.req.url;
+  const q = url.indexOf('?');
+  if (q < 0) return {};
+  for (const [key, value] of new URLSearchParams(url.slice(q + 1))) {
+    const prev = out[key];
+    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+  }
+  return { ...out };
+}
+
+function payloadTooLarge(limit: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
+}
+
+/** Reads the body stream, refusing it (413) as soon as it passes the limit, whatever Content-Length said. */
+async function readBody(c: Context, limit: number): Promise<Uint8Array> {
+  const stream = c.req.raw.body;
+  if (!stream) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      throw payloadTooLarge(limit);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) { out.set(chunk, at); at += chunk.byteLength; }
+  return out;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError('BAD_REQUEST', 'body: invalid UTF-8');
+  }
+}

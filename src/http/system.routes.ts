@@ -1,0 +1,40 @@
+// Operational endpoints: health, metrics, the OpenAPI document and the offline reference page. No token needed.
+import * as v from 'valibot';
+import type { RouteContext } from '../app.ts';
+import { buildOpenApi } from './openapi.ts';
+import docsHtml from './docs.html';
+
+const Health = v.object({ status: v.literal('ok'), version: v.string() });
+
+export function registerSystemRoutes({ api, deps }: RouteContext): void {
+  api.route({
+    method: 'get', path: '/healthz', tag: 'operations', summary: 'Liveness: the process serves and its database answers',
+    responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'database unavailable' } },
+  }, (c) => {
+    deps.db.prepare('SELECT 1').get();
+    return c.json({ status: 'ok' as const, version: deps.version });
+  });
+
+  api.route({
+    method: 'get', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics',
+    responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain; version=0.0.4' } },
+  }, async (c) => {
+    const text = await deps.metrics.registry.metrics();
+    return c.body(text, 200, { 'Content-Type': deps.metrics.registry.contentType });
+  });
+
+  let document: string | undefined;
+  api.route({
+    method: 'get', path: '/openapi.json', tag: 'operations', summary: 'This API as an OpenAPI 3.1 document',
+    responses: { 200: { description: 'OpenAPI document' } },
+  }, (c) => {
+    // Routes are all registered before the first request, so the document is built once.
+    document ??= JSON.stringify(buildOpenApi(api.specs, deps.version));
+    return c.body(document, 200, { 'Content-Type': 'application/json; charset=utf-8' });
+  });
+
+  api.route({
+    method: 'get', path: '/docs', tag: 'operations', summary: 'Browsable API reference (works offline)',
+    responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
+  }, (c) => c.html(docsHtml));
+}

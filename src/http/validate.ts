@@ -1,0 +1,130 @@
+// Parsing at the edge: JSON text -> value (depth and forbidden-key checks), valibot issues -> one readable message
+// naming the field path, and query-string helpers (repeated or comma-separated lists, integers, booleans).
+import * as v from 'valibot';
+import { ApiError } from './errors.ts';
+
+export const MAX_JSON_DEPTH = 64;
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Parses a JSON request body. Refuses nesting deeper than 64 and the keys __proto__/constructor/prototype anywhere. */
+export function parseJsonBody(text: string): unknown {
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) throw new ApiError('BAD_REQUEST', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let forbidden: string | undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text, function (key, val) {
+      if (FORBIDDEN_KEYS.has(key) && !Array.isArray(this)) forbidden ??= key;
+      return val;
+    });
+  } catch (err) {
+    throw new ApiError('BAD_REQUEST', `body: malformed JSON (${(err as Error).message})`);
+  }
+  if (forbidden !== undefined) throw new ApiError('BAD_REQUEST', `body: the key "${forbidden}" is not allowed`);
+  return value;
+}
+
+/** Maximum bracket nesting outside strings: a linear scan, so deep input is refused before JSON.parse recurses. */
+function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92 /* \ */) i++;
+      else if (ch === 34 /* " */) inString = false;
+    } else if (ch === 34) inString = true;
+    else if (ch === 123 || ch === 91) { if (++depth > max) max = depth; }
+    else if (ch === 125 || ch === 93) depth--;
+  }
+  return max;
+}
+
+/** `filter.id[2]` from a valibot issue path. */
+export function issuePath(issue: v.BaseIssue<unknown>): string {
+  let out = '';
+  for (const item of issue.path ?? []) {
+    const key = item.key as unknown;
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+
+/** One sentence for the first issue: `<where>.<path>: <what was expected>`. */
+export function formatIssue(issue: v.BaseIssue<unknown>, where: string): string {
+  const path = issuePath(issue);
+  const at = path === '' ? where : where === 'body' ? path : `${where}.${path}`;
+  if (issue.expected === 'never' && issue.kind === 'schema') return `${at}: unknown field`;
+  if (issue.type === 'union' && issue.issues?.length) {
+    // A union names its deepest branch failure: that is what the caller most likely meant.
+    const deepest = [...issue.issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))[0];
+    if ((deepest.path?.length ?? 0) > (issue.path?.length ?? 0)) return formatIssue(deepest, where);
+  }
+  return `${at}: ${issue.message}`;
+}
+
+export function parseWith<S extends v.GenericSchema>(schema: S, input: unknown, where: string): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortPipeEarly: true });
+  if (!result.success) throw new ApiError('BAD_REQUEST', formatIssue(result.issues[0], where));
+  return result.output;
+}
+
+// ---- query-string schemas: values arrive as a string, or string[] when repeated ----
+
+type QueryValue = string | string[];
+const lastOf = (x: QueryValue) => (Array.isArray(x) ? x[x.length - 1] : x);
+
+const INT = /^(0|[1-9]\d{0,15})$/;
+
+/** An integer >= 0 (ids, limits). */
+export const qInt = v.pipe(
+  v.union([v.string(), v.array(v.string())]),
+  v.transform(lastOf),
+  v.regex(INT, 'expected an integer >= 0'),
+  v.transform(Number),
+  v.safeInteger('expected an integer >= 0'),
+);
+
+export const qBool = v.pipe(
+  v.union([v.string(), v.array(v.string())]),
+  v.transform(lastOf),
+  v.picklist(['true', 'false'], 'expected true or false'),
+  v.transform((s) => s === 'true'),
+);
+
+export const qString = v.pipe(
+  v.union([v.string(), v.array(v.string())]),
+  v.transform(lastOf),
+);
+
+/** A list of strings: repeated (`?a=1&a=2`) or comma-separated (`?a=1,2`). */
+export const qStringList = v.pipe(
+  v.union([v.string(), v.array(v.string())]),
+  v.transform((x) => (Array.isArray(x) ? x : [x]).flatMap((s) => s.split(',')).filter((s) => s !== '')),
+);
+
+/** A list of integer ids: repeated or comma-separated. */
+export const qIntList = v.pipe(
+  qStringList,
+  v.check((list) => list.every((s) => INT.test(s)), 'expected integers >= 0'),
+  v.transform((list) => list.map(Number)),
+);
+
+/** Path segment holding one id or a comma-separated list (`7` or `7,8,9`), returned in request order, deduplicated. */
+export const idList = v.pipe(
+  v.string(),
+  v.regex(/^(0|[1-9]\d{0,15})(,(0|[1-9]\d{0,15})){0,999}$/, 'expected an id or comma-separated ids'),
+  v.transform((s) => [...new Set(s.split(',').map(Number))]),
+  v.check((ids) => ids.every(Number.isSafeInteger), 'expected ids >= 0'),
+);
+
+/** Path segment: an id, comma-separated ids, or `*` (every role visible to the caller). */
+export const idListOrStar = v.union([v.literal('*'), idList]);
+
+export const pathInt = v.pipe(v.string(), v.regex(INT, 'expected an integer >= 0'), v.transform(Number), v.safeInteger());
+
+// ---- JSON body building blocks ----
+
+export const jsonId = v.pipe(v.number(), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'));

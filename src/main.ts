@@ -1,0 +1,11 @@
+// Entry point of the bundle, the single executable and `npm start`.
+import { runCli } from './cli.ts';
+import { createLogger } from './logger.ts';
+
+runCli(process.argv.slice(2), process.env, {
+  out: (l) => process.stdout.write(l + '\n'),
+  err: (l) => process.stderr.write(l + '\n'),
+}).then((code) => process.exit(code), (err: unknown) => {
+  createLogger('error').error('fatal', { error: err instanceof Error ? err.stack : String(err) });
+  process.exit(1);
+});

@@ -1,0 +1,47 @@
+// Loads better-sqlite3's native addon when running bundled. Inside a single executable (SEA) `require` only reaches
+// built-in modules, so the addon is embedded as an SEA asset, written once to a private directory (content hash in the
+// name, atomic rename) and loaded with process.dlopen. Bundled but not a SEA (node dist/gridkeeper.cjs), the addon sits
+// beside the bundle. From source (development, tests) better-sqlite3 finds its own build: undefined is returned.
+import { createHash } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+declare const __GRIDKEEPER_BUNDLED__: boolean | undefined;
+
+export const ADDON_ASSET = 'better_sqlite3.node';
+
+export function isBundled(): boolean {
+  return typeof __GRIDKEEPER_BUNDLED__ !== 'undefined' && __GRIDKEEPER_BUNDLED__;
+}
+
+function isSea(): boolean {
+  try {
+    return (require('node:sea') as { isSea(): boolean }).isSea();
+  } catch {
+    return false;
+  }
+}
+
+function dlopen(file: string): unknown {
+  const mod = { exports: {} as unknown };
+  process.dlopen(mod, file);
+  return mod.exports;
+}
+
+/** The loaded addon to pass as better-sqlite3's nativeBinding, or undefined when better-sqlite3 can find it itself. */
+export function loadNativeBinding(extractDir: string): unknown {
+  if (!isBundled()) return undefined;
+  if (!isSea()) return dlopen(join(dirname(process.argv[1] ?? __filename), ADDON_ASSET));
+  const sea = require('node:sea') as { getRawAsset(name: string): ArrayBuffer };
+  const bytes = Buffer.from(sea.getRawAsset(ADDON_ASSET));
+  const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+  const target = join(extractDir, `better_sqlite3-${hash}.node`);
+  if (!existsSync(target)) {
+    mkdirSync(extractDir, { recursive: true, mode: 0o700 });
+    const tmp = `${target}.${process.pid}.tmp`;
+    writeFileSync(tmp, bytes, { mode: 0o755 });
+    chmodSync(tmp, 0o755);
+    renameSync(tmp, target); // atomic: a concurrent start never loads a half-written file
+  }
+  return dlopen(target);
+}
