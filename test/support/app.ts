@@ -1,0 +1,118 @@
+// makeTestApp(): a fresh in-memory database with migrations applied, a bootstrapped root user, a fake clock, and
+// request helpers. Each test builds its own app and fixtures: no shared state, no order dependence.
+import assert from 'node:assert/strict';
+import { createApp } from '../../src/app.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { createDeps } from '../../src/runtime.ts';
+import { parseConfig } from '../../src/config.ts';
+import { signToken } from '../../src/auth/tokens.ts';
+import { hashSecret } from '../../src/auth/passwords.ts';
+import { createLogger } from '../../src/logger.ts';
+import type { Deps } from '../../src/deps.ts';
+import type { TokenType } from '../../src/http/env.ts';
+import { ROOT_ROLE_ID } from '../../src/bootstrap.ts';
+
+export const ADMIN_EMAIL = 'admin@localhost';
+export const ADMIN_PASSWORD = 'admin-password-123';
+/** 2026-01-01T00:00:00.000Z */
+export const T0 = Date.UTC(2026, 0, 1);
+
+export interface FakeClock {
+  now(): number;
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export function fakeClock(start = T0): FakeClock {
+  let t = start;
+  return { now: () => t, set: (ms) => { t = ms; }, advance: (ms) => { t += ms; } };
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  /** raw body text/bytes sent as-is (no JSON encoding) */
+  raw?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  /** parsed JSON when the response is JSON, else the text */
+  body: any;
+  text: string;
+}
+
+export interface TestApp {
+  deps: Deps;
+  clock: FakeClock;
+  adminId: number;
+  /** an access token of the admin (member of the root role) */
+  adminToken: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** mint a token directly (no login round trip) */
+  token(userId: number, typ?: TokenType, extra?: { sid?: string }): Promise<string>;
+  /** create a user (password hashed like the real thing) and return its id and an access token */
+  createUser(email: string, password?: string): Promise<{ id: number; token: string }>;
+  close(): void;
+}
+
+let userHash: Promise<string> | undefined;
+
+export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
+  const clock = fakeClock(options.now ?? T0);
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...options.env }, []);
+  const db = openDatabase({ file: ':memory:' });
+  const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
+  const { app } = createApp(deps);
+  const admin = db.get(db.qb.selectFrom('users').select('id').where('email', '=', ADMIN_EMAIL))!;
+
+  const token = async (userId: number, typ: TokenType = 'access', extra: { sid?: string } = {}) =>
+    (await signToken(deps.keys, { typ, sub: userId, ...extra }, clock.now())).token;
+
+  async function request(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.token) headers.authorization ??= `Bearer ${opts.token}`;
+    let body: string | Uint8Array | undefined;
+    if (opts.raw !== undefined) body = opts.raw;
+    else if (opts.body !== undefined) {
+      body = JSON.stringify(opts.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await app.request(path, { method, headers, body }, { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
+    const text = await res.text();
+    let parsed: unknown = text;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  }
+
+  return {
+    deps,
+    clock,
+    adminId: admin.id,
+    adminToken: await token(admin.id),
+    request,
+    token,
+    async createUser(email: string, password?: string) {
+      // Hashing is slow on purpose; tests that do not log in share one hash of a fixed password.
+      const hash = password ? await hashSecret(password) : await (userHash ??= hashSecret('user-password-123'));
+      const row = db.get(db.qb.insertInto('users')
+        .values({ email, password_hash: hash, password_changed_at: clock.now(), created_at: clock.now() }).returning('id'))!;
+      return { id: row.id, token: await token(row.id) };
+    },
+    close: () => db.close(),
+  };
+}
+
+/** Asserts the contract's error shape and returns the body. */
+export function assertError(res: TestResponse, status: number, code: string): TestResponse['body'] {
+  assert.equal(res.status, status, `expected ${status} ${code}, got ${res.status}: ${res.text}`);
+  assert.equal(res.body.statusCode, status);
+  assert.equal(res.body.code, code, res.text);
+  assert.equal(typeof res.body.error, 'string');
+  assert.equal(typeof res.body.message, 'string');
+  return res.body;
+}
+
+export { ROOT_ROLE_ID };
