@@ -95,6 +95,39 @@ export interface LicenseDatalinkTable {
   created_at: number;
 }
 
+export interface SessionsTable {
+  sid: string;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface TwoFactorTable {
+  user_id: number;
+  totp_secret: string | null;
+  totp_enabled_at: number | null;
+  totp_last_step: number | null;
+  pending_secret: string | null;
+  pending_at: number | null;
+  recovery_codes_at: number | null;
+}
+
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  hash_key: Buffer;
+  code_hash: Buffer;
+  used_at: number | null;
+}
+
+export interface AuthFailuresTable {
+  id: Generated<number>;
+  scope: 'password-user' | 'password-ip' | 'totp' | 'recovery-code';
+  subject: string;
+  at: number;
+}
+
 export interface SchemaMigrationsTable { name: string; applied_at: number }
 
 export interface Schema {
@@ -109,4 +142,8 @@ export interface Schema {
   licenses: LicensesTable;
   license_datalink: LicenseDatalinkTable;
   schema_migrations: SchemaMigrationsTable;
+  sessions: SessionsTable;
+  two_factor: TwoFactorTable;
+  recovery_codes: RecoveryCodesTable;
+  auth_failures: AuthFailuresTable;
 }
