@@ -1,4 +1,13 @@
-// Routes of this domain (filled in by its issue).
+// The authentication API (contract §3) and user settings: each group lives in its own routes file.
 import type { RouteContext } from '../app.ts';
+import { registerLoginRoutes } from './login.routes.ts';
+import { registerTwoFactorRoutes } from './two-factor.routes.ts';
+import { registerPasswordRoutes } from './password.routes.ts';
+import { registerUserRoutes } from './users.routes.ts';
 
-export function registerAuthRoutes(_ctx: RouteContext): void {}
+export function registerAuthRoutes(ctx: RouteContext): void {
+  registerLoginRoutes(ctx);
+  registerTwoFactorRoutes(ctx);
+  registerPasswordRoutes(ctx);
+  registerUserRoutes(ctx);
+}

@@ -1,7 +1,53 @@
-// Revocation of tokens (logout, password change). Filled in by the authentication work.
+// Sessions and revocation. Every refresh token opens a session (a `sessions` row keyed by the token's `sid`); the
+// access and sudo tokens minted from it carry the same sid. A token with a sid is valid only while its row exists, is
+// not revoked and belongs to the token's user — one primary-key lookup per request, in the database, so logout and
+// password changes survive restarts and take effect on the next request.
+//
+// Tokens without a sid are only ever partial tokens (a login waiting for its second factor) — and tokens minted
+// directly by tests. They die with a password change: issued (iat, whole seconds) before the second of the change.
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import type { SessionGuard } from '../deps.ts';
+import type { TokenClaims } from './tokens.ts';
+import { TOKEN_LIFETIME } from './tokens.ts';
 
-export function createSessionGuard(_db: Db): SessionGuard {
-  return { isRevoked: () => false };
+/** Derived tokens (access 10 min, sudo 5 min) may outlive their refresh token; keep its row well past that. */
+const KEEP_AFTER_EXPIRY_MS = 60 * 60 * 1000;
+
+export function createSessionGuard(db: Db): SessionGuard {
+  const bySid = db.sqlite.prepare('SELECT user_id, revoked_at FROM sessions WHERE sid = ?');
+  const byUser = db.sqlite.prepare('SELECT password_changed_at FROM users WHERE id = ?');
+  return {
+    isRevoked(claims: TokenClaims): boolean {
+      if (claims.sid !== undefined) {
+        const row = bySid.get(claims.sid) as { user_id: number; revoked_at: number | null } | undefined;
+        return !row || row.revoked_at !== null || row.user_id !== claims.sub;
+      }
+      // a refresh token always opens a session; one without is not ours to honour
+      if (claims.typ === 'refresh') return true;
+      const user = byUser.get(claims.sub) as { password_changed_at: number } | undefined;
+      return !user || claims.iat < Math.floor(user.password_changed_at / 1000);
+    },
+  };
+}
+
+/** Opens a session for a new refresh token; returns its sid. Also drops rows no token can name any more. */
+export function openSession(db: Db, userId: number, now: number): string {
+  const sid = randomBytes(16).toString('base64url');
+  db.run(db.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
+  db.run(db.qb.insertInto('sessions').values({
+    sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
+  }));
+  return sid;
+}
+
+/** Logout: the session's refresh token and every token minted from it stop working. */
+export function revokeSession(db: Db, sid: string, now: number): void {
+  db.run(db.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
+}
+
+/** Password change: every session of the user ends. */
+export function revokeUserSessions(db: Db, userId: number, now: number): number {
+  return db.run(db.qb.updateTable('sessions').set({ revoked_at: now })
+    .where('user_id', '=', userId).where('revoked_at', 'is', null)).changes;
 }

@@ -48,8 +48,40 @@ export async function signToken(
 
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
+/**
+ * Verified tokens, keyed by the exact token string, per key ring. An Ed25519 verification through jose costs ~150 µs
+ * of CPU; a hit costs a map lookup. Only tokens whose signature and claims checked out are stored, expiry is checked
+ * again on every hit, and revocation is not cached at all (the session guard runs on every request). Bounded: the
+ * least recently used entry goes first.
+ */
+const CACHE_SIZE = 4096;
+const verified = new WeakMap<KeyRing, Map<string, TokenClaims>>();
+
+function cacheFor(keys: KeyRing): Map<string, TokenClaims> {
+  let cache = verified.get(keys);
+  if (!cache) verified.set(keys, (cache = new Map()));
+  return cache;
+}
+
 /** Verifies signature, expiry and kind. Every failure is a 401 that does not say more than needed. */
 export async function verifyToken(keys: KeyRing, token: string, accepted: readonly TokenType[], nowMs: number): Promise<TokenClaims> {
+  const cache = cacheFor(keys);
+  let claims = cache.get(token);
+  if (claims) {
+    cache.delete(token);
+    // same rule as jose: expired when exp <= now (whole seconds)
+    if (claims.exp <= Math.floor(nowMs / 1000)) throw unauthenticated('token expired');
+    cache.set(token, claims);
+  } else {
+    claims = await verifySignedToken(keys, token, nowMs);
+    cache.set(token, claims);
+    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  }
+  if (!accepted.includes(claims.typ)) throw unauthenticated(`a ${claims.typ} token is not accepted here (expected ${accepted.join(' or ')})`);
+  return claims;
+}
+
+async function verifySignedToken(keys: KeyRing, token: string, nowMs: number): Promise<TokenClaims> {
   let payload: Record<string, unknown>;
   try {
     const result = await jwtVerify(token, (header) => {
@@ -68,11 +100,11 @@ export async function verifyToken(keys: KeyRing, token: string, accepted: readon
     || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') {
     throw unauthenticated('invalid token');
   }
-  if (!accepted.includes(typ)) throw unauthenticated(`a ${typ} token is not accepted here (expected ${accepted.join(' or ')})`);
-  return {
+  // frozen: the same object is handed out again on cache hits
+  return Object.freeze({
     typ, sub, jti: payload.jti, iat: payload.iat, exp: payload.exp,
     ...(typeof payload.sid === 'string' ? { sid: payload.sid } : {}),
-  };
+  });
 }
 
 /** The token of an `Authorization: Bearer <token>` header, or undefined. */

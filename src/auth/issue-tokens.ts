@@ -1,0 +1,27 @@
+// Minting the tokens a caller walks away with. A refresh token opens a session (its sid); access and sudo tokens
+// minted from it carry that sid, so revoking the session revokes them too.
+import type { Deps } from '../deps.ts';
+import { openSession } from './sessions.ts';
+import { signToken } from './tokens.ts';
+
+export async function issueRefreshToken(deps: Deps, userId: number): Promise<string> {
+  const now = deps.now();
+  const sid = openSession(deps.db, userId, now);
+  return (await signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now)).token;
+}
+
+export async function issueToken(deps: Deps, typ: 'access' | 'sudo' | 'partial', userId: number, sid?: string): Promise<string> {
+  return (await signToken(deps.keys, { typ, sub: userId, ...(sid ? { sid } : {}) }, deps.now())).token;
+}
+
+/** The end of a two-factor login: a new session and all three kinds of token from it. */
+export async function issueLoginTokens(deps: Deps, userId: number): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
+  const now = deps.now();
+  const sid = openSession(deps.db, userId, now);
+  const [refresh, access, sudo] = await Promise.all([
+    signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now),
+    signToken(deps.keys, { typ: 'access', sub: userId, sid }, now),
+    signToken(deps.keys, { typ: 'sudo', sub: userId, sid }, now),
+  ]);
+  return { accessToken: access.token, refreshToken: refresh.token, sudoToken: sudo.token };
+}

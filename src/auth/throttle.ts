@@ -1,0 +1,98 @@
+// Throttles on failed secret checks: sliding 15-minute windows counted from rows in `auth_failures`.
+//
+// Why the database and not memory: a restart (update, crash, power cut) must not hand an attacker a fresh count, and a
+// bounded in-memory map can be flushed by spraying made-up usernames, evicting the victim's counter. Every counted
+// attempt already costs a scrypt hash (~tens of ms) or is capped per user, so one small indexed write is noise.
+//
+// An attempt is *reserved* before the secret is checked — counted as a failure in the same synchronous step as the
+// limit check — and released when the secret turns out correct. So parallel requests cannot all pass the check while
+// their hashes are still being computed: the limit holds exactly, whatever the concurrency.
+import type { Db } from '../db/open.ts';
+import type { AuthFailuresTable } from '../db/schema.ts';
+import { ApiError, type ErrorCode } from '../http/errors.ts';
+
+export type ThrottleScope = AuthFailuresTable['scope'];
+
+export interface ThrottleRule {
+  scope: ThrottleScope;
+  /** the attempt that would make this many failures in the window is refused */
+  limit: number;
+  windowMs: number;
+}
+
+export const WINDOW_MS = 15 * 60 * 1000;
+
+export const RULES = {
+  passwordPerUser: { scope: 'password-user', limit: 5, windowMs: WINDOW_MS },
+  passwordPerIp: { scope: 'password-ip', limit: 20, windowMs: WINDOW_MS },
+  totp: { scope: 'totp', limit: 5, windowMs: WINDOW_MS },
+  recoveryCode: { scope: 'recovery-code', limit: 5, windowMs: WINDOW_MS },
+} as const satisfies Record<string, ThrottleRule>;
+
+export interface ThrottleKey {
+  rule: ThrottleRule;
+  subject: string;
+}
+
+/** A reservation: the failure rows inserted for one attempt. Release them when the secret was right. */
+export interface Attempt {
+  ids: number[];
+}
+
+/**
+ * Milliseconds until `key` accepts another attempt, or 0 when it accepts one now.
+ * With n failures in the window (n >= limit), the (n - limit + 1)-th oldest must age out first.
+ */
+export function waitMs(db: Db, key: ThrottleKey, now: number): number {
+  const { scope, limit, windowMs } = key.rule;
+  const rows = db.all(db.qb.selectFrom('auth_failures').select('at')
+    .where('scope', '=', scope).where('subject', '=', key.subject).where('at', '>', now - windowMs)
+    .orderBy('at').orderBy('id'));
+  if (rows.length < limit) return 0;
+  return rows[rows.length - limit].at + windowMs - now;
+}
+
+/**
+ * Checks every key and, when none is exhausted, records one failure under each (the reservation) — atomically, in one
+ * synchronous transaction. Throws 429 `code` with `retryAfter` (seconds, rounded up) when any key is exhausted;
+ * nothing is recorded then, so a refused attempt does not extend the lockout.
+ */
+export function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: number): Attempt {
+  return db.tx(() => {
+    const wait = Math.max(0, ...keys.map((k) => waitMs(db, k, now)));
+    if (wait > 0) throw tooMany(code, wait);
+    pruneExpired(db, now);
+    const ids = keys.map((k) => db.run(db.qb.insertInto('auth_failures')
+      .values({ scope: k.rule.scope, subject: k.subject, at: now })).lastInsertRowid);
+    return { ids };
+  });
+}
+
+/** The secret was right: the reserved rows were not failures. */
+export function releaseAttempt(db: Db, attempt: Attempt): void {
+  if (attempt.ids.length === 0) return;
+  db.run(db.qb.deleteFrom('auth_failures').where('id', 'in', attempt.ids));
+}
+
+/** Forgets every failure counted under `key` (a correct second factor resets its counter). */
+export function resetThrottle(db: Db, key: ThrottleKey): void {
+  db.run(db.qb.deleteFrom('auth_failures').where('scope', '=', key.rule.scope).where('subject', '=', key.subject));
+}
+
+function tooMany(code: ErrorCode, waitMsValue: number): ApiError {
+  const retryAfter = Math.max(1, Math.ceil(waitMsValue / 1000));
+  return new ApiError(code, `too many failed checks: try again in ${retryAfter} s`, {
+    extra: { retryAfter },
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}
+
+const lastPrune = new WeakMap<Db, number>();
+/** Rows older than the longest window count for nothing; drop them at most once a minute (indexed on `at`). */
+function pruneExpired(db: Db, now: number): void {
+  const last = lastPrune.get(db);
+  if (last !== undefined && now - last < 60_000 && now >= last) return;
+  lastPrune.set(db, now);
+  const longest = Math.max(...Object.values(RULES).map((r) => r.windowMs));
+  db.run(db.qb.deleteFrom('auth_failures').where('at', '<=', now - longest));
+}

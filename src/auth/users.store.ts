@@ -1,0 +1,43 @@
+// Users as the authentication domain sees them: lookup by e-mail, password and tier updates, root membership.
+import type { Db } from '../db/open.ts';
+import type { UsersTable } from '../db/schema.ts';
+import { ROOT_ROLE_ID } from '../bootstrap.ts';
+
+export type Tier = 'free' | 'basic' | 'premium';
+
+export interface UserRow {
+  id: number;
+  email: string;
+  password_hash: string;
+  tier: Tier;
+  password_changed_at: number;
+}
+
+const USER_COLUMNS = ['id', 'email', 'password_hash', 'tier', 'password_changed_at'] as const satisfies readonly (keyof UsersTable)[];
+
+/** Case-insensitive: `users.email` is COLLATE NOCASE. */
+export function findUserByEmail(db: Db, email: string): UserRow | undefined {
+  return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('email', '=', email));
+}
+
+export function findUserById(db: Db, id: number): UserRow | undefined {
+  return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('id', '=', id));
+}
+
+export function setPasswordHash(db: Db, userId: number, hash: string, now: number): void {
+  db.run(db.qb.updateTable('users').set({ password_hash: hash, password_changed_at: now }).where('id', '=', userId));
+}
+
+/** Returns false when no user has that e-mail. */
+export function setTier(db: Db, email: string, tier: Tier): boolean {
+  return db.run(db.qb.updateTable('users').set({ tier }).where('email', '=', email)).changes === 1;
+}
+
+/**
+ * Direct membership of the root role (id 1). Root membership is the one right outside the role graph (tiers, licenses);
+ * it is a plain lookup, not a rights-engine question, and may move to src/access later.
+ */
+export function isRootMember(db: Db, userId: number): boolean {
+  return db.get(db.qb.selectFrom('members').select('id')
+    .where('role_id', '=', ROOT_ROLE_ID).where('user_id', '=', userId)) !== undefined;
+}
