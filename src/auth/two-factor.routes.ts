@@ -1,0 +1,186 @@
+// Two-factor authentication: status, TOTP setup/enable, the second-factor step (TOTP or recovery code), recovery-code
+// regeneration and switching 2FA off.
+import type { Context } from 'hono';
+import type { RouteContext } from '../app.ts';
+import type { Deps } from '../deps.ts';
+import type { Actor, AppEnv } from '../http/env.ts';
+import { ApiError } from '../http/errors.ts';
+import { findUserById } from './users.store.ts';
+import { newTotpSecret, otpauthUrl, totpStep } from './totp.ts';
+import { generateRecoveryCodes, matchRecoveryCode } from './recovery-codes.ts';
+import {
+  acceptTotpStep, activatePendingSecret, countRecoveryCodes, deleteTwoFactor, getTwoFactor, replaceRecoveryCodes,
+  setPendingSecret, spendRecoveryCode, unusedRecoveryCodes,
+} from './two-factor.store.ts';
+import { RULES, releaseAttempt, reserveAttempt, resetThrottle, type ThrottleKey } from './throttle.ts';
+import { issueLoginTokens, issueToken } from './issue-tokens.ts';
+import {
+  RecoveryCodeBody, RecoveryCodesResponse, SecondFactorResponse, ThrottledError, TotpBody, TotpSetupResponse, TwoFactorStatus,
+} from './auth.schemas.ts';
+
+/** How old an access token may be to step up to sudo (or start a first TOTP setup). */
+export const FRESH_ACCESS_S = 5 * 60;
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A plain access token must be at most 5 minutes old for a step-up; a sudo token is fresh by its lifetime. */
+function requireFresh(actor: Actor, deps: Deps): void {
+  if (actor.tokenType === 'access' && Math.floor(deps.now() / 1000) - actor.issuedAt > FRESH_ACCESS_S) {
+    throw new ApiError('TOKEN_TOO_OLD', `the access token is older than ${FRESH_ACCESS_S / 60} minutes: get a new one from /auth/accesstoken`);
+  }
+}
+
+/**
+ * The answer of a successful second factor: with a partial token (login) a new session's access, refresh and sudo
+ * tokens; with an access or sudo token a sudo token of the same session.
+ */
+async function secondFactorAnswer(c: Context<AppEnv>, deps: Deps): Promise<Response> {
+  const actor = c.var.actor;
+  if (actor.tokenType === 'partial') return c.json(await issueLoginTokens(deps, actor.userId));
+  return c.json({ sudoToken: await issueToken(deps, 'sudo', actor.userId, actor.sessionId) });
+}
+
+export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void {
+  const { db } = deps;
+  const totpKey = (userId: number): ThrottleKey => ({ rule: RULES.totp, subject: String(userId) });
+  const recoveryKey = (userId: number): ThrottleKey => ({ rule: RULES.recoveryCode, subject: String(userId) });
+
+  api.route({
+    method: 'get', path: '/user/2fa', tag: 'two-factor', summary: 'Two-factor status of the caller',
+    auth: auth.requireActor,
+    responses: { 200: { description: 'status', schema: TwoFactorStatus } },
+  }, (c) => {
+    const userId = c.var.actor.userId;
+    const tf = getTwoFactor(db, userId);
+    const { remaining } = countRecoveryCodes(db, userId);
+    return c.json({
+      enabled: tf?.totp_secret != null,
+      totp: { completedAt: iso(tf?.totp_enabled_at ?? null) },
+      recoveryCodes: { completedAt: iso(tf?.recovery_codes_at ?? null), remaining },
+    });
+  });
+
+  api.route({
+    method: 'post', path: '/user/2fa/totp/setup', tag: 'two-factor', summary: 'Start a TOTP setup',
+    description: 'Needs a sudo token, or — while 2FA is not yet enabled — an access token at most 5 minutes old. '
+      + 'The new secret takes effect with /user/2fa/totp/enable.',
+    auth: auth.requireActor,
+    responses: { 200: { description: 'the secret and its otpauth:// URL (for a QR code)', schema: TotpSetupResponse } },
+  }, (c) => {
+    const actor = c.var.actor;
+    if (actor.tokenType !== 'sudo') {
+      if (getTwoFactor(db, actor.userId)?.totp_secret != null) {
+        throw new ApiError('SUDO_REQUIRED', '2FA is enabled: replacing the TOTP secret needs a sudo token');
+      }
+      requireFresh(actor, deps);
+    }
+    const user = findUserById(db, actor.userId);
+    if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
+    const secret = newTotpSecret();
+    setPendingSecret(db, actor.userId, secret, deps.now());
+    return c.json({ secret, otpauthUrl: otpauthUrl(user.email, secret) });
+  });
+
+  api.route({
+    method: 'post', path: '/user/2fa/totp/enable', tag: 'two-factor', summary: 'Enable TOTP with a first code',
+    description: 'Confirms the secret of the last setup with a code from it. Answers 10 single-use recovery codes '
+      + '(shown once; earlier codes are void). While 2FA is already enabled this needs a sudo token.',
+    auth: auth.requireActor, body: TotpBody,
+    responses: {
+      200: { description: '2FA is on', schema: RecoveryCodesResponse },
+      429: { description: 'TOO_MANY_TOTP_CHECKS', schema: ThrottledError },
+    },
+  }, (c, { body }) => {
+    const { userId, tokenType } = c.var.actor;
+    const tf = getTwoFactor(db, userId);
+    if (tf?.totp_secret != null && tokenType !== 'sudo') {
+      throw new ApiError('SUDO_REQUIRED', '2FA is enabled: replacing the TOTP secret needs a sudo token');
+    }
+    const pending = tf?.pending_secret;
+    if (pending == null) throw new ApiError('TOTP_UNINITIALIZED', 'no TOTP setup in progress: call /user/2fa/totp/setup first');
+    const now = deps.now();
+    const attempt = reserveAttempt(db, [totpKey(userId)], 'TOO_MANY_TOTP_CHECKS', now);
+    const step = totpStep(pending, body.totp, now);
+    if (step === undefined) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
+    const recoveryCodes = generateRecoveryCodes();
+    db.tx(() => {
+      activatePendingSecret(db, userId, pending, step, now);
+      replaceRecoveryCodes(db, userId, recoveryCodes, now);
+      releaseAttempt(db, attempt);
+      resetThrottle(db, totpKey(userId));
+    });
+    return c.json({ recoveryCodes });
+  });
+
+  api.route({
+    method: 'post', path: '/user/2fa/totp/authenticate', tag: 'two-factor', summary: 'Second factor: a TOTP code',
+    description: 'With a partial token (login): a new session\'s accessToken, refreshToken and sudoToken. With an access '
+      + 'token at most 5 minutes old: a sudoToken. A code is accepted once.',
+    auth: auth.requirePartialOrActor, body: TotpBody,
+    responses: {
+      200: { description: 'tokens', schema: SecondFactorResponse },
+      429: { description: 'TOO_MANY_TOTP_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
+    },
+  }, async (c, { body }) => {
+    const actor = c.var.actor;
+    requireFresh(actor, deps);
+    const secret = getTwoFactor(db, actor.userId)?.totp_secret;
+    if (secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
+    const now = deps.now();
+    const attempt = reserveAttempt(db, [totpKey(actor.userId)], 'TOO_MANY_TOTP_CHECKS', now);
+    const step = totpStep(secret, body.totp, now);
+    // no replay: a code (time step) accepted once is refused, as is any code older than the last one accepted
+    if (step === undefined || !acceptTotpStep(db, actor.userId, step)) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
+    releaseAttempt(db, attempt);
+    resetThrottle(db, totpKey(actor.userId));
+    return secondFactorAnswer(c, deps);
+  });
+
+  api.route({
+    method: 'post', path: '/user/2fa/recovery-code/authenticate', tag: 'two-factor', summary: 'Second factor: a recovery code',
+    description: 'Same two cases and answers as /user/2fa/totp/authenticate. Each recovery code works once.',
+    auth: auth.requirePartialOrActor, body: RecoveryCodeBody,
+    responses: {
+      200: { description: 'tokens', schema: SecondFactorResponse },
+      429: { description: 'TOO_MANY_RECOVERY_CODE_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
+    },
+  }, async (c, { body }) => {
+    const actor = c.var.actor;
+    requireFresh(actor, deps);
+    if (countRecoveryCodes(db, actor.userId).total === 0) {
+      throw new ApiError('RECOVERY_CODES_UNINITIALIZED', 'this user has no recovery codes');
+    }
+    const now = deps.now();
+    const attempt = reserveAttempt(db, [recoveryKey(actor.userId)], 'TOO_MANY_RECOVERY_CODE_CHECKS', now);
+    const id = matchRecoveryCode(body.recoveryCode, unusedRecoveryCodes(db, actor.userId));
+    if (id === undefined || !spendRecoveryCode(db, id, now)) {
+      throw new ApiError('RECOVERY_CODE_INCORRECT', 'the recovery code is incorrect or was already used');
+    }
+    releaseAttempt(db, attempt);
+    resetThrottle(db, recoveryKey(actor.userId));
+    return secondFactorAnswer(c, deps);
+  });
+
+  api.route({
+    method: 'post', path: '/user/2fa/recovery-code/regenerate', tag: 'two-factor', summary: 'Replace the recovery codes',
+    description: '10 new codes, shown once; the old ones stop working.',
+    auth: auth.requireSudo,
+    responses: { 200: { description: 'the new codes', schema: RecoveryCodesResponse } },
+  }, (c) => {
+    const userId = c.var.actor.userId;
+    if (getTwoFactor(db, userId)?.totp_secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
+    const recoveryCodes = generateRecoveryCodes();
+    replaceRecoveryCodes(db, userId, recoveryCodes, deps.now());
+    return c.json({ recoveryCodes });
+  });
+
+  api.route({
+    method: 'delete', path: '/user/2fa', tag: 'two-factor', summary: 'Switch 2FA off',
+    description: 'Removes the TOTP secret and the recovery codes.',
+    auth: auth.requireSudo,
+    responses: { 204: { description: '2FA is off' } },
+  }, (c) => {
+    deleteTwoFactor(db, c.var.actor.userId);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,20 @@
+// PUT /v1/user/{email}/tier: the telemetry tier of a user (contract §7.4), set by members of the root role.
+import type { RouteContext } from '../app.ts';
+import { ApiError } from '../http/errors.ts';
+import { isRootMember, setTier } from './users.store.ts';
+import { TierBody, TierParams } from './auth.schemas.ts';
+
+export function registerUserRoutes({ api, deps, auth }: RouteContext): void {
+  const { db } = deps;
+
+  api.route({
+    method: 'put', path: '/v1/user/:email/tier', tag: 'users', summary: 'Set a user\'s telemetry tier',
+    description: 'Members of the root role only. Tiers: free, basic (default), premium.',
+    auth: auth.requireActor, params: TierParams, body: TierBody,
+    responses: { 204: { description: 'tier set' } },
+  }, (c, { params, body }) => {
+    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'setting a tier needs membership of the root role');
+    if (!setTier(db, params.email, body.tier)) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
+    return c.body(null, 204);
+  });
+}
