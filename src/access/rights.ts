@@ -1,0 +1,187 @@
+// The one rights engine (CONTRACT §2). Every route asks it; no route computes rights by itself.
+//
+// Two directions, chosen for speed:
+// - single checks ("may u do X on role T / device D?") walk UP from the target along manages relations: the ancestors
+//   of one role are few, even when the user sits near the top and reaches thousands of roles;
+// - lists ("every role u reaches", "every device u may read") walk DOWN once from the user's member roles.
+// Recursive CTEs use UNION, which deduplicates on the whole row (node + state), so shared sub-DAGs are visited once per
+// state and cycles could not loop (the graph is a DAG anyway: see roles' cycle check).
+import type { Db } from '../db/open.ts';
+
+export const RIGHTS = ['roleManagement', 'userManagement', 'viewManagement', 'deviceManagement', 'reportManagement', 'alarmManagement'] as const;
+export type Right = (typeof RIGHTS)[number];
+export type RightMode = 'direct' | 'indirect' | 'either';
+
+/** manages column of each right; the role's self flag is `self_<column>` */
+export const RIGHT_COLUMN: Record<Right, string> = {
+  roleManagement: 'role_management',
+  userManagement: 'user_management',
+  viewManagement: 'view_management',
+  deviceManagement: 'device_management',
+  reportManagement: 'report_management',
+  alarmManagement: 'alarm_management',
+};
+
+const BIT: Record<Right, number> = {
+  roleManagement: 1, userManagement: 2, viewManagement: 4, deviceManagement: 8, reportManagement: 16, alarmManagement: 32,
+};
+const MASK_SQL = (alias: string) => RIGHTS.map((r) => `(${alias}.${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | ');
+const SELF_MASK_SQL = (alias: string) => RIGHTS.map((r) => `(${alias}.self_${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | ');
+
+const REACH_CTE = `
+  reach(id) AS (
+    SELECT role_id FROM members WHERE user_id = :userId
+    UNION
+    SELECT m.child_role_id FROM manages m JOIN reach r ON m.parent_role_id = r.id
+  )`;
+
+/** M(u): the roles u is a direct member of, ascending. */
+export function memberRoles(db: Db, userId: number): number[] {
+  return db.prepare('SELECT role_id FROM members WHERE user_id = ? ORDER BY role_id').pluck().all(userId) as number[];
+}
+
+/** Reach(u) = M(u) and every role reachable from it along manages relations, ascending. */
+export function reach(db: Db, userId: number): number[] {
+  return db.prepare(`WITH RECURSIVE ${REACH_CTE} SELECT id FROM reach ORDER BY id`).pluck().all({ userId }) as number[];
+}
+
+/** Is role T in Reach(u)? (upward: T or one of its ancestors is a member role of u) */
+export function reaches(db: Db, userId: number, roleId: number): boolean {
+  return db.prepare(`
+    WITH RECURSIVE up(id) AS (
+      SELECT :roleId
+      UNION
+      SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
+    )
+    SELECT 1 FROM up JOIN members mb ON mb.role_id = up.id AND mb.user_id = :userId LIMIT 1`).get({ userId, roleId }) !== undefined;
+}
+
+/**
+ * The authorizing roles A ∈ M(u) that on their own hold right X over role T (mode direct, indirect or either).
+ * Walks up from T with two markers: x = an X relation was crossed (indirect), d = the first relation crossed (into T)
+ * carried X (direct through a relation). T's own self flag gives the direct right to every A that reaches T.
+ */
+export function authorizersWithRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): number[] {
+  const col = RIGHT_COLUMN[right];
+  return db.prepare(`
+    WITH RECURSIVE up(id, x, d, first) AS (
+      SELECT :roleId, 0, 0, 1
+      UNION
+      SELECT m.parent_role_id, (up.x | m.${col}), (up.d | (up.first & m.${col})), 0
+      FROM manages m JOIN up ON m.child_role_id = up.id
+    ),
+    target(self) AS (SELECT self_${col} FROM roles WHERE id = :roleId)
+    SELECT DISTINCT mb.role_id FROM up
+    JOIN members mb ON mb.role_id = up.id AND mb.user_id = :userId
+    JOIN target
+    WHERE (:indirect AND up.x = 1) OR (:direct AND (up.d = 1 OR target.self = 1))
+    ORDER BY mb.role_id`).pluck().all({
+    userId, roleId, indirect: mode === 'direct' ? 0 : 1, direct: mode === 'indirect' ? 0 : 1,
+  }) as number[];
+}
+
+export function hasRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): boolean {
+  return authorizersWithRight(db, userId, roleId, right, mode).length > 0;
+}
+
+/**
+ * Every role in Reach(u) with, per right, whether u holds it (either direct or indirect), as a bit mask per role.
+ * Walks down once carrying the OR of the flags crossed: bit X is set on T when some path from M(u) to T crosses an
+ * X relation (indirect; that includes the direct-through-a-relation case), or T's own self flag is X.
+ */
+export function rightsOverReach(db: Db, userId: number): Map<number, Record<Right, boolean>> {
+  const rows = db.prepare(`
+    WITH RECURSIVE down(id, mask) AS (
+      SELECT role_id, 0 FROM members WHERE user_id = :userId
+      UNION
+      SELECT m.child_role_id, down.mask | ${MASK_SQL('m')} FROM manages m JOIN down ON m.parent_role_id = down.id
+    )
+    SELECT down.id AS id, (${SELF_MASK_SQL("r")}) AS self, down.mask AS mask
+    FROM down JOIN roles r ON r.id = down.id`).all({ userId }) as { id: number; self: number; mask: number }[];
+  const bits = new Map<number, number>();
+  for (const row of rows) bits.set(row.id, (bits.get(row.id) ?? 0) | row.mask | row.self);
+  const out = new Map<number, Record<Right, boolean>>();
+  for (const [id, mask] of bits) out.set(id, Object.fromEntries(RIGHTS.map((r) => [r, (mask & BIT[r]) !== 0])) as Record<Right, boolean>);
+  return out;
+}
+
+// ---------------------------------------------------------------- devices
+
+/** What u may do with one device: the union over the monitors relations (R, D) with R ∈ Reach(u). */
+export interface DeviceAccess {
+  deviceId: number;
+  canRead: boolean;
+  monitorManagement: boolean;
+  /** readable property names (reads ∪ edits); meaningless when monitorManagement (everything is readable) */
+  reads: Set<string>;
+  /** editable property names; meaningless when monitorManagement (everything is editable) */
+  edits: Set<string>;
+}
+
+interface MonitorGrant { device_id: number; monitor_management: number; reads: string; edits: string; authorizer: number }
+
+function emptyAccess(deviceId: number): DeviceAccess {
+  return { deviceId, canRead: false, monitorManagement: false, reads: new Set(), edits: new Set() };
+}
+
+function addGrant(access: DeviceAccess, g: MonitorGrant): void {
+  access.canRead = true;
+  if (g.monitor_management === 1) access.monitorManagement = true;
+  for (const p of JSON.parse(g.reads) as string[]) access.reads.add(p);
+  for (const p of JSON.parse(g.edits) as string[]) { access.reads.add(p); access.edits.add(p); }
+}
+
+/** The monitors relations of device D reachable by u, each with the member role (authorizer) it is reached through. */
+function deviceGrants(db: Db, userId: number, deviceId: number): MonitorGrant[] {
+  return db.prepare(`
+    WITH RECURSIVE up(role_id, monitors_id) AS (
+      SELECT role_id, id FROM monitors WHERE device_id = :deviceId
+      UNION
+      SELECT m.parent_role_id, up.monitors_id FROM manages m JOIN up ON m.child_role_id = up.role_id
+    )
+    SELECT DISTINCT mo.device_id, mo.monitor_management, mo.reads, mo.edits, mb.role_id AS authorizer
+    FROM up
+    JOIN members mb ON mb.role_id = up.role_id AND mb.user_id = :userId
+    JOIN monitors mo ON mo.id = up.monitors_id`).all({ userId, deviceId }) as MonitorGrant[];
+}
+
+export function deviceAccess(db: Db, userId: number, deviceId: number): DeviceAccess {
+  const access = emptyAccess(deviceId);
+  for (const g of deviceGrants(db, userId, deviceId)) addGrant(access, g);
+  return access;
+}
+
+/** The authorizing roles A ∈ M(u) that have monitorManagement on D through a relation (R, D) with R ∈ Reach(A). */
+export function authorizersWithMonitorManagement(db: Db, userId: number, deviceId: number): number[] {
+  const set = new Set<number>();
+  for (const g of deviceGrants(db, userId, deviceId)) if (g.monitor_management === 1) set.add(g.authorizer);
+  return [...set].sort((a, b) => a - b);
+}
+
+/**
+ * Access to every device u may read (or to the given ids only), ascending by id. One downward walk from M(u), then the
+ * monitors relations of the reached roles.
+ */
+export function readableDevices(db: Db, userId: number, onlyIds?: readonly number[]): DeviceAccess[] {
+  const filter = onlyIds ? `AND mo.device_id IN (SELECT value FROM json_each(:ids))` : '';
+  const rows = db.prepare(`
+    WITH RECURSIVE ${REACH_CTE}
+    SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
+    FROM reach JOIN monitors mo ON mo.role_id = reach.id ${filter}
+    ORDER BY mo.device_id`).all(onlyIds ? { userId, ids: JSON.stringify(onlyIds) } : { userId }) as MonitorGrant[];
+  const out: DeviceAccess[] = [];
+  let current: DeviceAccess | undefined;
+  for (const row of rows) {
+    if (!current || current.deviceId !== row.device_id) out.push(current = emptyAccess(row.device_id));
+    addGrant(current, row);
+  }
+  return out;
+}
+
+export function canReadProperty(access: DeviceAccess, property: string): boolean {
+  return access.monitorManagement || access.reads.has(property);
+}
+
+export function canEditProperty(access: DeviceAccess, property: string): boolean {
+  return access.monitorManagement || access.edits.has(property);
+}
