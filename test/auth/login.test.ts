@@ -1,16 +1,8 @@
 // Login, token endpoints and logout: happy paths, validation, and revocation that survives a restart.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, fakeClock, T0 } from '../support/app.ts';
-import { login, loginRefresh, accessFrom } from '../support/auth-helpers.ts';
-import { createApp } from '../../src/app.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { createDeps } from '../../src/runtime.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/app.ts';
+import { login, loginRefresh, accessFrom, restartableApp } from '../support/auth-helpers.ts';
 import { verifyToken } from '../../src/auth/tokens.ts';
 
 describe('login: happy', () => {
@@ -121,42 +113,26 @@ describe('logout', () => {
   });
 
   test('a logged-out token stays dead after a restart (new app on the same database file)', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gridkeeper-auth-'));
-    const file = join(dir, 'gridkeeper.db');
-    const clock = fakeClock(T0);
-    const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error' }, []);
-    const start = async () => {
-      const db = openDatabase({ file });
-      const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
-      const { app } = createApp(deps);
-      const call = async (method: string, path: string, token?: string, body?: unknown) => {
-        const res = await app.request(path, {
-          method,
-          headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
-          body: body ? JSON.stringify(body) : undefined,
-        }, { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
-        return { status: res.status, text: await res.text() };
-      };
-      return { db, call };
-    };
+    const server = restartableApp();
     try {
-      const first = await start();
-      const loggedOut = (await first.call('POST', '/auth/login', undefined, { username: ADMIN_EMAIL, password: ADMIN_PASSWORD })).text;
-      const kept = (await first.call('POST', '/auth/login', undefined, { username: ADMIN_EMAIL, password: ADMIN_PASSWORD })).text;
-      const access = (await first.call('GET', '/auth/accesstoken', loggedOut)).text;
-      assert.equal((await first.call('POST', '/auth/logout', loggedOut)).status, 204);
-      first.db.close();
+      const first = await server.start();
+      const credentials = { username: ADMIN_EMAIL, password: ADMIN_PASSWORD };
+      const loggedOut = (await first.request('POST', '/auth/login', { body: credentials })).text;
+      const kept = (await first.request('POST', '/auth/login', { body: credentials })).text;
+      const access = (await first.request('GET', '/auth/accesstoken', { token: loggedOut })).text;
+      assert.equal((await first.request('POST', '/auth/logout', { token: loggedOut })).status, 204);
+      first.stop();
 
-      const second = await start();
-      assert.equal((await second.call('GET', '/auth/refreshtoken/validate', loggedOut)).status, 401);
-      assert.equal((await second.call('GET', '/auth/accesstoken', loggedOut)).status, 401);
-      assert.equal((await second.call('GET', '/auth/accesstoken/validate', access)).status, 401);
+      const second = await server.start();
+      assert.equal((await second.request('GET', '/auth/refreshtoken/validate', { token: loggedOut })).status, 401);
+      assert.equal((await second.request('GET', '/auth/accesstoken', { token: loggedOut })).status, 401);
+      assert.equal((await second.request('GET', '/auth/accesstoken/validate', { token: access })).status, 401);
       // keys and sessions survived: the other token still works after the restart
-      assert.equal((await second.call('GET', '/auth/refreshtoken/validate', kept)).status, 200);
-      assert.equal((await second.call('GET', '/auth/accesstoken', kept)).status, 200);
-      second.db.close();
+      assert.equal((await second.request('GET', '/auth/refreshtoken/validate', { token: kept })).status, 200);
+      assert.equal((await second.request('GET', '/auth/accesstoken', { token: kept })).status, 200);
+      second.stop();
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      server.cleanup();
     }
   });
 });

@@ -4,8 +4,16 @@
 // token, a live refresh token and a partial (2FA-pending) token. Call it for every /v1 and /user route.
 import assert from 'node:assert/strict';
 import { generateSync } from 'otplib';
-import type { TestApp, TestResponse } from './app.ts';
-import { assertError } from './app.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FakeClock, TestApp, TestResponse } from './app.ts';
+import { assertError, fakeClock, T0, ADMIN_PASSWORD } from './app.ts';
+import { createApp } from '../../src/app.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { createDeps } from '../../src/runtime.ts';
+import { parseConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
 import { openSession } from '../../src/auth/sessions.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import type { TokenType } from '../../src/http/env.ts';
@@ -73,4 +81,40 @@ export async function enableTotp(t: TestApp, accessToken: string): Promise<{ sec
   // the enable code's step is spent; move on so the next code is a fresh one
   t.clock.advance(30_000);
   return { secret: setup.body.secret, recoveryCodes: enable.body.recoveryCodes };
+}
+
+/**
+ * An app on a temporary database FILE that can be "restarted": each start() opens the file again and builds fresh
+ * deps and app (as a new process would), on one shared fake clock. cleanup() removes the file.
+ */
+export function restartableApp(): {
+  clock: FakeClock;
+  start(): Promise<{ request: (method: string, path: string, opts?: { token?: string; body?: unknown }) => Promise<{ status: number; text: string; body: any }>; stop(): void }>;
+  cleanup(): void;
+} {
+  const dir = mkdtempSync(join(tmpdir(), 'gridkeeper-auth-'));
+  const file = join(dir, 'gridkeeper.db');
+  const clock = fakeClock(T0);
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error' }, []);
+  return {
+    clock,
+    async start() {
+      const db = openDatabase({ file });
+      const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
+      const { app } = createApp(deps);
+      return {
+        async request(method, path, opts = {}) {
+          const headers: Record<string, string> = {};
+          if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+          if (opts.body !== undefined) headers['content-type'] = 'application/json';
+          const res = await app.request(path, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) },
+            { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
+          const text = await res.text();
+          return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+        },
+        stop: () => db.close(),
+      };
+    },
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
