@@ -7,6 +7,7 @@ import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
 import { addUserCommand } from './auth/users.cli.ts';
+import { createLicenseCommand } from './licenses/licenses.cli.ts';
 
 export interface CommandIo {
   out(line: string): void;
@@ -30,6 +31,8 @@ Commands:
   backup <file>             write a consistent copy of the database (safe while the service runs)
   user add <email> [--password P] [--role ID]
                             create a user (a generated password is printed once), optionally as a member of a role
+  license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K]
+                            create licenses (count 1..1000) and print their keys, one per line
   version                   print the version
   --help                    this text
 
@@ -55,18 +58,19 @@ const serveCommand: Command = {
     if (bootstrapped.generatedPassword) {
       io.err(`gridkeeper: created admin user ${bootstrapped.adminEmail} with password ${bootstrapped.generatedPassword} (shown once; change it with PUT /user/password)`);
     }
+    // Handlers go in before the port opens: a signal that arrives the moment the URL is printed still stops cleanly.
+    let requested: string | undefined;
+    let wake: () => void = () => {};
+    const onSignal = (signal: string) => { requested ??= signal; wake(); };
+    process.once('SIGTERM', () => onSignal('SIGTERM'));
+    process.once('SIGINT', () => onSignal('SIGINT'));
     const running = await startServer(deps, (url) => {
       // Always printed, whatever the log level: scripts read the URL (and the port chosen for --port 0) from it.
       io.out(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url, version: VERSION }));
     });
-    await new Promise<void>((done) => {
-      const stop = (signal: string) => {
-        deps.log.info('stopping', { signal });
-        running.stop().then(done, done);
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-    });
+    if (requested === undefined) await new Promise<void>((resolve) => { wake = resolve; });
+    deps.log.info('stopping', { signal: requested });
+    await running.stop();
     return 0;
   },
 };
@@ -117,7 +121,7 @@ const versionCommand: Command = {
   async run(_config, _args, io) { io.out(VERSION); return 0; },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, versionCommand];
+export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, versionCommand];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }

@@ -1,0 +1,76 @@
+// The single executable, alone in an empty directory: starts on port 0, serves, keeps its data across restarts,
+// backs up while running, and stops gracefully on SIGTERM.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { isolatedBinary, startBinary } from '../support/binary.ts';
+
+test('dist/gridkeeper runs with no file beside it and no node_modules above it', async () => {
+  const { dir, exe } = isolatedBinary();
+  try {
+    assert.deepEqual(readdirSync(dir), ['gridkeeper']);
+    assert.equal(execFileSync(exe, ['version'], { encoding: 'utf8' }).trim(), '0.1.0');
+    const data = join(dir, 'data');
+    const run = await startBinary(exe, ['--data-dir', data], { GRIDKEEPER_ADMIN_PASSWORD: 'binary-test-password' });
+    assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await fetch(`${run.url}/healthz`);
+    assert.equal(health.status, 200);
+    assert.deepEqual(await health.json(), { status: 'ok', version: '0.1.0' });
+    const missing = await fetch(`${run.url}/v1/nothing`);
+    assert.equal(missing.status, 404);
+    assert.equal(((await missing.json()) as { code: string }).code, 'NOT_FOUND');
+    // the admin password was given: nothing is printed about it
+    assert.doesNotMatch(run.stderr.join(''), /password/);
+
+    // backup while the server runs
+    execFileSync(exe, ['backup', join(dir, 'copy.db'), '--data-dir', data]);
+    assert.ok(existsSync(join(dir, 'copy.db')));
+
+    assert.equal(await run.stop('SIGTERM'), 0, 'graceful stop exits 0');
+    assert.ok(run.stdout.some((l) => l.includes('"msg":"stopping"')));
+
+    // a restart on the same data dir does not bootstrap again, and the signing keys survive
+    const again = await startBinary(exe, ['--data-dir', data]);
+    assert.doesNotMatch(again.stderr.join(''), /created admin user/);
+    assert.equal((await fetch(`${again.url}/healthz`)).status, 200);
+    assert.equal(await again.stop('SIGINT'), 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('first start without an admin password prints a generated one once, on stderr', async () => {
+  const { dir, exe } = isolatedBinary();
+  try {
+    const run = await startBinary(exe, ['--data-dir', join(dir, 'data')]);
+    await new Promise((r) => setTimeout(r, 50));
+    const said = run.stderr.join('');
+    assert.match(said, /created admin user admin@localhost with password \S{20}/);
+    assert.equal(await run.stop(), 0);
+    const second = await startBinary(exe, ['--data-dir', join(dir, 'data')]);
+    assert.doesNotMatch(second.stderr.join(''), /password/);
+    assert.equal(await second.stop(), 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a bad setting exits with code 2 and says which', () => {
+  const { dir, exe } = isolatedBinary();
+  try {
+    let status = 0;
+    let stderr = '';
+    try {
+      execFileSync(exe, ['--port', 'eighty'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (err) {
+      status = (err as { status: number }).status;
+      stderr = String((err as { stderr: string }).stderr);
+    }
+    assert.equal(status, 2);
+    assert.match(stderr, /--port: expected an integer from 0 to 65535/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
