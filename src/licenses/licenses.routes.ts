@@ -1,4 +1,61 @@
-// Routes of this domain (filled in by its issue).
+// Licenses and controllers (CONTRACT §6): create (root members), activate, claim, list a controller's licenses.
+// License keys are secrets: none of this code logs them, and the request log line carries the path only (keys travel
+// in bodies, never in paths).
 import type { RouteContext } from '../app.ts';
+import { ApiError } from '../http/errors.ts';
+import { isRootMember } from '../auth/users.store.ts';
+import {
+  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, toLicense,
+} from './licenses.schemas.ts';
+import { activateLicense, claimLicense, controllerLicenses, createLicenses } from './licenses.service.ts';
 
-export function registerLicenseRoutes(_ctx: RouteContext): void {}
+export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
+  const { db } = deps;
+
+  api.route({
+    method: 'post', path: '/v1/license', tag: 'licenses', summary: 'Create licenses',
+    description: 'Members of the root role only. Generates `count` licenses with unguessable keys '
+      + '(GK-XXXXX-XXXXX-XXXXX-XXXXX-XXXXX, 125 random bits), or one license with the given `key` (409 when taken).',
+    auth: auth.requireActor, body: CreateLicenseBody,
+    responses: { 200: { description: 'the created licenses', schema: LicensesResponse } },
+  }, (c, { body }) => {
+    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'creating licenses needs membership of the root role');
+    const created = createLicenses(db, body, deps.now());
+    if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');
+    return c.json({ licenses: created.map(toLicense) });
+  });
+
+  api.route({
+    method: 'post', path: '/v1/license/activate', tag: 'licenses', summary: 'Activate a license',
+    description: 'Starts the license now, or at `activationIso` (any UTC offset; answered in Z). Any authenticated user may '
+      + 'activate a license that is not linked to a controller; a linked one needs read access to the controller.',
+    auth: auth.requireActor, body: ActivateBody,
+    responses: { 200: { description: 'the activated license', schema: ActivateResponse } },
+  }, (c, { body }) => {
+    // Rights depend on the license's link, so they are checked inside the service's transaction.
+    const license = activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now());
+    return c.json({ success: true, license: toLicense(license) });
+  });
+
+  api.route({
+    method: 'post', path: '/v1/license/claim', tag: 'licenses', summary: 'Link a license to a controller',
+    description: 'Needs monitorManagement on the controller (a device with nodeType smartgridController): 403 when it is '
+      + 'readable without that right, 404 when it is invisible or missing.',
+    auth: auth.requireActor, body: ClaimBody,
+    responses: { 200: { description: 'the license and the controller it is linked to', schema: ClaimResponse } },
+  }, (c, { body }) => {
+    // Rights on the controller are checked inside the service's transaction, before the key is looked at.
+    const license = claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now());
+    return c.json({ success: true, license });
+  });
+
+  api.route({
+    method: 'get', path: '/v1/license/controller/:nodeId', tag: 'licenses', summary: 'Licenses of a controller',
+    description: 'The licenses linked to the controller; 404 unless the caller can read it.',
+    auth: auth.requireActor, params: ControllerParams,
+    responses: { 200: { description: 'the licenses, in the order they were claimed', schema: LicensesResponse } },
+  }, (c, { params }) => {
+    // Read access to the controller is checked by the service (404 when invisible).
+    return c.json({ licenses: controllerLicenses(db, c.var.actor.userId, params.nodeId).map(toLicense) });
+  });
+}

@@ -1,0 +1,131 @@
+// Request and response schemas of the license API (validation and the OpenAPI document), and the one serializer.
+import * as v from 'valibot';
+import type { LicensesTable } from '../db/schema.ts';
+
+const DAY_MS = 86_400_000;
+export const MAX_DURATION_DAYS = 36_500;
+export const MAX_COUNT = 1000;
+/** the last instant with a four-digit year: every date we answer stays in the plain ISO 8601 form */
+const MAX_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+const int = (what: string, min: number, max: number) => v.pipe(
+  v.number(), v.integer(`expected ${what}`), v.minValue(min, `expected ${what}`), v.maxValue(max, `expected ${what}`),
+);
+
+const Kw = v.optional(v.nullable(int('an integer from 0 to 1000000 (kW) or null', 0, 1_000_000)), null);
+
+/** A key as typed by a person: surrounding whitespace is dropped, the rest is matched exactly (case-sensitive). */
+const TypedKey = v.pipe(
+  v.string(), v.trim(),
+  v.minLength(1, 'expected a non-empty key'), v.maxLength(50, 'expected at most 50 characters'),
+);
+
+export const CreateLicenseBody = v.pipe(
+  v.strictObject({
+    type: v.picklist(['residential', 'commercial'], 'expected residential or commercial'),
+    duration: int(`an integer number of days from 1 to ${MAX_DURATION_DAYS}`, 1, MAX_DURATION_DAYS),
+    gridKw: Kw,
+    solarKw: Kw,
+    batteryKw: Kw,
+    evKw: Kw,
+    count: v.optional(int(`an integer from 1 to ${MAX_COUNT}`, 1, MAX_COUNT), 1),
+    // A chosen key (importing licenses sold elsewhere): printable ASCII without spaces, so it can be typed back.
+    key: v.optional(v.pipe(TypedKey, v.regex(/^[\x21-\x7e]+$/, 'expected printable ASCII characters without spaces'))),
+  }),
+  v.forward(v.check((b) => b.key === undefined || b.count === 1, 'a chosen key creates one license: count must be 1'), ['count']),
+);
+export type CreateLicenseInput = v.InferOutput<typeof CreateLicenseBody>;
+
+// RFC 3339 date-time with a mandatory offset: a time without one would depend on the server's zone.
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
+
+/** Unix ms of an ISO 8601 date-time with any UTC offset; undefined when it is not a real calendar instant. */
+export function parseIsoWithOffset(text: string): number | undefined {
+  const m = ISO_WITH_OFFSET.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number);
+  const ms = Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3));
+  const offsetH = m[10] === undefined ? 0 : Number(m[10]);
+  const offsetM = m[11] === undefined ? 0 : Number(m[11]);
+  if (hour > 23 || minute > 59 || second > 59 || offsetH > 23 || offsetM > 59) return undefined;
+  const local = new Date(0);
+  local.setUTCFullYear(year, month - 1, day); // setUTCFullYear keeps years 0-99 literal (Date.UTC would add 1900)
+  local.setUTCHours(hour, minute, second, ms);
+  // Date rolls 31 April over to 1 May: a changed day means the date does not exist.
+  if (local.getUTCFullYear() !== year || local.getUTCMonth() !== month - 1 || local.getUTCDate() !== day) return undefined;
+  const sign = m[9] === '-' ? -1 : 1;
+  return local.getTime() - sign * (offsetH * 60 + offsetM) * 60_000;
+}
+
+export const ActivateBody = v.strictObject({
+  key: TypedKey,
+  activationIso: v.optional(v.pipe(
+    v.string(),
+    v.maxLength(64, 'expected at most 64 characters'),
+    v.transform(parseIsoWithOffset),
+    v.number('expected an ISO 8601 date-time with a UTC offset, e.g. 2026-01-02T03:04:05.678+01:00'),
+    v.minValue(Date.UTC(1970, 0, 1), 'expected a date-time from 1970 on'),
+  )),
+});
+
+export const ClaimBody = v.strictObject({
+  licenseKey: TypedKey,
+  nodeId: v.pipe(v.string(), v.minLength(1, 'expected a non-empty nodeId'), v.maxLength(256, 'expected at most 256 characters')),
+});
+
+export const ControllerParams = v.strictObject({
+  nodeId: v.pipe(v.string(), v.minLength(1, 'expected a non-empty nodeId'), v.maxLength(256, 'expected at most 256 characters')),
+});
+
+/** deactivationDate for an activation at `activation`; undefined when it would leave the four-digit years. */
+export function deactivationOf(activation: number, durationDays: number): number | undefined {
+  const end = activation + durationDays * DAY_MS;
+  return end > MAX_TIME ? undefined : end;
+}
+
+// ---- responses ----
+
+const Iso = v.pipe(v.string(), v.isoTimestamp());
+const KwOut = v.nullable(v.number());
+
+export const License = v.object({
+  id: v.pipe(v.string(), v.uuid()),
+  key: v.string(),
+  gridKw: KwOut,
+  solarKw: KwOut,
+  batteryKw: KwOut,
+  evKw: KwOut,
+  creationDate: Iso,
+  activationDate: v.nullable(Iso),
+  duration: v.number(),
+  deactivationDate: v.nullable(Iso),
+  type: v.picklist(['residential', 'commercial']),
+});
+export type LicenseJson = v.InferOutput<typeof License>;
+
+export const LicensesResponse = v.object({ licenses: v.array(License) });
+export const ActivateResponse = v.object({ success: v.literal(true), license: License });
+export const ClaimResponse = v.object({
+  success: v.literal(true),
+  license: v.object({ id: v.pipe(v.string(), v.uuid()), key: v.string(), nodeId: v.string() }),
+});
+
+export type LicenseRow = LicensesTable;
+
+/** The public JSON of a license (CONTRACT §6): dates as ISO 8601 UTC with milliseconds, deactivationDate derived. */
+export function toLicense(row: LicenseRow): LicenseJson {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    id: row.id,
+    key: row.key,
+    gridKw: row.grid_kw,
+    solarKw: row.solar_kw,
+    batteryKw: row.battery_kw,
+    evKw: row.ev_kw,
+    creationDate: iso(row.creation_date),
+    activationDate: row.activation_date === null ? null : iso(row.activation_date),
+    duration: row.duration,
+    deactivationDate: row.activation_date === null ? null : iso(row.activation_date + row.duration * DAY_MS),
+    type: row.type,
+  };
+}

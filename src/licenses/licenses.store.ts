@@ -1,0 +1,57 @@
+// All SQL of the license domain. Functions take the db first; callers wrap multi-step sequences in db.tx.
+import type { Db } from '../db/open.ts';
+import type { LicenseRow } from './licenses.schemas.ts';
+
+export const CONTROLLER_NODE_TYPE = 'smartgridController';
+
+const LICENSE_COLUMNS = [
+  'id', 'key', 'type', 'duration', 'grid_kw', 'solar_kw', 'battery_kw', 'ev_kw', 'creation_date', 'activation_date',
+] as const;
+
+/** Inserts one license; false (nothing written) when the key is taken. */
+export function insertLicense(db: Db, row: LicenseRow): boolean {
+  return db.run(db.qb.insertInto('licenses').values(row).onConflict((oc) => oc.column('key').doNothing())).changes === 1;
+}
+
+/** Exact, case-sensitive match (the column has the default BINARY collation). */
+export function findLicenseByKey(db: Db, key: string): LicenseRow | undefined {
+  return db.get(db.qb.selectFrom('licenses').select(LICENSE_COLUMNS).where('key', '=', key));
+}
+
+export function findLicenseById(db: Db, id: string): LicenseRow | undefined {
+  return db.get(db.qb.selectFrom('licenses').select(LICENSE_COLUMNS).where('id', '=', id));
+}
+
+/** The device a license is linked to, if any. */
+export function linkedDeviceId(db: Db, licenseId: string): number | undefined {
+  return db.get(db.qb.selectFrom('license_datalink').select('device_id').where('license_id', '=', licenseId))?.device_id;
+}
+
+/** Sets the activation time unless one is set already; false when another activation won. */
+export function setActivation(db: Db, licenseId: string, at: number): boolean {
+  return db.run(db.qb.updateTable('licenses').set({ activation_date: at })
+    .where('id', '=', licenseId).where('activation_date', 'is', null)).changes === 1;
+}
+
+/** Links a license to a device; false when the license is linked already (license_id is UNIQUE). */
+export function insertDatalink(db: Db, licenseId: string, deviceId: number, now: number): boolean {
+  return db.run(db.qb.insertInto('license_datalink').values({ license_id: licenseId, device_id: deviceId, created_at: now })
+    .onConflict((oc) => oc.column('license_id').doNothing())).changes === 1;
+}
+
+export interface DeviceByNodeId { id: number; isController: boolean }
+
+/** The device whose properties.nodeId is this string (nodeIds are unique among devices). */
+export function findDeviceByNodeId(db: Db, nodeId: string): DeviceByNodeId | undefined {
+  const row = db.get(db.qb.selectFrom('devices').select(['id', 'node_type']).where('node_id', '=', nodeId));
+  return row && { id: row.id, isController: row.node_type === CONTROLLER_NODE_TYPE };
+}
+
+/** Licenses linked to a device, in the order they were claimed. */
+export function licensesOfDevice(db: Db, deviceId: number): LicenseRow[] {
+  return db.all(db.qb.selectFrom('license_datalink as dl')
+    .innerJoin('licenses as l', 'l.id', 'dl.license_id')
+    .select(LICENSE_COLUMNS.map((c) => `l.${c}` as const))
+    .where('dl.device_id', '=', deviceId)
+    .orderBy('dl.id'));
+}
