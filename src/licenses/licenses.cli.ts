@@ -1,0 +1,66 @@
+// `gridkeeper license create --type T --duration D [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N]
+//  [--count N] [--key K]`: creates licenses directly in the database and prints their keys, one per line, on stdout
+// (the output is meant for a script or a label printer; nothing is logged).
+import * as v from 'valibot';
+import { ConfigError } from '../config.ts';
+import type { Command } from '../cli.ts';
+import { openConfiguredDatabase } from '../runtime.ts';
+import { migrate } from '../db/migrate.ts';
+import { formatIssue } from '../http/validate.ts';
+import { CreateLicenseBody } from './licenses.schemas.ts';
+import { createLicenses } from './licenses.service.ts';
+
+const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
+  + '[--ev-kw N] [--count N] [--key K]';
+
+/** flag -> body field, and whether its value is a number */
+const FLAGS: Record<string, [field: string, numeric: boolean]> = {
+  '--type': ['type', false],
+  '--duration': ['duration', true],
+  '--grid-kw': ['gridKw', true],
+  '--solar-kw': ['solarKw', true],
+  '--battery-kw': ['batteryKw', true],
+  '--ev-kw': ['evKw', true],
+  '--count': ['count', true],
+  '--key': ['key', false],
+};
+
+/** The flags as a request body, so the CLI and POST /v1/license share one schema and one set of rules. */
+function bodyFromArgs(args: string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (let i = 0; i < args.length; i++) {
+    const eq = args[i].indexOf('=');
+    const flag = eq > 0 ? args[i].slice(0, eq) : args[i];
+    const spec = FLAGS[flag];
+    if (!spec) throw new ConfigError(`license create: unknown argument ${args[i]} (usage: gridkeeper ${USAGE})`);
+    const value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
+    if (value === undefined) throw new ConfigError(`license create: ${flag} needs a value`);
+    const [field, numeric] = spec;
+    if (field in body) throw new ConfigError(`license create: ${flag} given twice`);
+    body[field] = numeric && /^-?\d+$/.test(value) ? Number(value) : value;
+  }
+  return body;
+}
+
+export const createLicenseCommand: Command = {
+  words: ['license', 'create'],
+  usage: USAGE,
+  async run(config, args, io) {
+    const parsed = v.safeParse(CreateLicenseBody, bodyFromArgs(args), { abortPipeEarly: true });
+    if (!parsed.success) {
+      // `count: expected ...` -> `--count: expected ...`
+      const message = formatIssue(parsed.issues[0], 'body').replace(/^(\w+)/, (f) => `--${f.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)}`);
+      throw new ConfigError(`license create: ${message}`);
+    }
+    const db = openConfiguredDatabase(config);
+    try {
+      migrate(db, Date.now());
+      const created = createLicenses(db, parsed.output, Date.now());
+      if (!created) throw new ConfigError('license create: a license with this key already exists');
+      for (const license of created) io.out(license.key);
+      return 0;
+    } finally {
+      db.close();
+    }
+  },
+};
