@@ -1,4 +1,147 @@
-// Routes of this domain (filled in by its issue).
+// Devices (contract §5): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
+// Monitors relations live in monitors.routes.ts and are mounted from here.
+import type { Context } from 'hono';
 import type { RouteContext } from '../app.ts';
+import type { AppEnv } from '../http/env.ts';
+import { ApiError, badRequest } from '../http/errors.ts';
+import type { Db } from '../db/open.ts';
+import { requireDeviceCreation, requireMonitorManagement, requirePropertyRights, requireReadableDevices } from './authorize.ts';
+import { queryDevices, type DeviceQuery } from './device-query.ts';
+import { createDevice, patchDevices, putDevices } from './devices.service.ts';
+import {
+  CreateDeviceBody, CreateDeviceQuery, CreateDeviceResponse, DeviceIdsParams, DeviceListQuery, DeviceListResponse,
+  DeviceQueryBody, DeviceResponse, NodeTypeParams, NodeTypesResponse, PatchBody, PutDeviceBody, PutDeviceQuery, ValidateQuery,
+} from './devices.schemas.ts';
+import { nodeTypeJsonSchema, nodeTypes } from './node-types.ts';
+import { parsePatchOps, touchedProperties } from './patch.ts';
+import { parseUnmodifiedSince } from './unmodified-since.ts';
+import { registerMonitorRoutes } from './monitors.routes.ts';
 
-export function registerDeviceRoutes(_ctx: RouteContext): void {}
+const TAG = 'devices';
+const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zone, or HTTP-date): when any targeted device '
+  + 'was updated later, 412 DEVICE_MODIFIED and nothing is written. Several comma-separated ids are one all-or-nothing '
+  + 'transaction answered with an array in request order.';
+
+export function registerDeviceRoutes(ctx: RouteContext): void {
+  const { api, deps, auth } = ctx;
+  const { db } = deps;
+
+  api.route({
+    method: 'post', path: '/v1/device', tag: TAG, summary: 'Create a device and its monitors relation with the role',
+    description: 'Needs direct or indirect deviceManagement over the role, or indirect roleManagement over it. '
+      + 'nodeId must be unique (409 NODE_ID_TAKEN); validate=true checks the nodeType schema (422 SCHEMA_VIOLATION).',
+    auth: auth.requireActor, query: CreateDeviceQuery, body: CreateDeviceBody,
+    responses: { 200: { description: 'the device and its monitors relation', schema: CreateDeviceResponse } },
+  }, (c, { query, body }) => {
+    const userId = c.var.actor.userId;
+    requireDeviceCreation(db, userId, query.roleId);
+    return c.json(createDevice(db, userId, query.roleId, body.properties as Record<string, unknown>,
+      { now: deps.now(), validate: query.validate ?? false }));
+  });
+
+  api.route({
+    method: 'post', path: '/v1/device/query', tag: TAG, summary: 'Query the devices the caller may read',
+    description: 'Sorted by id. Filters and conditions only match properties the caller may read. skipHash equal to the '
+      + 'base64 SHA-256 of the selected lastUpdate values (joined with \\n) -> 204. viewId/companyId/roleId -> 400 NOT_SUPPORTED.',
+    auth: auth.requireActor, body: DeviceQueryBody,
+    responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
+  }, (c, { body }) => {
+    const q = body ?? {};
+    refuseUnsupported({ ...q, ...q.filter });
+    // visibility is the rights engine's readableDevices, inside queryDevices
+    return answerQuery(c, db, { filter: q.filter, conditions: q.conditions, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
+  });
+
+  api.route({
+    method: 'get', path: '/v1/device', tag: TAG, summary: 'Collect devices (deprecated: use POST /v1/device/query)',
+    description: 'The query body as query parameters; conditions as JSON text (conditions={"prop":["value"]}).',
+    deprecated: true, auth: auth.requireActor, query: DeviceListQuery,
+    responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
+  }, (c, { query: q }) => {
+    refuseUnsupported(q);
+    c.header('Deprecation', 'true');
+    c.header('Link', '</v1/device/query>; rel="successor-version"');
+    const filter = { id: q.id, nodeId: q.nodeId, nodeType: q.nodeType, isActive: q.isActive };
+    return answerQuery(c, db, { filter, conditions: q.conditions as Record<string, unknown[]> | undefined, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
+  });
+
+  api.route({
+    method: 'patch', path: '/v1/device/:ids', tag: TAG, summary: 'Apply an RFC 6902 JSON Patch to device properties',
+    description: `Allowed with monitorManagement, or when every written property is editable and every tested or copied one readable. ${UNMODIFIED_SINCE}`,
+    auth: auth.requireActor, params: DeviceIdsParams, query: ValidateQuery, body: PatchBody,
+    responses: { 200: { description: 'the patched device(s)', schema: DeviceResponse } },
+  }, (c, { params, query, body }) => {
+    const parsed = parsePatchOps(body);
+    if (!parsed.ok) throw badRequest(parsed.message);
+    const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
+    const userId = c.var.actor.userId;
+    const targets = requireReadableDevices(db, userId, params.ids);
+    const touched = touchedProperties(parsed.ops);
+    for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
+    const devices = patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    return c.json({ device: severalIds(c) ? devices : devices[0] });
+  });
+
+  api.route({
+    method: 'put', path: '/v1/device/:ids', tag: TAG, summary: 'Replace or merge device properties',
+    description: `mode=legacy (default) replaces the given top-level properties, merge merges objects recursively, strict replaces all `
+      + `properties and needs monitorManagement. ${UNMODIFIED_SINCE}`,
+    auth: auth.requireActor, params: DeviceIdsParams, query: PutDeviceQuery, body: PutDeviceBody,
+    responses: { 200: { description: 'the updated device(s)', schema: DeviceResponse } },
+  }, (c, { params, query, body }) => {
+    const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
+    const userId = c.var.actor.userId;
+    const mode = query.mode ?? 'legacy';
+    const properties = body.properties as Record<string, unknown>;
+    const targets = requireReadableDevices(db, userId, params.ids);
+    for (const access of targets) {
+      if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
+      else requirePropertyRights(access, Object.keys(properties));
+    }
+    const devices = putDevices(db, targets, properties, mode, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    return c.json({ device: severalIds(c) ? devices : devices[0] });
+  });
+
+  api.route({
+    method: 'get', path: '/v1/device/schema', tag: TAG, summary: 'The nodeTypes that have a built-in schema',
+    auth: auth.requireActor, responses: { 200: { description: 'nodeTypes', schema: NodeTypesResponse } },
+  }, (c) => c.json({ nodeTypes: nodeTypes() }));
+
+  api.route({
+    method: 'get', path: '/v1/device/schema/:nodeType', tag: TAG, summary: 'The JSON Schema of one nodeType',
+    auth: auth.requireActor, params: NodeTypeParams,
+    responses: { 200: { description: 'JSON Schema (draft 2020-12) of the properties' } },
+  }, (c, { params }) => {
+    const schema = nodeTypeJsonSchema(params.nodeType);
+    if (!schema) throw new ApiError('NOT_FOUND', `no schema for nodeType ${JSON.stringify(params.nodeType)}`);
+    return c.json(schema);
+  });
+
+  registerMonitorRoutes(ctx);
+}
+
+function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Response {
+  const { devices, hash } = queryDevices(db, c.var.actor.userId, query);
+  if (skipHash !== undefined && skipHash === hash) return c.body(null, 204);
+  return c.json({ device: devices });
+}
+
+/** Views, companies and role filters do not exist for devices here; say so instead of ignoring the filter. */
+function refuseUnsupported(filters: { viewId?: unknown; companyId?: unknown; roleId?: unknown }): void {
+  for (const key of ['viewId', 'companyId', 'roleId'] as const) {
+    if (filters[key] !== undefined) throw new ApiError('NOT_SUPPORTED', `${key} filters are not supported by this appliance`);
+  }
+}
+
+function unmodifiedSinceHeader(c: Context<AppEnv>, now: number): number | undefined {
+  const header = c.req.header('if-unmodified-since');
+  if (header === undefined) return undefined;
+  const at = parseUnmodifiedSince(header, now);
+  if (at === undefined) throw badRequest('If-Unmodified-Since: expected an ISO 8601 date-time with a zone or an HTTP-date');
+  return at;
+}
+
+/** Several ids written in the path (`7,8`) answer with an array, one id with an object (contract §1). */
+function severalIds(c: Context<AppEnv>): boolean {
+  return c.req.param('ids')?.includes(',') ?? false;
+}

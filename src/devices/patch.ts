@@ -236,7 +236,7 @@ function cloneJson<T>(value: T): T {
 }
 
 /** RFC 6902 test equality over own keys (fast-json-patch's compares via `b.hasOwnProperty`, which a key can shadow). */
-function jsonEqual(a: unknown, b: unknown): boolean {
+export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) {

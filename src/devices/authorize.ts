@@ -1,0 +1,84 @@
+// The rules of contract §5, each stated once, answered by the rights engine (src/access/rights.ts). Routes call these
+// first; they throw 404 for what the caller may not see and 403 (naming what is missing) for what it may not do.
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
+import {
+  authorizersWithMonitorManagement, authorizersWithRight, canEditProperty, canReadProperty, deviceAccess, reaches,
+  readableDevices, type DeviceAccess,
+} from '../access/rights.ts';
+
+// Up to this many ids, one upward walk per device is cheaper than a downward walk over everything u reaches.
+const PER_DEVICE_WALKS = 32;
+
+/** Access of u to each device, in request order; 404 for the first one u may not read (or that does not exist). */
+export function requireReadableDevices(db: Db, userId: number, ids: readonly number[]): DeviceAccess[] {
+  const byId = new Map<number, DeviceAccess>();
+  if (ids.length <= PER_DEVICE_WALKS) for (const id of ids) byId.set(id, deviceAccess(db, userId, id));
+  else for (const access of readableDevices(db, userId, ids)) byId.set(access.deviceId, access);
+  return ids.map((id) => {
+    const access = byId.get(id);
+    if (!access?.canRead) throw new ApiError('NOT_FOUND', `device ${id} not found`);
+    return access;
+  });
+}
+
+/**
+ * PATCH/PUT: allowed with monitorManagement, or when every written property is editable and every property only read
+ * (test, copy's from) is readable. Editable properties are the union over all of u's relations (contract §2).
+ */
+export function requirePropertyRights(access: DeviceAccess, writes: Iterable<string>, reads: Iterable<string> = []): void {
+  if (access.monitorManagement) return;
+  const notEditable = [...writes].filter((p) => !canEditProperty(access, p));
+  if (notEditable.length > 0) {
+    throw new ApiError('FORBIDDEN', `no edit right on ${names(notEditable)} of device ${access.deviceId} (needs monitorManagement or the properties in edits)`);
+  }
+  const notReadable = [...reads].filter((p) => !canReadProperty(access, p));
+  if (notReadable.length > 0) {
+    throw new ApiError('FORBIDDEN', `no read right on ${names(notReadable)} of device ${access.deviceId} (needs monitorManagement or the properties in reads or edits)`);
+  }
+}
+
+export function requireMonitorManagement(access: DeviceAccess, what: string): void {
+  if (!access.monitorManagement) throw new ApiError('FORBIDDEN', `${what} needs monitorManagement on device ${access.deviceId}`);
+}
+
+/** 404 unless role R is in Reach(u) (a right over R implies it, so nothing is revealed by answering 404 first). */
+export function requireVisibleRole(db: Db, userId: number, roleId: number): void {
+  if (!reaches(db, userId, roleId)) throw new ApiError('NOT_FOUND', `role ${roleId} not found`);
+}
+
+/** The member roles that on their own meet (a): direct or indirect deviceManagement over R, or indirect roleManagement. */
+function deviceManagers(db: Db, userId: number, roleId: number): Set<number> {
+  return new Set([
+    ...authorizersWithRight(db, userId, roleId, 'deviceManagement', 'either'),
+    ...authorizersWithRight(db, userId, roleId, 'roleManagement', 'indirect'),
+  ]);
+}
+
+/** POST /v1/device?roleId=R: a one-condition rule, so any authorizing role may meet it. */
+export function requireDeviceCreation(db: Db, userId: number, roleId: number): void {
+  requireVisibleRole(db, userId, roleId);
+  if (deviceManagers(db, userId, roleId).size === 0) {
+    throw new ApiError('FORBIDDEN', `creating a device for role ${roleId} needs deviceManagement (direct or indirect) or indirect roleManagement over it`);
+  }
+}
+
+/**
+ * Monitors PUT/DELETE on (R, D): ONE authorizing role must meet both (a) deviceManagement direct or indirect over R, or
+ * indirect roleManagement over R, and (b) monitorManagement on D. `managers` is (a)'s list, computed once per R.
+ */
+export function requireMonitorsChange(db: Db, userId: number, roleId: number, deviceId: number, managers = deviceManagers(db, userId, roleId)): void {
+  const both = authorizersWithMonitorManagement(db, userId, deviceId).some((a) => managers.has(a));
+  if (!both) {
+    throw new ApiError('FORBIDDEN', `changing monitors of role ${roleId} on device ${deviceId} needs one member role with deviceManagement `
+      + `(direct or indirect) or indirect roleManagement over role ${roleId} and monitorManagement on device ${deviceId}`);
+  }
+}
+
+export function monitorsManagers(db: Db, userId: number, roleId: number): Set<number> {
+  return deviceManagers(db, userId, roleId);
+}
+
+function names(properties: readonly string[]): string {
+  return `${properties.length === 1 ? 'property' : 'properties'} ${properties.map((p) => JSON.stringify(p)).join(', ')}`;
+}

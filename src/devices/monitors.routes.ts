@@ -1,0 +1,99 @@
+// Monitors relations (contract §5): upsert on devices, update and delete by id, query (and its deprecated GET).
+import type { Context } from 'hono';
+import type { RouteContext } from '../app.ts';
+import type { AppEnv } from '../http/env.ts';
+import type { Db } from '../db/open.ts';
+import { reach } from '../access/rights.ts';
+import { monitorsManagers, requireMonitorsChange, requireReadableDevices, requireVisibleRole } from './authorize.ts';
+import {
+  DeletionInfo, MonitorsBody, MonitorsIdsParams, MonitorsListQuery, MonitorsListResponse, MonitorsQueryBody,
+  MonitorsQueryParams, MonitorsResponse, MonitorsUpsertQuery, RoleParams,
+} from './devices.schemas.ts';
+import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
+import { queryMonitors } from './monitors.store.ts';
+import { toMonitors } from './serialize.ts';
+
+const TAG = 'monitors';
+const RULE = 'Needs one member role with (a) direct or indirect deviceManagement over the role, or indirect roleManagement '
+  + 'over it, and (b) monitorManagement on the device.';
+
+export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
+  const { db } = deps;
+
+  api.route({
+    method: 'put', path: '/v1/role/:roleId/monitors', tag: TAG, summary: 'Create or update the monitors relations of a role with devices',
+    description: `${RULE} Several deviceId values answer with an array. 409 LAST_MONITOR_MANAGEMENT when a device would be left without monitorManagement.`,
+    auth: auth.requireActor, params: RoleParams, query: MonitorsUpsertQuery, body: MonitorsBody,
+    responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
+  }, (c, { params, query, body }) => {
+    const userId = c.var.actor.userId;
+    const deviceIds = [...new Set(query.deviceId)];
+    requireVisibleRole(db, userId, params.roleId);
+    requireReadableDevices(db, userId, deviceIds);
+    const managers = monitorsManagers(db, userId, params.roleId);
+    for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
+    const monitors = putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+    return c.json({ monitors: query.deviceId.length > 1 ? monitors : monitors[0] });
+  });
+
+  api.route({
+    method: 'put', path: '/v1/role/:roleId/monitors/:ids', tag: TAG, summary: 'Update monitors relations by id',
+    description: `${RULE} 409 LAST_MONITOR_MANAGEMENT when a device would be left without monitorManagement.`,
+    auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
+    responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
+  }, (c, { params, body }) => {
+    const rows = requireChangeableMonitors(c, db, params.roleId, params.ids);
+    const monitors = updateMonitorsRows(db, rows, body);
+    return c.json({ monitors: severalIds(c) ? monitors : monitors[0] });
+  });
+
+  api.route({
+    method: 'delete', path: '/v1/role/:roleId/monitors/:ids', tag: TAG, summary: 'Delete monitors relations',
+    description: `${RULE} Deleting the last relation with monitorManagement of a device deletes the device, its other `
+      + 'relations and its license links (deletedNodeIds lists such devices).',
+    auth: auth.requireActor, params: MonitorsIdsParams,
+    responses: { 200: { description: 'what was deleted', schema: DeletionInfo } },
+  }, (c, { params }) => {
+    const rows = requireChangeableMonitors(c, db, params.roleId, params.ids);
+    return c.json(deleteMonitorsRows(db, rows));
+  });
+
+  api.route({
+    method: 'post', path: '/v1/role/:roleId/monitors/query', tag: TAG, summary: 'Query monitors relations of roles the caller reaches',
+    description: 'roleId: one id, comma-separated ids, or * (every role the caller reaches).',
+    auth: auth.requireActor, params: MonitorsQueryParams, body: MonitorsQueryBody,
+    responses: { 200: { description: 'the relations, by id', schema: MonitorsListResponse } },
+  }, (c, { params, body }) => c.json({ monitors: findVisibleMonitors(db, c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
+
+  api.route({
+    method: 'get', path: '/v1/role/:roleId/monitors', tag: TAG, summary: 'Collect monitors relations (deprecated: use POST .../monitors/query)',
+    deprecated: true, auth: auth.requireActor, params: MonitorsQueryParams, query: MonitorsListQuery,
+    responses: { 200: { description: 'the relations, by id', schema: MonitorsListResponse } },
+  }, (c, { params, query }) => {
+    c.header('Deprecation', 'true');
+    c.header('Link', `</v1/role/${c.req.param('roleId')}/monitors/query>; rel="successor-version"`);
+    return c.json({ monitors: findVisibleMonitors(db, c.var.actor.userId, params.roleId, query) });
+  });
+}
+
+/** The relations of role R with these ids (404 unless R is visible and each id is one of its relations), rule per device. */
+function requireChangeableMonitors(c: Context<AppEnv>, db: Db, roleId: number, ids: number[]) {
+  const userId = c.var.actor.userId;
+  requireVisibleRole(db, userId, roleId);
+  const rows = requireMonitorsOfRole(db, roleId, ids);
+  const managers = monitorsManagers(db, userId, roleId);
+  for (const row of rows) requireMonitorsChange(db, userId, roleId, row.device_id, managers);
+  return rows;
+}
+
+/** Relations whose role is in Reach(u) and in the path's set, matching every filter. */
+function findVisibleMonitors(db: Db, userId: number, roles: '*' | number[], filter: { id?: number[]; roleId?: number[]; deviceId?: number[] }) {
+  const reachable = reach(db, userId);
+  const wanted = roles === '*' ? undefined : new Set(roles);
+  const roleIds = wanted ? reachable.filter((id) => wanted.has(id)) : reachable;
+  return queryMonitors(db, roleIds, filter).map(toMonitors);
+}
+
+function severalIds(c: Context<AppEnv>): boolean {
+  return c.req.param('ids')?.includes(',') ?? false;
+}

@@ -1,0 +1,70 @@
+// Monitors relation writes, each one transaction. Rights are checked by the caller (authorize.ts) before these run.
+// Invariant: a device keeps at least one relation with monitorManagement — an update that would take the last one
+// away is refused (409), a delete of the last one deletes the device with its other relations and license links.
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
+import { deleteDevices } from './devices.store.ts';
+import {
+  countMonitorManagement, deleteMonitors, findMonitorsByIds, monitorsIdsOfDevice, updateMonitors, upsertMonitors,
+  type MonitorsInput, type MonitorsRow,
+} from './monitors.store.ts';
+import { toMonitors, type Monitors } from './serialize.ts';
+
+export interface DeletionInfo {
+  deletedNodeIds: number[];
+  deletedRelationIds: number[];
+}
+
+/** The relations with these ids, in request order; 404 for one that does not exist or belongs to another role. */
+export function requireMonitorsOfRole(db: Db, roleId: number, ids: readonly number[]): MonitorsRow[] {
+  const byId = new Map(findMonitorsByIds(db, ids).map((row) => [row.id, row]));
+  return ids.map((id) => {
+    const row = byId.get(id);
+    if (!row || row.role_id !== roleId) throw new ApiError('NOT_FOUND', `monitors relation ${id} of role ${roleId} not found`);
+    return row;
+  });
+}
+
+/** Creates or updates (R, D) for each device, in the given order. */
+export function putMonitorsOnDevices(db: Db, roleId: number, deviceIds: readonly number[], input: MonitorsInput): Monitors[] {
+  return db.tx(() => {
+    const before = deviceIds.map((deviceId) => ({ deviceId, hadMonitorManagement: countMonitorManagement(db, deviceId) > 0 }));
+    const rows = deviceIds.map((deviceId) => upsertMonitors(db, roleId, deviceId, input));
+    for (const { deviceId, hadMonitorManagement } of before) requireMonitorManagementLeft(db, deviceId, hadMonitorManagement);
+    return rows.map(toMonitors);
+  });
+}
+
+export function updateMonitorsRows(db: Db, rows: readonly MonitorsRow[], input: MonitorsInput): Monitors[] {
+  return db.tx(() => {
+    const updated = rows.map((row) => updateMonitors(db, row.id, input));
+    for (const deviceId of new Set(rows.map((r) => r.device_id))) {
+      requireMonitorManagementLeft(db, deviceId, rows.some((r) => r.device_id === deviceId && r.monitor_management === 1));
+    }
+    return updated.map(toMonitors);
+  });
+}
+
+/** Deletes the relations; a device that thereby loses its last monitorManagement relation is deleted too. */
+export function deleteMonitorsRows(db: Db, rows: readonly MonitorsRow[]): DeletionInfo {
+  return db.tx(() => {
+    const relationIds = new Set(rows.map((r) => r.id));
+    deleteMonitors(db, [...relationIds]);
+    const deletedNodeIds: number[] = [];
+    for (const deviceId of new Set(rows.map((r) => r.device_id))) {
+      const lostMonitorManagement = rows.some((r) => r.device_id === deviceId && r.monitor_management === 1);
+      if (!lostMonitorManagement || countMonitorManagement(db, deviceId) > 0) continue;
+      for (const id of monitorsIdsOfDevice(db, deviceId)) relationIds.add(id);
+      deleteDevices(db, [deviceId]); // cascades to its monitors relations and license_datalink rows
+      deletedNodeIds.push(deviceId);
+    }
+    return { deletedNodeIds: deletedNodeIds.sort((a, b) => a - b), deletedRelationIds: [...relationIds].sort((a, b) => a - b) };
+  });
+}
+
+function requireMonitorManagementLeft(db: Db, deviceId: number, hadMonitorManagement: boolean): void {
+  if (hadMonitorManagement && countMonitorManagement(db, deviceId) === 0) {
+    throw new ApiError('LAST_MONITOR_MANAGEMENT', `device ${deviceId} would be left without a monitors relation with monitorManagement; `
+      + 'give another relation monitorManagement first, or delete the relation to delete the device');
+  }
+}

@@ -1,0 +1,72 @@
+// All SQL on the monitors table (role -> device relations with monitorManagement and the reads/edits lists).
+import { sql } from 'kysely';
+import type { Db } from '../db/open.ts';
+
+export interface MonitorsRow {
+  id: number;
+  role_id: number;
+  device_id: number;
+  monitor_management: 0 | 1;
+  /** JSON text of a string array */
+  reads: string;
+  edits: string;
+}
+
+export interface MonitorsInput {
+  monitorManagement: boolean;
+  reads: readonly string[];
+  edits: readonly string[];
+}
+
+const COLUMNS = ['id', 'role_id', 'device_id', 'monitor_management', 'reads', 'edits'] as const;
+const inJson = (values: readonly number[]) => sql<number>`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
+
+export function findMonitorsByIds(db: Db, ids: readonly number[]): MonitorsRow[] {
+  return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where('id', 'in', inJson(ids)).orderBy('id'));
+}
+
+export function findMonitorsOf(db: Db, roleId: number, deviceId: number): MonitorsRow | undefined {
+  return db.get(db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', '=', roleId).where('device_id', '=', deviceId));
+}
+
+/** Relations of the given roles matching every given filter, ascending by id. */
+export function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?: readonly number[]; roleId?: readonly number[]; deviceId?: readonly number[] }): MonitorsRow[] {
+  let q = db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', 'in', inJson(roleIds));
+  if (filter.id) q = q.where('id', 'in', inJson(filter.id));
+  if (filter.roleId) q = q.where('role_id', 'in', inJson(filter.roleId));
+  if (filter.deviceId) q = q.where('device_id', 'in', inJson(filter.deviceId));
+  return db.all(q.orderBy('id'));
+}
+
+/** Creates (R, D) or updates the existing relation (one relation per pair); returns the stored row. */
+export function upsertMonitors(db: Db, roleId: number, deviceId: number, input: MonitorsInput): MonitorsRow {
+  const values = {
+    monitor_management: (input.monitorManagement ? 1 : 0) as 0 | 1,
+    reads: JSON.stringify(input.reads),
+    edits: JSON.stringify(input.edits),
+  };
+  return db.get(db.qb.insertInto('monitors').values({ role_id: roleId, device_id: deviceId, ...values })
+    .onConflict((oc) => oc.columns(['role_id', 'device_id']).doUpdateSet(values))
+    .returning(COLUMNS))!;
+}
+
+export function updateMonitors(db: Db, id: number, input: MonitorsInput): MonitorsRow {
+  return db.get(db.qb.updateTable('monitors').set({
+    monitor_management: input.monitorManagement ? 1 : 0,
+    reads: JSON.stringify(input.reads),
+    edits: JSON.stringify(input.edits),
+  }).where('id', '=', id).returning(COLUMNS))!;
+}
+
+export function deleteMonitors(db: Db, ids: readonly number[]): void {
+  if (ids.length > 0) db.run(db.qb.deleteFrom('monitors').where('id', 'in', inJson(ids)));
+}
+
+export function monitorsIdsOfDevice(db: Db, deviceId: number): number[] {
+  return db.all(db.qb.selectFrom('monitors').select('id').where('device_id', '=', deviceId).orderBy('id')).map((r) => r.id);
+}
+
+export function countMonitorManagement(db: Db, deviceId: number): number {
+  return db.get(db.qb.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('device_id', '=', deviceId).where('monitor_management', '=', 1))!.n;
+}
