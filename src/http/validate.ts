@@ -58,9 +58,17 @@ export function formatIssue(issue: v.BaseIssue<unknown>, where: string): string 
   const at = path === '' ? where : where === 'body' ? path : `${where}.${path}`;
   if (issue.expected === 'never' && issue.kind === 'schema') return `${at}: unknown field`;
   if (issue.type === 'union' && issue.issues?.length) {
-    // A union names its deepest branch failure: that is what the caller most likely meant.
-    const deepest = [...issue.issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))[0];
-    if ((deepest.path?.length ?? 0) > (issue.path?.length ?? 0)) return formatIssue(deepest, where);
+    // A union names its deepest branch failure: that is what the caller most likely meant. Valibot gives the branch
+    // issues paths relative to the union, so they are joined to the union's own path.
+    const outer = issue.path ?? [];
+    const absolute = (inner: v.BaseIssue<unknown>) => {
+      const p = inner.path ?? [];
+      const startsWithOuter = outer.length > 0 && p.length >= outer.length && outer.every((item, i) => p[i]?.key === item.key);
+      return startsWithOuter ? p : [...outer, ...p];
+    };
+    const deepest = [...issue.issues].sort((a, b) => absolute(b).length - absolute(a).length)[0];
+    const path = absolute(deepest);
+    if (path.length > outer.length) return formatIssue({ ...deepest, path: path as typeof deepest.path }, where);
   }
   return `${at}: ${issue.message}`;
 }

@@ -74,3 +74,15 @@ describe('http core', () => {
     t.close();
   });
 });
+
+describe('validation messages', () => {
+  test('name the deepest field of the union branch that came closest', async () => {
+    const v = await import('valibot');
+    const { parseWith } = await import('../../src/http/validate.ts');
+    const S = v.strictObject({ a: v.union([v.strictObject({ x: v.number() }), v.strictObject({ y: v.strictObject({ z: v.string() }) })]) });
+    assert.throws(() => parseWith(S, { a: { y: { z: 1 } } }, 'body'), (e: Error) => /^a\.y\.z: Invalid type: Expected string but received 1$/.test(e.message));
+    assert.throws(() => parseWith(S, { a: { y: {}, w: 1 } }, 'query'), (e: Error) => e.message.startsWith('query.a.'));
+    assert.throws(() => parseWith(v.strictObject({ list: v.array(v.number()) }), { list: [1, 'x'] }, 'body'), (e: Error) => /^list\[1\]: /.test(e.message));
+    assert.throws(() => parseWith(v.strictObject({ k: v.number() }), { k: 1, extra: true }, 'body'), (e: Error) => e.message === 'extra: unknown field');
+  });
+});
