@@ -29,7 +29,7 @@ export function parseUnmodifiedSince(value: string, now: number): number | undef
     return sign === '+' ? base - offset : base + offset;
   }
   if ((m = IMF_FIXDATE.exec(text))) return utc(+m[3], month(m[2]), +m[1], +m[4], +m[5], +m[6], 0);
-  if ((m = ASCTIME.exec(text))) return utc(+m[7], month(m[1]), +m[2].trim(), +m[3], +m[4], +m[5], 0);
+  if ((m = ASCTIME.exec(text))) return utc(+m[6], month(m[1]), +m[2].trim(), +m[3], +m[4], +m[5], 0);
   if ((m = RFC850.exec(text))) {
     // RFC 9110: a two-digit year more than 50 years in the future is in the past century
     const thisYear = new Date(now).getUTCFullYear();
