@@ -48,9 +48,11 @@ export const createLicenseCommand: Command = {
   async run(config, args, io) {
     const parsed = v.safeParse(CreateLicenseBody, bodyFromArgs(args), { abortPipeEarly: true });
     if (!parsed.success) {
-      // `count: expected ...` -> `--count: expected ...`
-      const message = formatIssue(parsed.issues[0], 'body').replace(/^(\w+)/, (f) => `--${f.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)}`);
-      throw new ConfigError(`license create: ${message}`);
+      const issue = parsed.issues[0];
+      // `solarKw: expected ...` -> `--solar-kw: expected ...`
+      const message = formatIssue(issue, 'body').replace(/^(\w+)/, (f) => `--${f.replace(/[A-Z]/g, (ch) => `-${ch.toLowerCase()}`)}`);
+      const missing = issue.input === undefined && issue.path?.length === 1;
+      throw new ConfigError(`license create: ${missing ? `${message.split(':')[0]} is required` : message}`);
     }
     const db = openConfiguredDatabase(config);
     try {
