@@ -1,4 +1,107 @@
-// Routes of this domain (filled in by its issue).
+// Roles (CONTRACT §4): create under a parent, update, query (and its deprecated GET). Manages and member relations
+// live in manages.routes.ts and members.routes.ts. Every handler first states the right it needs and asks src/access.
 import type { RouteContext } from '../app.ts';
+import { hashSecret } from '../auth/passwords.ts';
+import { RIGHTS, type Right } from '../access/rights.ts';
+import { requireRights, requireVisibleRole } from '../access/guards.ts';
+import { findRole, insertRole, updateRole } from './roles.store.ts';
+import { upsertManages } from './manages.store.ts';
+import { queryRoles, refuseUnsupported } from './role-query.ts';
+import { toManages, toRole } from './serialize.ts';
+import { markDeprecated } from './deprecation.ts';
+import { registerManagesRoutes } from './manages.routes.ts';
+import { registerMemberRoutes } from './members.routes.ts';
+import {
+  CreateRoleBody, CreateRoleQuery, CreateRoleResponse, RoleIdParams, RoleInput, RoleListQuery, RoleQueryBody, RoleResponse,
+  RolesResponse,
+} from './roles.schemas.ts';
 
-export function registerRoleRoutes(_ctx: RouteContext): void {}
+const ROLE_SHAPE = 'Role = { id, name, selfRights: {six flags}, userRights }. The join password is write-only: '
+  + 'stored scrypt-hashed and never returned.';
+
+export function registerRoleRoutes(ctx: RouteContext): void {
+  const { api, deps, auth } = ctx;
+  const { db } = deps;
+
+  api.route({
+    method: 'post', path: '/v1/role', tag: 'roles', summary: 'Create a role under a parent role',
+    description: 'Creates the role and the manages relation parentRoleId -> new role with the given flags. Needs direct or '
+      + 'indirect roleManagement over the parent (404 when the parent is not visible). `role.password` (ours) sets the '
+      + `join password. Answers 200 { manages, role }; role.userRights is {} here (ask POST /v1/role/query). ${ROLE_SHAPE}`,
+    auth: auth.requireActor, query: CreateRoleQuery, body: CreateRoleBody,
+    responses: { 200: { description: 'created', schema: CreateRoleResponse } },
+  }, async (c, { query, body }) => {
+    const userId = c.var.actor.userId;
+    const parentId = query.parentRoleId;
+    const authorize = () => {
+      requireVisibleRole(db, userId, parentId);
+      requireRights(db, userId, [[{ right: 'roleManagement', roleId: parentId, mode: 'either' }]]);
+    };
+    authorize();
+    const passwordHash = typeof body.role.password === 'string' ? await hashSecret(body.role.password) : null;
+    // checked again inside the transaction: the hash was computed while other requests ran
+    const created = db.tx(() => {
+      authorize();
+      const roleId = insertRole(db, { name: body.role.name, selfRights: body.role.selfRights, passwordHash }, deps.now());
+      return { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
+    });
+    return c.json({ manages: toManages(created.manages), role: toRole(created.role) });
+  });
+
+  api.route({
+    method: 'put', path: '/v1/role/:roleId', tag: 'roles', summary: 'Update a role',
+    description: 'Body RoleInput { name, selfRights, password? }: password absent keeps the join password, null clears it, '
+      + `a string sets it. Needs indirect roleManagement over the role. Answers { role } with userRights {}. ${ROLE_SHAPE}`,
+    auth: auth.requireActor, params: RoleIdParams, body: RoleInput,
+    responses: { 200: { description: 'updated', schema: RoleResponse } },
+  }, async (c, { params, body }) => {
+    const userId = c.var.actor.userId;
+    const roleId = params.roleId;
+    const authorize = () => {
+      requireVisibleRole(db, userId, roleId);
+      requireRights(db, userId, [[{ right: 'roleManagement', roleId, mode: 'indirect' }]]);
+    };
+    authorize();
+    const passwordHash = typeof body.password === 'string' ? await hashSecret(body.password) : body.password;
+    const row = db.tx(() => {
+      authorize();
+      updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash });
+      return findRole(db, roleId)!;
+    });
+    return c.json({ role: toRole(row) });
+  });
+
+  api.route({
+    method: 'post', path: '/v1/role/query', tag: 'roles', summary: 'Query the roles the caller is a member of (directly or indirectly)',
+    description: 'Body { filter?: { id?: int[], name?: string[], ancestorRoleId?: int[] }, userRights?: { <flag>?: boolean } } '
+      + '(a missing body is {}). Returns { role: Role[] } over Reach(u), ascending by id; filters combine with "and", a list '
+      + 'matches any of its values, an empty list matches nothing; names match exactly. ancestorRoleId keeps strict '
+      + 'descendants of those roles (ancestors the caller cannot see match nothing). For each flag set true in userRights, '
+      + 'every role\'s userRights.<flag> says whether the caller holds that right over it (direct or indirect); other flags '
+      + `are absent. filter.viewId / filter.companyId: 400 NOT_SUPPORTED. ${ROLE_SHAPE}`,
+    auth: auth.requireActor, body: RoleQueryBody,
+    responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
+  }, (c, { body }) => {
+    refuseUnsupported(body?.filter, 'filter.');
+    return c.json({ role: queryRoles(db, c.var.actor.userId, body?.filter, body?.userRights) });
+  });
+
+  api.route({
+    method: 'get', path: '/v1/role', tag: 'roles', summary: 'Collect roles (deprecated: use POST /v1/role/query)',
+    description: 'The filters of POST /v1/role/query as query parameters: id, name, ancestorRoleId (repeated or '
+      + 'comma-separated), userRights.<flag>=true. viewId / companyId: 400 NOT_SUPPORTED. Answers like the query, with '
+      + '`Deprecation: true` and `Link: </v1/role/query>; rel="successor-version"`.',
+    deprecated: true, auth: auth.requireActor, query: RoleListQuery,
+    responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
+  }, (c, { query }) => {
+    refuseUnsupported(query, '');
+    const userRights = Object.fromEntries(RIGHTS.map((r) => [r, query[`userRights.${r}`]])) as Partial<Record<Right, boolean>>;
+    const roles = queryRoles(db, c.var.actor.userId, { id: query.id, name: query.name, ancestorRoleId: query.ancestorRoleId }, userRights);
+    markDeprecated(c, '/v1/role/query');
+    return c.json({ role: roles });
+  });
+
+  registerManagesRoutes(ctx);
+  registerMemberRoutes(ctx);
+}
+

@@ -1,0 +1,80 @@
+// DELETE of a manages relation with the cascade of CONTRACT §4: a child role that loses its last incoming relation is
+// deleted with its member and monitors relations and its outgoing relations, recursively; a device that thereby loses
+// its last monitors relation with monitorManagement is deleted with its other monitors relations (license_datalink rows
+// go by foreign-key cascade, so those licenses can be claimed again). The root role is never deleted.
+//
+// "Last incoming relation" depends on what the cascade has already removed, so this is a fixpoint, not one recursive
+// CTE: a worklist of roles to re-examine, each step a few index seeks. Run inside the caller's transaction.
+import type { Db } from '../db/open.ts';
+import { ROOT_ROLE_ID } from '../bootstrap.ts';
+
+export interface Deleted {
+  roles: number[];
+  devices: number[];
+  manages: number[];
+  members: number[];
+  monitors: number[];
+}
+
+/** The wire shape: nodes = roles then devices, relations = manages, members, monitors (each ascending); `deleted` (ours) tells them apart. */
+export interface DeletionInfo {
+  deletedNodeIds: number[];
+  deletedRelationIds: number[];
+  deleted: Deleted;
+}
+
+export function toDeletionInfo(d: Deleted): DeletionInfo {
+  const asc = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  const deleted: Deleted = {
+    roles: asc(d.roles), devices: asc(d.devices), manages: asc(d.manages), members: asc(d.members), monitors: asc(d.monitors),
+  };
+  return {
+    deletedNodeIds: [...deleted.roles, ...deleted.devices],
+    deletedRelationIds: [...deleted.manages, ...deleted.members, ...deleted.monitors],
+    deleted,
+  };
+}
+
+/** Deletes manages relation `managesId` and everything that hangs only on it. */
+export function deleteManagesCascade(db: Db, managesId: number): Deleted {
+  const out: Deleted = { roles: [], devices: [], manages: [], members: [], monitors: [] };
+  const rel = db.prepare('SELECT child_role_id FROM manages WHERE id = ?').get(managesId) as { child_role_id: number } | undefined;
+  if (!rel) return out;
+  db.prepare('DELETE FROM manages WHERE id = ?').run(managesId);
+  out.manages.push(managesId);
+
+  const hasParent = db.prepare('SELECT 1 FROM manages WHERE child_role_id = ? LIMIT 1').pluck();
+  const membersOf = db.prepare('SELECT id FROM members WHERE role_id = ?').pluck();
+  const monitorsOf = db.prepare('SELECT id, device_id, monitor_management FROM monitors WHERE role_id = ?');
+  const outgoingOf = db.prepare('SELECT id, child_role_id FROM manages WHERE parent_role_id = ?');
+  const deleteRole = db.prepare('DELETE FROM roles WHERE id = ?');
+  /** devices that lost a relation with monitorManagement: candidates for deletion once the roles are gone */
+  const lostManagement = new Set<number>();
+
+  const queue = [rel.child_role_id];
+  while (queue.length > 0) {
+    const roleId = queue.shift()!;
+    if (roleId === ROOT_ROLE_ID || hasParent.get(roleId) !== undefined) continue;
+    const outgoing = outgoingOf.all(roleId) as { id: number; child_role_id: number }[];
+    const monitors = monitorsOf.all(roleId) as { id: number; device_id: number; monitor_management: number }[];
+    out.members.push(...(membersOf.all(roleId) as number[]));
+    out.monitors.push(...monitors.map((m) => m.id));
+    out.manages.push(...outgoing.map((m) => m.id));
+    for (const m of monitors) if (m.monitor_management === 1) lostManagement.add(m.device_id);
+    // foreign keys cascade the role's members, monitors and manages rows (both directions)
+    deleteRole.run(roleId);
+    out.roles.push(roleId);
+    // a child with several parents in the doomed subgraph is examined again after each; it goes with the last one
+    queue.push(...outgoing.map((m) => m.child_role_id));
+  }
+
+  const stillManaged = db.prepare('SELECT 1 FROM monitors WHERE device_id = ? AND monitor_management = 1 LIMIT 1').pluck();
+  const monitorsOfDevice = db.prepare('SELECT id FROM monitors WHERE device_id = ?').pluck();
+  const deleteDevice = db.prepare('DELETE FROM devices WHERE id = ?');
+  for (const deviceId of [...lostManagement].sort((a, b) => a - b)) {
+    if (stillManaged.get(deviceId) !== undefined) continue;
+    out.monitors.push(...(monitorsOfDevice.all(deviceId) as number[]));
+    if (deleteDevice.run(deviceId).changes === 1) out.devices.push(deviceId);
+  }
+  return out;
+}

@@ -1,0 +1,159 @@
+// Manages relations (CONTRACT §4): upsert with or without the child's join password, query (and its deprecated GET),
+// flag updates by id, and delete with the cascade.
+import type { RouteContext } from '../app.ts';
+import { ApiError } from '../http/errors.ts';
+import { dummyHash, verifySecret } from '../auth/passwords.ts';
+import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
+import { findRole, rolePasswordHash } from './roles.store.ts';
+import { findManagesByIds, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
+import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
+import { releaseRolePasswordAttempt, reserveRolePasswordAttempt } from './password-throttle.ts';
+import { inList, visibleRoleSet } from './path-roles.ts';
+import { markDeprecated } from './deprecation.ts';
+import { toManages, type ManagesRow } from './serialize.ts';
+import {
+  DeletionResponse, Flags6, ManagesIdParams, ManagesListQuery, ManagesListResponse, ManagesParentParams, ManagesParentsParams,
+  ManagesQueryBody, ManagesResponse, ManagesUpsertQuery, ThrottledError,
+} from './roles.schemas.ts';
+
+const MANAGES_SHAPE = 'Manages = { id, parentRoleId, childRoleId, roleManagement, userManagement, viewManagement, '
+  + 'deviceManagement, reportManagement, alarmManagement }.';
+
+export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
+  const { db } = deps;
+  const overParent = (roleId: number): RightOver => ({ right: 'roleManagement', roleId, mode: 'either' });
+
+  /** 404 unless P is visible, 403 unless u holds direct or indirect roleManagement over P. */
+  function authorizeParent(userId: number, parentId: number): void {
+    requireVisibleRole(db, userId, parentId);
+    requireRights(db, userId, [[overParent(parentId)]]);
+  }
+
+  /** The relations `ids` of parent P, in request order; 404 for an id that is not a relation of P. */
+  function relationsOf(parentId: number, ids: number[]): ManagesRow[] {
+    const rows = new Map(findManagesByIds(db, ids).map((r) => [r.id, r]));
+    return ids.map((id) => {
+      const row = rows.get(id);
+      if (!row || row.parent_role_id !== parentId) throw new ApiError('NOT_FOUND', `manages relation ${id} of role ${parentId} not found`);
+      return row;
+    });
+  }
+
+  api.route({
+    method: 'put', path: '/v1/role/:parentRoleId/manages', tag: 'roles', summary: 'Create or update a manages relation',
+    description: 'Creates parentRoleId -> childRoleId with the body\'s six flags, or updates the flags of the existing relation; '
+      + 'answers { manages }. With a childRolePassword (the child\'s join password): needs direct or indirect roleManagement '
+      + 'over the parent; a wrong password (or a child without one) is 403 ROLE_PASSWORD_INCORRECT, and the 6th wrong '
+      + 'password for one child within 15 minutes is 429 TOO_MANY_PASSWORD_CHECKS with retryAfter. Without it: one member '
+      + 'role of the caller must hold direct or indirect roleManagement over the parent AND indirect roleManagement over the '
+      + `child. A relation that would close a cycle (parent = child included) is 409 ROLE_CYCLE; nothing is written. ${MANAGES_SHAPE}`,
+    auth: auth.requireActor, params: ManagesParentParams, query: ManagesUpsertQuery, body: Flags6,
+    responses: {
+      200: { description: 'the relation', schema: ManagesResponse },
+      429: { description: 'TOO_MANY_PASSWORD_CHECKS', schema: ThrottledError },
+    },
+  }, async (c, { params, query, body }) => {
+    const userId = c.var.actor.userId;
+    const parentId = params.parentRoleId;
+    const childId = query.childRoleId;
+    const password = query.childRolePassword;
+    const authorize = password !== undefined
+      ? () => authorizeParent(userId, parentId)
+      : () => {
+        requireVisibleRole(db, userId, parentId);
+        requireVisibleRole(db, userId, childId);
+        requireRights(db, userId, [[overParent(parentId)], [{ right: 'roleManagement', roleId: childId, mode: 'indirect' }]]);
+      };
+    authorize();
+    if (password !== undefined) {
+      // The child may be invisible to the caller (that is what the password is for): an unknown role, a role without a
+      // password and a wrong password all answer the same 403 after the same scrypt work, and count alike.
+      const attempt = reserveRolePasswordAttempt(db, childId, deps.now());
+      const stored = rolePasswordHash(db, childId);
+      const ok = await verifySecret(password, stored ?? await dummyHash()) && typeof stored === 'string';
+      if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
+      releaseRolePasswordAttempt(db, attempt);
+    }
+    const row = db.tx(() => {
+      authorize();
+      if (!findRole(db, childId)) throw new ApiError('NOT_FOUND', `role ${childId} not found`);
+      // inside the transaction, so no concurrent write can slip a reverse path in between test and insert
+      if (wouldCycle(db, parentId, childId)) {
+        throw new ApiError('ROLE_CYCLE', `a manages relation ${parentId} -> ${childId} would create a cycle`);
+      }
+      return upsertManages(db, parentId, childId, body);
+    });
+    return c.json({ manages: toManages(row) });
+  });
+
+  const queryDescription = 'Relations whose parent is one of the path\'s roles (an id, comma-separated ids, or * = every '
+    + 'role the caller is a member of, directly or indirectly), ascending by id, matching every given filter (a list '
+    + `matches any of its values; an empty list matches nothing). A path role outside the caller's reach is 404. ${MANAGES_SHAPE}`;
+
+  api.route({
+    method: 'post', path: '/v1/role/:parentRoleId/manages/query', tag: 'roles', summary: 'Query manages relations',
+    description: `Body { filter?: { id?: int[], parentRoleId?: int[], childRoleId?: int[] } } ({} or no body: no filter). ${queryDescription}`,
+    auth: auth.requireActor, params: ManagesParentsParams, body: ManagesQueryBody,
+    responses: { 200: { description: 'the relations', schema: ManagesListResponse } },
+  }, (c, { params, body }) => {
+    const parents = visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
+    const f = body?.filter ?? {};
+    const rows = managesFromParents(db, parents)
+      .filter((r) => inList(f.id, r.id) && inList(f.parentRoleId, r.parent_role_id) && inList(f.childRoleId, r.child_role_id));
+    return c.json({ manages: rows.map(toManages) });
+  });
+
+  api.route({
+    method: 'get', path: '/v1/role/:parentRoleId/manages', tag: 'roles', summary: 'Collect manages relations (deprecated: use POST …/manages/query)',
+    description: `Query parameters id, childRoleId (repeated or comma-separated). ${queryDescription} Adds \`Deprecation: true\` `
+      + 'and `Link: </v1/role/{parentRoleId}/manages/query>; rel="successor-version"`.',
+    deprecated: true, auth: auth.requireActor, params: ManagesParentsParams, query: ManagesListQuery,
+    responses: { 200: { description: 'the relations', schema: ManagesListResponse } },
+  }, (c, { params, query }) => {
+    const parents = visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
+    const rows = managesFromParents(db, parents).filter((r) => inList(query.id, r.id) && inList(query.childRoleId, r.child_role_id));
+    markDeprecated(c, `/v1/role/${c.req.param('parentRoleId')}/manages/query`);
+    return c.json({ manages: rows.map(toManages) });
+  });
+
+  api.route({
+    method: 'put', path: '/v1/role/:parentRoleId/manages/:managesId', tag: 'roles', summary: 'Update the flags of manages relations',
+    description: 'managesId: one id, or comma-separated ids (all relations of this parent). Body: the six flags. Needs direct or '
+      + 'indirect roleManagement over the parent. Answers { manages } with one object for one id, an array in request order '
+      + `for several; an id that is not a relation of this parent is 404 and nothing is written. ${MANAGES_SHAPE}`,
+    auth: auth.requireActor, params: ManagesIdParams, body: Flags6,
+    responses: { 200: { description: 'the updated relations', schema: ManagesResponse } },
+  }, (c, { params, body }) => {
+    const userId = c.var.actor.userId;
+    const { parentRoleId, managesId } = params;
+    const rows = db.tx(() => {
+      authorizeParent(userId, parentRoleId);
+      relationsOf(parentRoleId, managesId);
+      for (const id of managesId) updateManagesFlags(db, id, body);
+      return relationsOf(parentRoleId, managesId);
+    });
+    const out = rows.map(toManages);
+    return c.json({ manages: out.length === 1 ? out[0] : out });
+  });
+
+  api.route({
+    method: 'delete', path: '/v1/role/:parentRoleId/manages/:managesId', tag: 'roles', summary: 'Delete manages relations (with the cascade)',
+    description: 'Needs direct or indirect roleManagement over the parent. A child that loses its last incoming relation is '
+      + 'deleted with its member, monitors and outgoing relations, recursively; devices that thereby lose their last monitors '
+      + 'relation with monitorManagement are deleted too. The root role is never deleted. One transaction. Answers '
+      + '{ deletedNodeIds (roles, then devices), deletedRelationIds (manages, members, monitors), deleted: { roles, devices, '
+      + 'manages, members, monitors } } (`deleted`, ours, tells the kinds apart: role and device ids may coincide); for '
+      + 'several comma-separated ids, an array of those in request order, each listing what its own deletion removed.',
+    auth: auth.requireActor, params: ManagesIdParams,
+    responses: { 200: { description: 'what was deleted', schema: DeletionResponse } },
+  }, (c, { params }) => {
+    const userId = c.var.actor.userId;
+    const { parentRoleId, managesId } = params;
+    const infos = db.tx(() => {
+      authorizeParent(userId, parentRoleId);
+      relationsOf(parentRoleId, managesId);
+      return managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));
+    });
+    return c.json(infos.length === 1 ? infos[0] : infos);
+  });
+}

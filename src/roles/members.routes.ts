@@ -1,0 +1,152 @@
+// Member relations (CONTRACT §4): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
+// and delete (own membership allowed; never the last member of the root role).
+import type { RouteContext } from '../app.ts';
+import { ApiError } from '../http/errors.ts';
+import { generatePassword, hashSecret } from '../auth/passwords.ts';
+import { findUserByEmail } from '../auth/users.store.ts';
+import { rightsOverReach } from '../access/rights.ts';
+import { requireRights, requireVisibleRole, rightsHold, type RightOver } from '../access/guards.ts';
+import { ROOT_ROLE_ID } from '../bootstrap.ts';
+import { countMembers, deleteMembers, findMembersByIds, insertUserIfAbsent, membersOfRoles, upsertMember } from './members.store.ts';
+import { toDeletionInfo } from './cascade.ts';
+import { inList, visibleRoleSet } from './path-roles.ts';
+import { markDeprecated } from './deprecation.ts';
+import { toMember, type MemberRow } from './serialize.ts';
+import {
+  DeletionResponse, EmptyBody, MemberIdParams, MemberListQuery, MemberQueryBody, MemberResponse, MemberUpsertQuery, MembersResponse,
+  RoleIdParams, RoleIdsParams,
+} from './roles.schemas.ts';
+
+const MEMBER_SHAPE = 'Member = { id, roleId, userEmail }.';
+
+export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
+  const { db, log } = deps;
+
+  /** "direct or indirect userManagement over R, or indirect roleManagement over R" (one condition with two ways to meet it) */
+  const memberRule = (roleId: number): RightOver[][] => [[
+    { right: 'userManagement', roleId, mode: 'either' },
+    { right: 'roleManagement', roleId, mode: 'indirect' },
+  ]];
+  function authorizeRole(userId: number, roleId: number): void {
+    requireVisibleRole(db, userId, roleId);
+    requireRights(db, userId, memberRule(roleId));
+  }
+
+  /** The member relations `ids` of role R, in request order; 404 for an id that is not a member relation of R. */
+  function relationsOf(roleId: number, ids: number[]): (MemberRow & { user_id: number })[] {
+    const rows = new Map(findMembersByIds(db, ids).map((r) => [r.id, r]));
+    return ids.map((id) => {
+      const row = rows.get(id);
+      if (!row || row.role_id !== roleId) throw new ApiError('NOT_FOUND', `member relation ${id} of role ${roleId} not found`);
+      return row;
+    });
+  }
+
+  api.route({
+    method: 'put', path: '/v1/role/:roleId/member', tag: 'roles', summary: 'Add a user to a role (creating the user when unknown)',
+    description: 'Body exactly {}. Needs direct or indirect userManagement over the role, or indirect roleManagement. '
+      + 'An unknown userEmail creates the user: with `password` when given, otherwise with a random password written once to '
+      + 'the log (warn level) for the operator to hand over; `password` never changes an existing user\'s password. '
+      + `Answers { member } (the existing relation when there is one). ${MEMBER_SHAPE}`,
+    auth: auth.requireActor, params: RoleIdParams, query: MemberUpsertQuery, body: EmptyBody,
+    responses: { 200: { description: 'the member relation', schema: MemberResponse } },
+  }, async (c, { params, query }) => {
+    const userId = c.var.actor.userId;
+    const roleId = params.roleId;
+    authorizeRole(userId, roleId);
+    let newUser: { hash: string; generated?: string } | undefined;
+    if (!findUserByEmail(db, query.userEmail)) {
+      const generated = query.password === undefined ? generatePassword() : undefined;
+      newUser = { hash: await hashSecret(query.password ?? generated!), ...(generated ? { generated } : {}) };
+    }
+    const { row, createdId } = db.tx(() => {
+      authorizeRole(userId, roleId);
+      // the e-mail may have been registered while the hash was computed: then that user is the one added
+      const createdId = newUser ? insertUserIfAbsent(db, query.userEmail, newUser.hash, deps.now()) : undefined;
+      const user = findUserByEmail(db, query.userEmail)!;
+      return { row: upsertMember(db, roleId, user.id), createdId };
+    });
+    if (createdId !== undefined) {
+      log.info('user created by a member relation', { userId: createdId, roleId, byUserId: userId });
+      // The contract's "random password that is logged once": the only way this user can ever log in, since the
+      // appliance sends no e-mail. Nothing else secret goes in the line; callers who want none pass `password`.
+      if (newUser?.generated) log.warn('generated password for a new user (shown once)', { userId: createdId, email: query.userEmail, password: newUser.generated });
+    }
+    return c.json({ member: toMember(row) });
+  });
+
+  const queryDescription = 'Member relations of the path\'s roles (an id, comma-separated ids, or * = every role the caller is '
+    + 'a member of, directly or indirectly) over which the caller holds direct or indirect userManagement, plus the caller\'s '
+    + 'own; ascending by id, matching every given filter (lists match any value; an empty list matches nothing; userEmail '
+    + `is case-insensitive). A path role outside the caller's reach is 404. ${MEMBER_SHAPE}`;
+
+  function queryMembers(userId: number, selection: '*' | number[], f: { id?: number[]; roleId?: number[]; userEmail?: string[] }) {
+    const roles = visibleRoleSet(db, userId, selection);
+    const rights = rightsOverReach(db, userId);
+    const emails = f.userEmail?.map((e) => e.toLowerCase());
+    return membersOfRoles(db, roles)
+      .filter((m) => m.user_id === userId || rights.get(m.role_id)?.userManagement === true)
+      .filter((m) => inList(f.id, m.id) && inList(f.roleId, m.role_id) && inList(emails, m.email.toLowerCase()))
+      .map(toMember);
+  }
+
+  api.route({
+    method: 'post', path: '/v1/role/:roleId/member/query', tag: 'roles', summary: 'Query member relations',
+    description: `Body { filter?: { id?: int[], roleId?: int[], userEmail?: string[] } } ({} or no body: no filter). Answers { member: Member[] }. ${queryDescription}`,
+    auth: auth.requireActor, params: RoleIdsParams, body: MemberQueryBody,
+    responses: { 200: { description: 'the member relations', schema: MembersResponse } },
+  }, (c, { params, body }) => c.json({ member: queryMembers(c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
+
+  api.route({
+    method: 'get', path: '/v1/role/:roleId/member', tag: 'roles', summary: 'Collect member relations (deprecated: use POST …/member/query)',
+    description: `Query parameters id, roleId, userEmail (repeated or comma-separated). ${queryDescription} Adds `
+      + '`Deprecation: true` and `Link: </v1/role/{roleId}/member/query>; rel="successor-version"`.',
+    deprecated: true, auth: auth.requireActor, params: RoleIdsParams, query: MemberListQuery,
+    responses: { 200: { description: 'the member relations', schema: MembersResponse } },
+  }, (c, { params, query }) => {
+    const members = queryMembers(c.var.actor.userId, params.roleId, query);
+    markDeprecated(c, `/v1/role/${c.req.param('roleId')}/member/query`);
+    return c.json({ member: members });
+  });
+
+  api.route({
+    method: 'put', path: '/v1/role/:roleId/member/:memberId', tag: 'roles', summary: 'Confirm member relations by id',
+    description: 'Body exactly {} (a member relation has nothing to change). Same right as adding a member. Answers { member }: '
+      + 'one object for one id, an array in request order for comma-separated ids; an id that is not a member relation of '
+      + `this role is 404. ${MEMBER_SHAPE}`,
+    auth: auth.requireActor, params: MemberIdParams, body: EmptyBody,
+    responses: { 200: { description: 'the member relations', schema: MemberResponse } },
+  }, (c, { params }) => {
+    authorizeRole(c.var.actor.userId, params.roleId);
+    const out = relationsOf(params.roleId, params.memberId).map(toMember);
+    return c.json({ member: out.length === 1 ? out[0] : out });
+  });
+
+  api.route({
+    method: 'delete', path: '/v1/role/:roleId/member/:memberId', tag: 'roles', summary: 'Remove member relations',
+    description: 'Allowed with the right needed to add a member, or for the caller\'s own membership (without that right, any '
+      + 'other id is 403 whether it exists or not). Removing the last member of the root role is 409 LAST_ROOT_MEMBER. '
+      + 'Answers { deletedNodeIds: [], deletedRelationIds: [memberId], deleted: {...} } (the shape of a manages deletion); '
+      + 'for comma-separated ids an array of those in request order. All or nothing.',
+    auth: auth.requireActor, params: MemberIdParams,
+    responses: { 200: { description: 'what was deleted', schema: DeletionResponse } },
+  }, (c, { params }) => {
+    const userId = c.var.actor.userId;
+    const { roleId, memberId } = params;
+    const infos = db.tx(() => {
+      requireVisibleRole(db, userId, roleId);
+      if (!rightsHold(db, userId, memberRule(roleId))) {
+        // only the caller's own memberships; the 403 does not depend on whether another id exists
+        const own = new Set(findMembersByIds(db, memberId).filter((m) => m.role_id === roleId && m.user_id === userId).map((m) => m.id));
+        if (!memberId.every((id) => own.has(id))) requireRights(db, userId, memberRule(roleId));
+      }
+      relationsOf(roleId, memberId);
+      if (roleId === ROOT_ROLE_ID && countMembers(db, roleId) <= memberId.length) {
+        throw new ApiError('LAST_ROOT_MEMBER', 'the last member of the root role cannot be removed');
+      }
+      deleteMembers(db, memberId);
+      return memberId.map((id) => toDeletionInfo({ roles: [], devices: [], manages: [], members: [id], monitors: [] }));
+    });
+    return c.json(infos.length === 1 ? infos[0] : infos);
+  });
+}

@@ -1,0 +1,18 @@
+// The role set named by a path segment that allows an id, ids or `*` (CONTRACT §1): `*` = every role in Reach(u);
+// an id outside Reach(u) is 404, whether it exists or not.
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
+import { reach } from '../access/rights.ts';
+
+export function visibleRoleSet(db: Db, userId: number, selection: '*' | number[]): number[] {
+  const mine = reach(db, userId);
+  if (selection === '*') return mine;
+  const visible = new Set(mine);
+  for (const id of selection) if (!visible.has(id)) throw new ApiError('NOT_FOUND', `role ${id} not found`);
+  return selection;
+}
+
+/** A list filter: absent = no constraint; present = the value must be one of the list (an empty list matches nothing). */
+export function inList<T>(list: readonly T[] | undefined, value: T): boolean {
+  return list === undefined || list.includes(value);
+}

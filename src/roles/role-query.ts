@@ -1,0 +1,54 @@
+// POST /v1/role/query and GET /v1/role: the roles of Reach(u) matching every given filter, with the requested userRights.
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
+import { RIGHTS, reach, rightsOverReach, type Right } from '../access/rights.ts';
+import { descendantsOf, findRoles } from './roles.store.ts';
+import { toRole, type Flags, type Role } from './serialize.ts';
+
+export interface RoleFilter {
+  id?: number[];
+  name?: string[];
+  ancestorRoleId?: number[];
+  viewId?: unknown;
+  companyId?: unknown;
+}
+
+/** 400 NOT_SUPPORTED for the Eniris filters that have no meaning on an appliance (no views, no companies). */
+export function refuseUnsupported(filter: RoleFilter | undefined, where: string): void {
+  for (const key of ['viewId', 'companyId'] as const) {
+    if (filter?.[key] !== undefined) {
+      throw new ApiError('NOT_SUPPORTED', `${where}${key}: not supported (a gridkeeper appliance has no views or companies)`);
+    }
+  }
+}
+
+/**
+ * Filters combine with "and"; a list matches any of its values (an empty list matches nothing). `ancestorRoleId` keeps
+ * strict descendants of those roles, counting only ancestors u can see: a role outside Reach(u) filters everything out
+ * rather than reveal which of u's roles hang below it.
+ */
+export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, userRights: Partial<Record<Right, boolean>> = {}): Role[] {
+  const wanted = RIGHTS.filter((r) => userRights[r] === true);
+  const rights = wanted.length > 0 ? rightsOverReach(db, userId) : undefined;
+  const visible = rights ? [...rights.keys()] : reach(db, userId);
+  let ids = visible;
+  if (filter.id) {
+    const only = new Set(filter.id);
+    ids = ids.filter((id) => only.has(id));
+  }
+  if (filter.ancestorRoleId) {
+    const mine = new Set(visible);
+    const below = descendantsOf(db, filter.ancestorRoleId.filter((id) => mine.has(id)));
+    ids = ids.filter((id) => below.has(id));
+  }
+  let rows = findRoles(db, ids);
+  if (filter.name) {
+    const names = new Set(filter.name);
+    rows = rows.filter((r) => names.has(r.name));
+  }
+  return rows.map((row) => {
+    if (!rights) return toRole(row);
+    const held = rights.get(row.id) as Flags;
+    return toRole(row, Object.fromEntries(wanted.map((r) => [r, held[r]])));
+  });
+}

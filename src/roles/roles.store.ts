@@ -1,0 +1,50 @@
+// SQL of roles: insert, update, lookups by id lists and descendant walks. Functions take `db` first and never decide
+// rights (src/access does).
+import type { Db } from '../db/open.ts';
+import { ROLE_COLUMNS, selfRightsColumns, type Flags, type RoleRow } from './serialize.ts';
+
+export interface RoleWrite {
+  name: string;
+  selfRights: Flags;
+  /** undefined = leave unchanged (insert: none), null = clear, string = the scrypt hash to store */
+  passwordHash?: string | null;
+}
+
+export function insertRole(db: Db, input: RoleWrite, now: number): number {
+  return db.run(db.qb.insertInto('roles').values({
+    name: input.name, ...selfRightsColumns(input.selfRights), password_hash: input.passwordHash ?? null, created_at: now,
+  })).lastInsertRowid;
+}
+
+export function updateRole(db: Db, roleId: number, input: RoleWrite): void {
+  db.run(db.qb.updateTable('roles').set({
+    name: input.name, ...selfRightsColumns(input.selfRights),
+    ...(input.passwordHash !== undefined ? { password_hash: input.passwordHash } : {}),
+  }).where('id', '=', roleId));
+}
+
+export function findRole(db: Db, roleId: number): RoleRow | undefined {
+  return db.get(db.qb.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', roleId)) as RoleRow | undefined;
+}
+
+/** The roles with these ids, ascending by id (missing ids are skipped). json_each keeps one cached statement. */
+export function findRoles(db: Db, ids: readonly number[]): RoleRow[] {
+  return db.prepare(`SELECT ${ROLE_COLUMNS.join(', ')} FROM roles WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`)
+    .all(JSON.stringify(ids)) as RoleRow[];
+}
+
+/** The join password hash of a role; undefined when the role does not exist, null when it has none. */
+export function rolePasswordHash(db: Db, roleId: number): string | null | undefined {
+  return db.get(db.qb.selectFrom('roles').select('password_hash').where('id', '=', roleId))?.password_hash;
+}
+
+/** Strict descendants of the given roles: every role reachable along one or more manages relations. */
+export function descendantsOf(db: Db, roleIds: readonly number[]): Set<number> {
+  return new Set(db.prepare(`
+    WITH RECURSIVE down(id) AS (
+      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id IN (SELECT value FROM json_each(?))
+      UNION
+      SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
+    )
+    SELECT id FROM down`).pluck().all(JSON.stringify(roleIds)) as number[]);
+}

@@ -1,0 +1,69 @@
+// Public JSON of roles, manages and member relations (Lucia's rule: never a raw row). A role's password hash is never
+// selected for serialization, so it cannot leak through here.
+import { RIGHTS, RIGHT_COLUMN, type Right } from '../access/rights.ts';
+import type { ManagesTable, RolesTable } from '../db/schema.ts';
+
+export type Flags = Record<Right, boolean>;
+
+/** The role columns a serializer may see (no password_hash). */
+export const ROLE_COLUMNS = [
+  'id', 'name', 'self_role_management', 'self_user_management', 'self_view_management',
+  'self_device_management', 'self_report_management', 'self_alarm_management',
+] as const satisfies readonly (keyof RolesTable)[];
+export interface RoleRow {
+  id: number; name: string;
+  self_role_management: number; self_user_management: number; self_view_management: number;
+  self_device_management: number; self_report_management: number; self_alarm_management: number;
+}
+
+export const MANAGES_COLUMNS = [
+  'id', 'parent_role_id', 'child_role_id', 'role_management', 'user_management', 'view_management',
+  'device_management', 'report_management', 'alarm_management',
+] as const satisfies readonly (keyof ManagesTable)[];
+export interface ManagesRow {
+  id: number; parent_role_id: number; child_role_id: number;
+  role_management: number; user_management: number; view_management: number;
+  device_management: number; report_management: number; alarm_management: number;
+}
+
+export interface MemberRow { id: number; role_id: number; email: string }
+
+export interface Role { id: number; name: string; selfRights: Flags; userRights: Partial<Flags> }
+export type Manages = { id: number; parentRoleId: number; childRoleId: number } & Flags;
+export interface Member { id: number; roleId: number; userEmail: string }
+
+function flagsOf(row: object, prefix: string): Flags {
+  return Object.fromEntries(RIGHTS.map((r) => [r, (row as Record<string, unknown>)[`${prefix}${RIGHT_COLUMN[r]}`] === 1])) as Flags;
+}
+
+type Bit = 0 | 1;
+const bit = (b: boolean): Bit => (b ? 1 : 0);
+
+/** Flags6 -> the 0/1 flag columns of a manages row. */
+export function managesColumns(f: Flags): Pick<ManagesTable, 'role_management' | 'user_management' | 'view_management' | 'device_management' | 'report_management' | 'alarm_management'> {
+  return {
+    role_management: bit(f.roleManagement), user_management: bit(f.userManagement), view_management: bit(f.viewManagement),
+    device_management: bit(f.deviceManagement), report_management: bit(f.reportManagement), alarm_management: bit(f.alarmManagement),
+  };
+}
+
+/** Flags6 -> a role's self_* columns. */
+export function selfRightsColumns(f: Flags): Pick<RolesTable, 'self_role_management' | 'self_user_management' | 'self_view_management' | 'self_device_management' | 'self_report_management' | 'self_alarm_management'> {
+  return {
+    self_role_management: bit(f.roleManagement), self_user_management: bit(f.userManagement), self_view_management: bit(f.viewManagement),
+    self_device_management: bit(f.deviceManagement), self_report_management: bit(f.reportManagement), self_alarm_management: bit(f.alarmManagement),
+  };
+}
+
+/** `userRights` holds exactly the requested flags (CONTRACT §4: flags not requested are absent). */
+export function toRole(row: RoleRow, userRights: Partial<Flags> = {}): Role {
+  return { id: row.id, name: row.name, selfRights: flagsOf(row, 'self_'), userRights };
+}
+
+export function toManages(row: ManagesRow): Manages {
+  return { id: row.id, parentRoleId: row.parent_role_id, childRoleId: row.child_role_id, ...flagsOf(row, '') };
+}
+
+export function toMember(row: MemberRow): Member {
+  return { id: row.id, roleId: row.role_id, userEmail: row.email };
+}
