@@ -1,0 +1,248 @@
+// Monitors relations: upsert on devices, update/delete by id, query and deprecated GET; the two-part rule; the
+// monitorManagement invariant (409 on update, device deletion on delete).
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
+import { addDevice, addManages, addMonitors, addRole, count, ok, storedDevice, storedMonitors, userIn } from './fixtures.ts';
+
+const grant = (mm: boolean, reads: string[] = [], edits: string[] = []) => ({ monitorManagement: mm, reads, edits });
+const upsert = (t: TestApp, token: string, roleId: number, deviceIds: string, body: unknown = grant(false, ['a'], ['b'])) =>
+  t.request('PUT', `/v1/role/${roleId}/monitors?${deviceIds}`, { token, body });
+
+/**
+ * u is a member of A; A -> R with the given flags (R is the role of the relations changed); D is a device on which A
+ * has monitorManagement when `mm` is true (else a plain read relation); A's own selfRights as given.
+ */
+async function world(t: TestApp, opts: { flags?: Parameters<typeof addManages>[3]; mm?: boolean; selfRights?: Parameters<typeof addRole>[2] } = {}) {
+  const a = addRole(t, 'A', opts.selfRights);
+  const r = addRole(t, 'R');
+  addManages(t, a, r, opts.flags ?? { deviceManagement: true });
+  const u = await userIn(t, a);
+  const d = addDevice(t, { a: 1, b: 2 });
+  const own = addMonitors(t, a, d, { mm: opts.mm ?? true });
+  return { a, r, u, d, own };
+}
+
+describe('monitors: happy', () => {
+  it('PUT ?deviceId=D creates (R, D), a second PUT updates the same relation', async () => {
+    const t = await makeTestApp();
+    const { r, u, d } = await world(t);
+    const created = ok(await upsert(t, u.token, r, `deviceId=${d}`)).monitors;
+    assert.deepEqual(created, { id: created.id, roleId: r, deviceId: d, monitorManagement: false, reads: ['a'], edits: ['b'] });
+    const updated = ok(await upsert(t, u.token, r, `deviceId=${d}`, grant(true, ['x', 'x'], []))).monitors;
+    assert.deepEqual(updated, { id: created.id, roleId: r, deviceId: d, monitorManagement: true, reads: ['x'], edits: [] });
+    assert.equal(storedMonitors(t, d).length, 2);
+    t.close();
+  });
+
+  it('several deviceId values (repeated or comma-separated) answer with an array in request order', async () => {
+    const t = await makeTestApp();
+    const { a, r, u, d } = await world(t);
+    const d2 = addDevice(t, {});
+    addMonitors(t, a, d2, { mm: true });
+    const list = ok(await upsert(t, u.token, r, `deviceId=${d2}&deviceId=${d}`)).monitors;
+    assert.deepEqual(list.map((m: { deviceId: number }) => m.deviceId), [d2, d]);
+    assert.deepEqual(ok(await upsert(t, u.token, r, `deviceId=${d},${d2}`)).monitors.map((m: { deviceId: number }) => m.deviceId), [d, d2]);
+    t.close();
+  });
+
+  it('PUT /monitors/{ids} updates by id; one id -> object, several -> array', async () => {
+    const t = await makeTestApp();
+    const { a, r, u, d } = await world(t);
+    const d2 = addDevice(t, {});
+    addMonitors(t, a, d2, { mm: true });
+    const m1 = addMonitors(t, r, d, {});
+    const m2 = addMonitors(t, r, d2, {});
+    const one = ok(await t.request('PUT', `/v1/role/${r}/monitors/${m1}`, { token: u.token, body: grant(false, ['q'], ['w']) })).monitors;
+    assert.deepEqual(one, { id: m1, roleId: r, deviceId: d, monitorManagement: false, reads: ['q'], edits: ['w'] });
+    const both = ok(await t.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(true) })).monitors;
+    assert.deepEqual(both.map((m: { id: number; monitorManagement: boolean }) => [m.id, m.monitorManagement]), [[m2, true], [m1, true]]);
+    t.close();
+  });
+
+  it('DELETE of a relation that is not the last with monitorManagement keeps the device', async () => {
+    const t = await makeTestApp();
+    const { r, u, d, own } = await world(t);
+    const m = addMonitors(t, r, d, { mm: true });
+    assert.deepEqual(ok(await t.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token })), { deletedNodeIds: [], deletedRelationIds: [m] });
+    assert.deepEqual(storedMonitors(t, d).map((x) => x.id), [own]);
+    t.close();
+  });
+
+  it('DELETE of the last monitorManagement relation deletes the device, its other relations and license links', async () => {
+    const t = await makeTestApp();
+    const { a, u, d, own } = await world(t, { selfRights: { deviceManagement: true } });
+    const reader = addMonitors(t, addRole(t, 'reader'), d, { reads: ['a'] });
+    const db = t.deps.db.sqlite;
+    db.prepare(`INSERT INTO licenses (id, key, type, duration, creation_date) VALUES ('l-1', 'K-1', 'residential', 365, 0)`).run();
+    db.prepare(`INSERT INTO license_datalink (license_id, device_id, created_at) VALUES ('l-1', ?, 0)`).run(d);
+    const res = ok(await t.request('DELETE', `/v1/role/${a}/monitors/${own}`, { token: u.token }));
+    assert.deepEqual(res, { deletedNodeIds: [d], deletedRelationIds: [own, reader].sort((x, y) => x - y) });
+    assert.equal(storedDevice(t, d), undefined);
+    assert.equal(count(t, 'monitors'), 0);
+    assert.equal(count(t, 'license_datalink'), 0);
+    assert.equal(db.prepare('SELECT count(*) FROM licenses').pluck().get(), 1); // the license can be claimed again
+    t.close();
+  });
+
+  it('query by id, ids or *, with filters, over roles in Reach(u) only; deprecated GET alike', async () => {
+    const t = await makeTestApp();
+    const { a, r, u, d, own } = await world(t);
+    const m = addMonitors(t, r, d, {});
+    const outside = addRole(t, 'outside');
+    addMonitors(t, outside, d, { mm: true });
+    const q = async (path: string, body: unknown = {}) =>
+      ok(await t.request('POST', `/v1/role/${path}/monitors/query`, { token: u.token, body })).monitors.map((x: { id: number }) => x.id);
+    assert.deepEqual(await q('*'), [own, m]);
+    assert.deepEqual(await q(`${r}`), [m]);
+    assert.deepEqual(await q(`${a},${r}`), [own, m]);
+    assert.deepEqual(await q(`${outside}`), []);
+    assert.deepEqual(await q('*', { filter: { roleId: [r] } }), [m]);
+    assert.deepEqual(await q('*', { filter: { id: own } }), [own]);
+    assert.deepEqual(await q('*', { filter: { deviceId: [d], roleId: [a] } }), [own]);
+    assert.deepEqual(await q('*', { filter: { deviceId: [999] } }), []);
+    assert.deepEqual(ok(await t.request('POST', `/v1/role/*/monitors/query`, { token: u.token })).monitors.length, 2);
+    const full = ok(await t.request('POST', `/v1/role/${r}/monitors/query`, { token: u.token, body: {} })).monitors;
+    assert.deepEqual(full, [{ id: m, roleId: r, deviceId: d, monitorManagement: false, reads: [], edits: [] }]);
+    const get = await t.request('GET', `/v1/role/*/monitors?roleId=${r}`, { token: u.token });
+    assert.deepEqual(ok(get).monitors, full);
+    assert.equal(get.headers.get('deprecation'), 'true');
+    assert.equal(get.headers.get('link'), '</v1/role/*/monitors/query>; rel="successor-version"');
+    assert.deepEqual(ok(await t.request('GET', `/v1/role/${a}/monitors?id=${own},${m}`, { token: u.token })).monitors.map((x: { id: number }) => x.id), [own]);
+    t.close();
+  });
+});
+
+describe('monitors: validation and state', () => {
+  it('bodies and parameters are validated (400)', async () => {
+    const t = await makeTestApp();
+    const { r, u, d } = await world(t);
+    const bad = async (method: string, path: string, body: unknown, pattern: RegExp) =>
+      assert.match(assertError(await t.request(method, path, { token: u.token, body }), 400, 'BAD_REQUEST').message, pattern);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { monitorManagement: true, reads: [] }, /^edits/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { monitorManagement: 'yes', reads: [], edits: [] }, /^monitorManagement/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { ...grant(true), reads: 'a' }, /^reads/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { ...grant(true), reads: [1] }, /^reads\[0\]/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { ...grant(true), extra: 1 }, /^extra: unknown field/);
+    await bad('PUT', `/v1/role/${r}/monitors`, grant(true), /deviceId/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=`, grant(true), /deviceId/);
+    await bad('PUT', `/v1/role/${r}/monitors?deviceId=x`, grant(true), /deviceId/);
+    await bad('PUT', `/v1/role/x/monitors?deviceId=${d}`, grant(true), /roleId/);
+    await bad('PUT', `/v1/role/${r}/monitors/a,b`, grant(true), /ids/);
+    await bad('DELETE', `/v1/role/${r}/monitors/-1`, undefined, /ids/);
+    await bad('POST', `/v1/role/${r}/monitors/query`, { filter: { name: 'x' } }, /^filter\.name: unknown field/);
+    await bad('POST', `/v1/role/${r}/monitors/query`, { filter: { id: ['1'] } }, /^filter\.id/);
+    await bad('POST', `/v1/role/**/monitors/query`, {}, /roleId/);
+    await bad('GET', `/v1/role/${r}/monitors?device=1`, undefined, /device: unknown field/);
+    assert.equal(storedMonitors(t, d).length, 1);
+    t.close();
+  });
+
+  it('409 LAST_MONITOR_MANAGEMENT when an update would leave a device without monitorManagement', async () => {
+    const t = await makeTestApp();
+    const { a, u, d, own } = await world(t, { selfRights: { deviceManagement: true } });
+    const res = await upsert(t, u.token, a, `deviceId=${d}`, grant(false, ['a']));
+    assertError(res, 409, 'LAST_MONITOR_MANAGEMENT');
+    assertError(await t.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false) }), 409, 'LAST_MONITOR_MANAGEMENT');
+    assert.deepEqual(storedMonitors(t, d).map((m) => [m.id, m.monitor_management]), [[own, 1]]);
+    // with a second monitorManagement relation the first may drop it
+    const other = addMonitors(t, addRole(t, 'other'), d, { mm: true });
+    ok(await t.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false, ['a']) }));
+    assert.deepEqual(storedMonitors(t, d).map((m) => [m.id, m.monitor_management]), [[own, 0], [other, 1]]);
+    t.close();
+  });
+
+  it('several ids: one device losing its last monitorManagement refuses the whole request', async () => {
+    const t = await makeTestApp();
+    const { r, u, d } = await world(t); // d: A's relation has monitorManagement
+    const lone = addDevice(t, {});
+    const m1 = addMonitors(t, r, lone, { mm: true }); // the only monitorManagement relation of `lone`
+    const m2 = addMonitors(t, r, d, { mm: true });
+    const res = await t.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(false) });
+    assert.match(assertError(res, 409, 'LAST_MONITOR_MANAGEMENT').message, new RegExp(`device ${lone}`));
+    assert.deepEqual([...storedMonitors(t, d), ...storedMonitors(t, lone)].map((m) => m.monitor_management), [1, 1, 1]);
+    ok(await t.request('PUT', `/v1/role/${r}/monitors/${m2}`, { token: u.token, body: grant(false) }));
+    t.close();
+  });
+});
+
+describe('monitors: security (one authorizing role must meet both parts)', () => {
+  it('allowed: deviceManagement over R (direct through the relation) and monitorManagement on D', async () => {
+    const t = await makeTestApp();
+    const { r, u, d } = await world(t);
+    ok(await upsert(t, u.token, r, `deviceId=${d}`));
+    t.close();
+  });
+
+  it('allowed: indirect roleManagement over R and monitorManagement on D through a managed role', async () => {
+    const t = await makeTestApp();
+    const a = addRole(t, 'A');
+    const mid = addRole(t, 'mid');
+    const r = addRole(t, 'R');
+    addManages(t, a, mid, { roleManagement: true });
+    addManages(t, mid, r);
+    const u = await userIn(t, a);
+    const d = addDevice(t, {});
+    addMonitors(t, mid, d, { mm: true }); // mm through a role A reaches
+    ok(await upsert(t, u.token, r, `deviceId=${d}`));
+    t.close();
+  });
+
+  it('denied 403: only part (a), only part (b), and (a) and (b) through two different member roles', async () => {
+    const t = await makeTestApp();
+    const noMm = await world(t, { mm: false });
+    assert.match(assertError(await upsert(t, noMm.u.token, noMm.r, `deviceId=${noMm.d}`), 403, 'FORBIDDEN').message, /monitorManagement on device/);
+    const noRight = await world(t, { flags: { userManagement: true } });
+    assertError(await upsert(t, noRight.u.token, noRight.r, `deviceId=${noRight.d}`), 403, 'FORBIDDEN');
+    // split: A1 has deviceManagement over R, A2 has monitorManagement on D; u is a member of both
+    const [a1, a2, r] = [addRole(t, 'A1'), addRole(t, 'A2'), addRole(t, 'R')];
+    addManages(t, a1, r, { deviceManagement: true });
+    const u = await userIn(t, a1, a2);
+    const d = addDevice(t, {});
+    addMonitors(t, a2, d, { mm: true });
+    assertError(await upsert(t, u.token, r, `deviceId=${d}`), 403, 'FORBIDDEN');
+    assert.equal(storedMonitors(t, d).length, 1);
+    t.close();
+  });
+
+  it('denied 403: direct roleManagement over R alone does not count (only indirect)', async () => {
+    const t = await makeTestApp();
+    const a = addRole(t, 'A', { roleManagement: true });
+    const u = await userIn(t, a);
+    const d = addDevice(t, {});
+    addMonitors(t, a, d, { mm: true });
+    assertError(await upsert(t, u.token, a, `deviceId=${d}`, grant(true)), 403, 'FORBIDDEN');
+    t.close();
+  });
+
+  it('denied 404: role outside Reach(u), device u cannot read, relation of another role or missing', async () => {
+    const t = await makeTestApp();
+    const { a, r, u, d } = await world(t);
+    const outside = addRole(t, 'outside');
+    const om = addMonitors(t, outside, d, {});
+    assertError(await upsert(t, u.token, outside, `deviceId=${d}`), 404, 'NOT_FOUND');
+    const hidden = addDevice(t, {});
+    addMonitors(t, outside, hidden, { mm: true });
+    assert.equal(assertError(await upsert(t, u.token, r, `deviceId=${hidden}`), 404, 'NOT_FOUND').message, `device ${hidden} not found`);
+    assertError(await upsert(t, u.token, r, `deviceId=${d},${hidden}`), 404, 'NOT_FOUND');
+    assertError(await t.request('PUT', `/v1/role/${outside}/monitors/${om}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
+    const rm = addMonitors(t, r, d, {});
+    assertError(await t.request('PUT', `/v1/role/${a}/monitors/${rm}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
+    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${om}`, { token: u.token }), 404, 'NOT_FOUND');
+    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/99999`, { token: u.token }), 404, 'NOT_FOUND');
+    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${rm},99999`, { token: u.token }), 404, 'NOT_FOUND');
+    assert.equal(storedMonitors(t, d).length, 3);
+    assert.equal(storedMonitors(t, hidden).length, 1);
+    t.close();
+  });
+
+  it('update and delete by id follow the same rule', async () => {
+    const t = await makeTestApp();
+    const { r, u, d } = await world(t, { flags: { viewManagement: true } });
+    const m = addMonitors(t, r, d, { reads: ['a'] });
+    assertError(await t.request('PUT', `/v1/role/${r}/monitors/${m}`, { token: u.token, body: grant(true) }), 403, 'FORBIDDEN');
+    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token }), 403, 'FORBIDDEN');
+    assert.equal(storedMonitors(t, d).length, 2);
+    t.close();
+  });
+});
