@@ -5,6 +5,7 @@ import type { Logger } from './logger.ts';
 import type { KeyRing } from './auth/keys.ts';
 import type { TokenClaims } from './auth/tokens.ts';
 import type { Metrics } from './http/metrics.ts';
+import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 
 /** Decides whether a verified token was revoked (logout, password change). */
 export interface SessionGuard {
@@ -20,5 +21,7 @@ export interface Deps {
   keys: KeyRing;
   sessions: SessionGuard;
   metrics: Metrics;
+  /** telemetry query buckets and IP bans: one per process, in memory (a restart starts empty) */
+  rateLimiter: RateLimiter;
   version: string;
 }

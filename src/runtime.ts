@@ -11,6 +11,7 @@ import { createSessionGuard } from './auth/sessions.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadNativeBinding } from './native.ts';
+import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 
 export const VERSION = '0.1.0';
 
@@ -47,6 +48,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     keys,
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => Number(pageBytes.get())),
+    rateLimiter: createRateLimiter(),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

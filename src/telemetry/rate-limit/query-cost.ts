@@ -1,0 +1,92 @@
+// Enforces contract §7.4 on one telemetry query request, before anything executes: the IP ban, the tier, the cost
+// against the (user, tier) bucket. The query route calls it with the request's estimate:
+//
+//   const dryRun = enforceQueryCost(c, deps, estimateRequest(body, deps.now()), query);
+//   if (dryRun) return c.json(dryRun);
+//
+// It throws the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
+// (a dry run charges nothing and gets the body to answer with).
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import type { Deps } from '../../deps.ts';
+import type { AppEnv } from '../../http/env.ts';
+import { ApiError } from '../../http/errors.ts';
+import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
+import { qBool, qString } from '../../http/validate.ts';
+import { findUserById } from '../../auth/users.store.ts';
+import type { RequestEstimate } from '../cost.ts';
+import { costHeaders, policyHeaders } from './headers.ts';
+import { bucketKey } from './rate-limiter.ts';
+import { effectiveTier, TIER_NAMES, type Tier } from './tiers.ts';
+
+/** Query parameters of `POST /v1/telemetry/query` that belong to rate limiting; spread into the route's query schema. */
+export const RateLimitParams = {
+  apiTier: v.optional(v.pipe(qString, v.picklist(TIER_NAMES, 'expected free, basic or premium'))),
+  dryRun: v.optional(qBool),
+};
+
+export interface RateLimitOptions {
+  apiTier?: Tier;
+  dryRun?: boolean;
+}
+
+export interface DryRunAnswer {
+  cost: number;
+  estimatedDatapoints: number;
+  scannedShards: number;
+  remainingCapacity: number;
+}
+
+export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: RequestEstimate, options: RateLimitOptions): DryRunAnswer | undefined {
+  const { buckets, bans } = deps.rateLimiter;
+  const now = deps.now();
+  const ip = ipThrottleKey(clientIp(c, deps));
+
+  // A banned address gets nothing else, dry runs included; no X-RateLimit headers (they would describe a bucket).
+  const ban = bans.admit(ip, now);
+  if (ban !== undefined) {
+    if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
+    deps.metrics.bucketRejections.inc({ reason: 'ip_banned' });
+    const retryAfter = Math.ceil(ban.msLeft / 1000);
+    throw new ApiError('IP_BANNED', `this address kept sending queries before its Retry-After elapsed and is banned; retry after ${retryAfter} s`, {
+      extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+
+  const userId = c.var.actor.userId;
+  const user = findUserById(deps.db, userId);
+  if (user === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
+  const policy = effectiveTier(user.tier, options.apiTier);
+  const key = bucketKey(userId, policy.name);
+  const { cost } = estimate;
+
+  if (options.dryRun) {
+    const reading = buckets.peek(key, policy, now);
+    setHeaders(c, { ...costHeaders(cost, reading), ...policyHeaders(policy, reading) });
+    const { estimatedDatapoints, scannedShards } = estimate;
+    return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
+  }
+
+  const outcome = buckets.charge(key, policy, cost, now);
+  if (outcome.ok) {
+    setHeaders(c, { ...costHeaders(cost, outcome.reading), ...policyHeaders(policy, outcome.reading) });
+    return undefined;
+  }
+  deps.metrics.bucketRejections.inc({ reason: outcome.reason });
+  const { remaining, used } = outcome.reading;
+  if (outcome.reason === 'cost_exceeds_capacity') {
+    throw new ApiError('COST_EXCEEDS_CAPACITY', `this request costs ${cost}, more than the ${policy.capacity} the ${policy.name} tier's bucket holds`, {
+      extra: { cost, maximumCapacity: policy.capacity }, headers: costHeaders(cost, outcome.reading),
+    });
+  }
+  const { retryAfter } = outcome;
+  bans.noteRetryAfter(ip, retryAfter, now);
+  throw new ApiError('RATE_LIMITED', `this request costs ${cost} and only ${remaining} of the ${policy.name} tier's ${policy.capacity} are available; retry after ${retryAfter} s`, {
+    extra: { cost, remainingCapacity: remaining, usedCapacity: used, retryAfter },
+    headers: { 'Retry-After': String(retryAfter), ...costHeaders(cost, outcome.reading) },
+  });
+}
+
+function setHeaders(c: Context, headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+}
