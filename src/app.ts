@@ -13,6 +13,7 @@ import { registerRoleRoutes } from './roles/roles.routes.ts';
 import { registerDeviceRoutes } from './devices/devices.routes.ts';
 import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
+import { registerAssetRoutes } from './assets/assets.routes.ts';
 
 export interface RouteContext {
   api: Api;
@@ -56,6 +57,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerDeviceRoutes(ctx);
   registerLicenseRoutes(ctx);
   registerTelemetryRoutes(ctx);
+  registerAssetRoutes(ctx);
   return { app, api };
 }
 
