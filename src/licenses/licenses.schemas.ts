@@ -61,6 +61,7 @@ export const ActivateBody = v.strictObject({
   key: TypedKey,
   activationIso: v.optional(v.pipe(
     v.string(),
+    v.description('ISO 8601 date-time with a UTC offset (Z or ±hh:mm), from 1970 on; default: now'),
     v.maxLength(64, 'expected at most 64 characters'),
     v.transform(parseIsoWithOffset),
     v.number('expected an ISO 8601 date-time with a UTC offset, e.g. 2026-01-02T03:04:05.678+01:00'),
