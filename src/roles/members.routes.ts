@@ -20,7 +20,7 @@ import {
 const MEMBER_SHAPE = 'Member = { id, roleId, userEmail }.';
 
 export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
-  const { db, log } = deps;
+  const { db } = deps;
 
   /** "direct or indirect userManagement over R, or indirect roleManagement over R" (one condition with two ways to meet it) */
   const memberRule = (roleId: number): RightOver[][] => [[
@@ -67,10 +67,10 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       return { row: upsertMember(db, roleId, user.id), createdId };
     });
     if (createdId !== undefined) {
-      log.info('user created by a member relation', { userId: createdId, roleId, byUserId: userId });
+      deps.log.info('user created by a member relation', { userId: createdId, roleId, byUserId: userId });
       // The contract's "random password that is logged once": the only way this user can ever log in, since the
       // appliance sends no e-mail. Nothing else secret goes in the line; callers who want none pass `password`.
-      if (newUser?.generated) log.warn('generated password for a new user (shown once)', { userId: createdId, email: query.userEmail, password: newUser.generated });
+      if (newUser?.generated) deps.log.warn('generated password for a new user (shown once)', { userId: createdId, email: query.userEmail, password: newUser.generated });
     }
     return c.json({ member: toMember(row) });
   });

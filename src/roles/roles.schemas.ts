@@ -2,7 +2,7 @@
 // requests and feed /openapi.json.
 import * as v from 'valibot';
 import { RIGHTS, type Right } from '../access/rights.ts';
-import { jsonId, qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt } from '../http/validate.ts';
+import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt } from '../http/validate.ts';
 
 const MAX_LIST = 1000;
 const MAX_SECRET = 256;
@@ -44,6 +44,9 @@ export const RoleInput = v.strictObject({
 export const CreateRoleBody = v.strictObject({ manages: Flags6, role: RoleInput });
 export const CreateRoleQuery = v.strictObject({ parentRoleId: qInt });
 
+const jsonId = v.pipe(
+  v.number('expected an integer >= 0'), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'),
+);
 const idArray = v.pipe(v.array(jsonId, 'expected an array of integers'), v.maxLength(MAX_LIST, `expected at most ${MAX_LIST} items`));
 const stringArray = v.pipe(
   v.array(v.pipe(v.string('expected a string'), v.maxLength(MAX_SECRET, `expected at most ${MAX_SECRET} characters`)), 'expected an array of strings'),
