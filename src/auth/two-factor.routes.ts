@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import type { RouteContext } from '../app.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor, AppEnv } from '../http/env.ts';
+import type { Authenticator } from '../http/route.ts';
 import { ApiError } from '../http/errors.ts';
 import { findUserById } from './users.store.ts';
 import { newTotpSecret, otpauthUrl, totpStep } from './totp.ts';
@@ -42,6 +43,15 @@ async function secondFactorAnswer(c: Context<AppEnv>, deps: Deps): Promise<Respo
 
 export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
+  // The second-factor step: a partial token, or an access token fresh enough to step up (TOKEN_TOO_OLD is an
+  // authentication failure, so it comes before body validation).
+  const requireStepUp: Authenticator = {
+    ...auth.requirePartialOrActor,
+    authenticate: async (c) => {
+      await auth.requirePartialOrActor.authenticate(c);
+      requireFresh(c.var.actor, deps);
+    },
+  };
   const totpKey = (userId: number): ThrottleKey => ({ rule: RULES.totp, subject: String(userId) });
   const recoveryKey = (userId: number): ThrottleKey => ({ rule: RULES.recoveryCode, subject: String(userId) });
 
@@ -116,14 +126,13 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     method: 'post', path: '/user/2fa/totp/authenticate', tag: 'two-factor', summary: 'Second factor: a TOTP code',
     description: 'With a partial token (login): a new session\'s accessToken, refreshToken and sudoToken. With an access '
       + 'token at most 5 minutes old: a sudoToken. A code is accepted once.',
-    auth: auth.requirePartialOrActor, body: TotpBody,
+    auth: requireStepUp, body: TotpBody,
     responses: {
       200: { description: 'tokens', schema: SecondFactorResponse },
       429: { description: 'TOO_MANY_TOTP_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
     },
   }, async (c, { body }) => {
     const actor = c.var.actor;
-    requireFresh(actor, deps);
     const secret = getTwoFactor(db, actor.userId)?.totp_secret;
     if (secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
     const now = deps.now();
@@ -139,14 +148,13 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
   api.route({
     method: 'post', path: '/user/2fa/recovery-code/authenticate', tag: 'two-factor', summary: 'Second factor: a recovery code',
     description: 'Same two cases and answers as /user/2fa/totp/authenticate. Each recovery code works once.',
-    auth: auth.requirePartialOrActor, body: RecoveryCodeBody,
+    auth: requireStepUp, body: RecoveryCodeBody,
     responses: {
       200: { description: 'tokens', schema: SecondFactorResponse },
       429: { description: 'TOO_MANY_RECOVERY_CODE_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
     },
   }, async (c, { body }) => {
     const actor = c.var.actor;
-    requireFresh(actor, deps);
     if (countRecoveryCodes(db, actor.userId).total === 0) {
       throw new ApiError('RECOVERY_CODES_UNINITIALIZED', 'this user has no recovery codes');
     }

@@ -168,6 +168,8 @@ describe('2fa: login and step-up with TOTP', () => {
     t.clock.advance(5 * 60 * 1000 + 1000);
     assertError(await t.request('POST', '/user/2fa/totp/authenticate', { token: old, body: { totp: totpCode(t, secret) } }), 401, 'TOKEN_TOO_OLD');
     assertError(await t.request('POST', '/user/2fa/recovery-code/authenticate', { token: old, body: { recoveryCode: 'a'.repeat(16) } }), 401, 'TOKEN_TOO_OLD');
+    // an authentication failure: reported before body validation
+    assertError(await t.request('POST', '/user/2fa/totp/authenticate', { token: old, body: { totp: 'x' } }), 401, 'TOKEN_TOO_OLD');
     t.close();
   });
 
