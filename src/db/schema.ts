@@ -128,6 +128,47 @@ export interface AuthFailuresTable {
   at: number;
 }
 
+export interface TelemetryNamespacesTable {
+  id: Generated<number>;
+  /** namespaceKey() of the namespace */
+  key: string;
+  /** JSON text of the Namespace object */
+  namespace: string;
+  interval_ms: number;
+  shard_duration_ms: number;
+  worst_case_range_ms: number;
+  created_at: number;
+}
+
+export interface TelemetryShardsTable {
+  namespace_id: number;
+  shard_window: number;
+  table_name: string;
+  start_ms: number;
+  end_ms: number;
+  /** value columns c0 .. c<columns - 1> */
+  columns: number;
+  created_at: number;
+}
+
+export interface TelemetrySeriesTable {
+  id: Generated<number>;
+  namespace_id: number;
+  measurement: string;
+  /** JSON text of the full tag set, keys sorted */
+  tags: string;
+  node_id: string;
+  created_at: number;
+}
+
+export interface TelemetryFieldsTable {
+  namespace_id: number;
+  measurement: string;
+  field: string;
+  ordinal: number;
+  type: 'float' | 'integer' | 'unsigned' | 'string' | 'boolean';
+}
+
 export interface SchemaMigrationsTable { name: string; applied_at: number }
 
 export interface Schema {
@@ -146,4 +187,8 @@ export interface Schema {
   two_factor: TwoFactorTable;
   recovery_codes: RecoveryCodesTable;
   auth_failures: AuthFailuresTable;
+  telemetry_namespaces: TelemetryNamespacesTable;
+  telemetry_shards: TelemetryShardsTable;
+  telemetry_series: TelemetrySeriesTable;
+  telemetry_fields: TelemetryFieldsTable;
 }

@@ -1,0 +1,234 @@
+// The telemetry catalogue (sql/0005_telemetry.sql) and its in-memory mirror: namespaces, their measurements' fields,
+// shard tables and series. Ingest consults it once per line, so it lives in memory; the database stays the truth.
+//
+// The mirror is kept per Db and is only changed inside the transaction that changes the tables. Two rules keep it
+// right: a write whose transaction rolls back resets it (the next request reloads what it needs), and every request
+// first compares SQLite's schema cookie with the one recorded after our own last change, resetting on a difference —
+// that is how a `gridkeeper telemetry prune` run from another process (which drops shard tables) is noticed.
+import type { Db } from '../db/open.ts';
+import type { Statement } from 'better-sqlite3';
+import { FIELD_TYPES, type FieldKind } from './line-scanner.ts';
+import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from './namespaces.ts';
+
+export interface FieldInfo {
+  name: string;
+  /** shard-table column c<ordinal> */
+  ordinal: number;
+  kind: FieldKind;
+}
+
+export interface MeasurementInfo {
+  /** unique within the process: names prepared statements */
+  uid: number;
+  name: string;
+  fields: Map<string, FieldInfo>;
+  /** by ordinal */
+  list: FieldInfo[];
+}
+
+export interface SeriesInfo {
+  id: number;
+  nodeId: string;
+  measurement: MeasurementInfo;
+  /** ingest bookkeeping: the write request that last checked this series' nodeId, and the answer */
+  checkedBy: number;
+  allowed: boolean;
+}
+
+export interface ShardInfo {
+  window: number;
+  table: string;
+  startMs: number;
+  endMs: number;
+  /** value columns c0 .. c<columns - 1> */
+  columns: number;
+}
+
+export interface NamespaceInfo {
+  id: number;
+  key: string;
+  namespace: Namespace;
+  profile: NamespaceProfile;
+  createdAt: number;
+  measurements: Map<string, MeasurementInfo>;
+  /** widest measurement (field count): new shard tables get this many columns */
+  maxFields: number;
+  shards: Map<number, ShardInfo>;
+  /** series by the exact text of a line's series section (measurement and tags as written) */
+  seriesByText: Map<string, SeriesInfo>;
+}
+
+/** SQLite allows 2000 columns per table; three hold the key. */
+export const MAX_FIELDS_PER_MEASUREMENT = 1997;
+// The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
+const MAX_CACHED_SERIES_TEXTS = 200_000;
+
+let nextUid = 1;
+
+/** The shard table of window k of namespace id: a pure function of both. */
+export function shardTableName(namespaceId: number, window: number): string {
+  return `telemetry_shard_${namespaceId}_${window < 0 ? `m${-window}` : window}`;
+}
+
+export class Catalogue {
+  private readonly byKey = new Map<string, NamespaceInfo>();
+  private schemaVersion = -1;
+  /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
+  readonly statements = new Map<string, Statement>();
+
+  constructor(private readonly db: Db) {}
+
+  /** Call first inside every telemetry transaction: forgets everything when the schema changed behind our back. */
+  sync(): void {
+    const version = this.readSchemaVersion();
+    if (version !== this.schemaVersion) {
+      this.reset();
+      this.schemaVersion = version;
+    }
+  }
+
+  /** Call last inside a transaction that changed the schema itself (created or altered shard tables). */
+  noteOwnSchemaChange(): void {
+    this.schemaVersion = this.readSchemaVersion();
+  }
+
+  reset(): void {
+    this.byKey.clear();
+    this.statements.clear();
+    this.schemaVersion = -1;
+  }
+
+  /** The namespace with this identity, loaded with its fields and shards, or undefined when it was never written. */
+  find(namespace: Namespace): NamespaceInfo | undefined {
+    const key = namespaceKey(namespace);
+    const cached = this.byKey.get(key);
+    if (cached !== undefined) return cached;
+    const row = this.db.prepare('SELECT id, created_at FROM telemetry_namespaces WHERE key = ?').get(key) as { id: number; created_at: number } | undefined;
+    if (row === undefined) return undefined;
+    const info = this.load(row.id, key, namespace, row.created_at);
+    this.byKey.set(key, info);
+    return info;
+  }
+
+  /** The namespace, created on first write (contract §7.1). */
+  ensure(namespace: Namespace, now: number): NamespaceInfo {
+    const found = this.find(namespace);
+    if (found !== undefined) return found;
+    const key = namespaceKey(namespace);
+    const profile = namespaceProfile(namespace);
+    const { lastInsertRowid } = this.db.prepare(`INSERT INTO telemetry_namespaces
+      (key, namespace, interval_ms, shard_duration_ms, worst_case_range_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+      .run(key, JSON.stringify(namespace), profile.intervalMs, profile.shardDurationMs, profile.worstCaseRangeMs, now);
+    const info = this.load(Number(lastInsertRowid), key, namespace, now);
+    this.byKey.set(key, info);
+    return info;
+  }
+
+  private load(id: number, key: string, namespace: Namespace, createdAt: number): NamespaceInfo {
+    const info: NamespaceInfo = {
+      id, key, namespace, profile: namespaceProfile(namespace), createdAt,
+      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(),
+    };
+    const fields = this.db.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
+      .all(id) as Array<{ measurement: string; field: string; ordinal: number; type: string }>;
+    for (const f of fields) {
+      const m = measurementOf(info, f.measurement);
+      const field: FieldInfo = { name: f.field, ordinal: f.ordinal, kind: FIELD_TYPES.indexOf(f.type as never) as FieldKind };
+      m.fields.set(f.field, field);
+      m.list[f.ordinal] = field;
+      info.maxFields = Math.max(info.maxFields, m.list.length);
+    }
+    const shards = this.db.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards WHERE namespace_id = ?')
+      .all(id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }>;
+    for (const s of shards) {
+      info.shards.set(s.shard_window, { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns });
+    }
+    return info;
+  }
+
+  /** A new field of a measurement gets the next ordinal and keeps its type for good. */
+  addField(ns: NamespaceInfo, measurement: MeasurementInfo, name: string, kind: FieldKind): FieldInfo {
+    const field: FieldInfo = { name, ordinal: measurement.list.length, kind };
+    this.db.prepare('INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type) VALUES (?, ?, ?, ?, ?)')
+      .run(ns.id, measurement.name, name, field.ordinal, FIELD_TYPES[kind]);
+    measurement.fields.set(name, field);
+    measurement.list.push(field);
+    ns.maxFields = Math.max(ns.maxFields, measurement.list.length);
+    return field;
+  }
+
+  measurement(ns: NamespaceInfo, name: string): MeasurementInfo {
+    return measurementOf(ns, name);
+  }
+
+  /**
+   * The series of a measurement and tag set (canonical: keys sorted), created when new. `text` is the line's series
+   * section, remembered so later lines with the same text skip parsing their tags.
+   */
+  ensureSeries(ns: NamespaceInfo, measurementName: string, tags: ReadonlyArray<readonly [string, string]>, text: string, now: number): SeriesInfo {
+    const sorted = [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const tagsJson = JSON.stringify(Object.fromEntries(sorted));
+    const nodeId = sorted.find(([k]) => k === 'nodeId')![1];
+    const found = this.db.prepare('SELECT id FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND tags = ?')
+      .pluck().get(ns.id, measurementName, tagsJson) as number | undefined;
+    const id = found ?? Number(this.db.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
+    const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), checkedBy: 0, allowed: false };
+    if (ns.seriesByText.size >= MAX_CACHED_SERIES_TEXTS) ns.seriesByText.clear();
+    ns.seriesByText.set(text, series);
+    return series;
+  }
+
+  /** The shard table of a window, created (with at least `columns` value columns) when it does not exist yet. */
+  ensureShard(ns: NamespaceInfo, window: number, columns: number, now: number): ShardInfo {
+    const existing = ns.shards.get(window);
+    if (existing !== undefined) {
+      if (existing.columns < columns) this.widen(ns, existing, columns);
+      return existing;
+    }
+    const table = shardTableName(ns.id, window);
+    const width = Math.max(columns, ns.maxFields);
+    const startMs = window * ns.profile.shardDurationMs;
+    const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width };
+    // Untyped value columns (no affinity) keep each value's storage class; the field's type is in telemetry_fields.
+    const valueColumns = Array.from({ length: width }, (_, i) => `, c${i}`).join('');
+    this.db.sqlite.exec(`CREATE TABLE "${table}" (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL${valueColumns},
+      PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`);
+    this.db.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+      .run(ns.id, window, table, shard.startMs, shard.endMs, width, now);
+    ns.shards.set(window, shard);
+    return shard;
+  }
+
+  private widen(ns: NamespaceInfo, shard: ShardInfo, columns: number): void {
+    for (let i = shard.columns; i < columns; i++) this.db.sqlite.exec(`ALTER TABLE "${shard.table}" ADD COLUMN c${i}`);
+    this.db.prepare('UPDATE telemetry_shards SET columns = ? WHERE namespace_id = ? AND shard_window = ?').run(columns, ns.id, shard.window);
+    shard.columns = columns;
+  }
+
+  /** A statement outside Db's shared cache: it belongs to this generation of the mirror (see `statements`). */
+  prepareUncached(sqlText: string): Statement {
+    return this.db.sqlite.prepare(sqlText);
+  }
+
+  private readSchemaVersion(): number {
+    return this.db.prepare('PRAGMA schema_version').pluck().get() as number;
+  }
+}
+
+function measurementOf(ns: NamespaceInfo, name: string): MeasurementInfo {
+  let m = ns.measurements.get(name);
+  if (m === undefined) {
+    m = { uid: nextUid++, name, fields: new Map(), list: [] };
+    ns.measurements.set(name, m);
+  }
+  return m;
+}
+
+const catalogues = new WeakMap<Db, Catalogue>();
+
+export function catalogueOf(db: Db): Catalogue {
+  let c = catalogues.get(db);
+  if (c === undefined) catalogues.set(db, (c = new Catalogue(db)));
+  return c;
+}

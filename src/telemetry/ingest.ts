@@ -1,0 +1,79 @@
+// POST /v1/telemetry (contract §7.2): one line-protocol body into one namespace, all-or-nothing, in ONE transaction
+// (synchronous=FULL makes every commit an fsync, so one per request, never one per point).
+//
+// Each line is scanned straight into the shard writer, nothing is collected per point. A line whose series section
+// (measurement and tags as written) was seen before skips tag parsing and the series lookup; each series' nodeId is
+// checked once per request. After the first unauthorized nodeId the rest of the body is still parsed (a malformed line
+// is a 400, which comes before a 403 in the contract's order of checks) but no longer stored; then everything rolls back.
+import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
+import { mayWriteNode, NodeRights } from './authorize.ts';
+import { catalogueOf, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
+import { LineProtocolError, LineScanner, type Precision } from './line-scanner.ts';
+import type { Namespace } from './namespaces.ts';
+import { ShardWriter } from './shard-writer.ts';
+
+export interface WriteRequest {
+  userId: number;
+  namespace: Namespace;
+  body: string;
+  precision: Precision;
+  now: number;
+  /** points older than this (unix ms) are beyond retention: accepted but not stored */
+  retainFromMs?: number;
+}
+
+let requestSeq = 0;
+
+/** Stores the body's points; returns how many were stored. Throws ApiError LINE_PROTOCOL (400) or FORBIDDEN (403). */
+export function writeLineProtocol(db: Db, req: WriteRequest): number {
+  const catalogue = catalogueOf(db);
+  const request = ++requestSeq;
+  const rights = new NodeRights(db, req.userId, mayWriteNode);
+  const retainFrom = req.retainFromMs ?? -Infinity;
+  try {
+    return db.tx(() => {
+      catalogue.sync();
+      const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
+      let ns: NamespaceInfo | undefined;
+      let writer: ShardWriter | undefined;
+      let forbidden: string | undefined;
+      let stored = 0;
+      while (sc.nextLine()) {
+        // Created with the first point: an empty body creates nothing.
+        ns ??= catalogue.ensure(req.namespace, req.now);
+        let series: SeriesInfo | undefined = ns.seriesByText.get(sc.seriesText());
+        if (series === undefined) {
+          sc.parseSeries();
+          const tags: Array<[string, string]> = [];
+          for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
+          series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), req.now);
+        }
+        if (series.checkedBy !== request) {
+          series.checkedBy = request;
+          series.allowed = rights.allows(series.nodeId);
+        }
+        sc.parseFields();
+        if (!series.allowed) forbidden ??= series.nodeId;
+        if (forbidden !== undefined || sc.timeMs < retainFrom) continue;
+        writer ??= new ShardWriter(catalogue, ns, req.now);
+        writer.add(series, sc);
+        stored++;
+      }
+      if (forbidden !== undefined) {
+        throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
+          + `(needs monitorManagement on its device, or the ${'nodeInfluxSeries'} property editable); nothing was stored`);
+      }
+      writer?.flush();
+      // Our own CREATE/ALTER TABLE changed the schema cookie: record it, so the next request does not take it for
+      // someone else's change.
+      if (writer?.schemaChanged) catalogue.noteOwnSchemaChange();
+      return stored;
+    });
+  } catch (err) {
+    // The transaction rolled back: the mirror may hold namespaces, series, fields or shards that no longer exist.
+    catalogue.reset();
+    if (err instanceof LineProtocolError) throw new ApiError('LINE_PROTOCOL', `${err.message}; nothing was stored`);
+    throw err;
+  }
+}

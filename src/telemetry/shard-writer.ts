@@ -1,0 +1,174 @@
+// Buffers the points of one write request per (shard table, measurement) and stores them with multi-row upserts:
+// one prepared statement call per 64 rows instead of one per row (the per-call overhead dominated single-row inserts;
+// bench/telemetry/layout.mjs). Runs inside the request's transaction.
+//
+// Row layout (decided by bench/telemetry/layout.mjs): one row per point, (series_id, t_ms, t_ns, c0, c1, ...) in a
+// WITHOUT ROWID table keyed (series_id, t_ms, t_ns), c<n> = field number n of the series' measurement. A field a line
+// does not carry is bound as NULL and `coalesce` keeps the stored value: re-writing a (series, time) overwrites
+// exactly the given fields (InfluxDB semantics). Integers and booleans are bound as numbers (or bigint beyond 2^53)
+// and CAST to INTEGER in SQL, so they are stored as compact exact integers.
+import type { Statement } from 'better-sqlite3';
+import type { Catalogue, FieldInfo, MeasurementInfo, NamespaceInfo, SeriesInfo, ShardInfo } from './catalogue.ts';
+import { MAX_FIELDS_PER_MEASUREMENT } from './catalogue.ts';
+import { BOOLEAN, FIELD_TYPES, FLOAT, INTEGER, LineProtocolError, STRING, UNSIGNED, type FieldKind, type LineScanner } from './line-scanner.ts';
+import { floorDiv } from './namespaces.ts';
+
+/** Most rows per statement; also bounded by SQLite's 32766 parameters. */
+const MAX_ROWS = 64;
+const MAX_PARAMS = 32766;
+const INT64_MAX = 2n ** 63n - 1n;
+
+interface Group {
+  shard: ShardInfo;
+  measurement: MeasurementInfo;
+  /** value columns bound per row (the measurement's field count when the group began) */
+  width: number;
+  /** rows per full statement: a power of two */
+  chunk: number;
+  values: unknown[];
+  rows: number;
+}
+
+export class ShardWriter {
+  private readonly groups = new Map<string, Group>();
+  private lastShard: ShardInfo | undefined;
+  private lastGroup: Group | undefined;
+  private readonly ordinals: number[] = [];
+  /** whether this request created or altered a shard table */
+  schemaChanged = false;
+
+  constructor(private readonly catalogue: Catalogue, private readonly ns: NamespaceInfo, private readonly now: number) {}
+
+  /** Buffers the current line of the scanner (fields parsed) as a row of `series`. */
+  add(series: SeriesInfo, sc: LineScanner): void {
+    const m = series.measurement;
+    // Map the line's fields to columns first: a new field widens the measurement (and so the rows it needs).
+    const n = sc.fieldCount;
+    const ordinals = this.ordinals;
+    for (let k = 0; k < n; k++) {
+      const field = m.fields.get(sc.fieldKeys[k]) ?? this.newField(m, sc, k);
+      const kind = sc.fieldKinds[k];
+      if (field.kind !== kind) {
+        throw new LineProtocolError(sc.line, `field type conflict: "${field.name}" of measurement "${m.name}" is ${FIELD_TYPES[field.kind]}, got ${FIELD_TYPES[kind]}`);
+      }
+      ordinals[k] = field.ordinal;
+    }
+    const group = this.group(this.shardFor(sc.timeMs, m.list.length), m);
+    const values = group.values;
+    const width = group.width;
+    let at = group.rows * (3 + width);
+    values[at] = series.id;
+    values[at + 1] = sc.timeMs;
+    values[at + 2] = sc.subMsNs;
+    at += 3;
+    for (let c = 0; c < width; c++) values[at + c] = null;
+    for (let k = 0; k < n; k++) values[at + ordinals[k]] = bindable(sc, k);
+    if (++group.rows === group.chunk) this.flushGroup(group);
+  }
+
+  /** Writes every buffered row. */
+  flush(): void {
+    for (const group of this.groups.values()) this.flushGroup(group);
+  }
+
+  private newField(m: MeasurementInfo, sc: LineScanner, k: number): FieldInfo {
+    if (m.list.length >= MAX_FIELDS_PER_MEASUREMENT) {
+      throw new LineProtocolError(sc.line, `measurement "${m.name}" would have more than ${MAX_FIELDS_PER_MEASUREMENT} fields`);
+    }
+    return this.catalogue.addField(this.ns, m, sc.fieldKeys[k], sc.fieldKinds[k]);
+  }
+
+  private shardFor(timeMs: number, columns: number): ShardInfo {
+    const last = this.lastShard;
+    if (last !== undefined && timeMs >= last.startMs && timeMs < last.endMs && last.columns >= columns) return last;
+    const window = floorDiv(timeMs, this.ns.profile.shardDurationMs);
+    const existing = this.ns.shards.get(window);
+    if (existing === undefined || existing.columns < columns) {
+      // Rows already buffered for this table were built for its old width: write them before it changes.
+      if (existing !== undefined) for (const g of this.groups.values()) if (g.shard === existing) this.flushGroup(g);
+      this.schemaChanged = true;
+    }
+    return (this.lastShard = this.catalogue.ensureShard(this.ns, window, columns, this.now));
+  }
+
+  private group(shard: ShardInfo, m: MeasurementInfo): Group {
+    const last = this.lastGroup;
+    const width = m.list.length;
+    if (last !== undefined && last.shard === shard && last.measurement === m && last.width === width) return last;
+    const key = `${shard.window}/${m.uid}`;
+    let group = this.groups.get(key);
+    if (group === undefined || group.width !== width) {
+      // One pending group per (table, measurement): rows for the same (series, time) are written in line order.
+      if (group !== undefined) this.flushGroup(group);
+      let chunk = 1;
+      while (chunk * 2 <= MAX_ROWS && chunk * 2 * (3 + width) <= MAX_PARAMS) chunk *= 2;
+      group = { shard, measurement: m, width, chunk, values: new Array(chunk * (3 + width)), rows: 0 };
+      this.groups.set(key, group);
+    }
+    return (this.lastGroup = group);
+  }
+
+  private flushGroup(group: Group): void {
+    if (group.rows === 0) return;
+    const perRow = 3 + group.width;
+    if (group.rows === group.chunk) {
+      this.statement(group, group.chunk).run(group.values);
+    } else {
+      // The tail in power-of-two statements: at most log2(chunk) + 1 statement shapes per group.
+      let at = 0;
+      for (let size = group.chunk; size >= 1; size >>= 1) {
+        while (group.rows - at / perRow >= size) {
+          this.statement(group, size).run(group.values.slice(at, at + size * perRow));
+          at += size * perRow;
+        }
+      }
+    }
+    group.rows = 0;
+  }
+
+  private statement(group: Group, rows: number): Statement {
+    const key = `${group.shard.table}/${group.measurement.uid}/${group.width}/${rows}`;
+    let stmt = this.catalogue.statements.get(key);
+    if (stmt === undefined) {
+      stmt = this.catalogue.prepareUncached(insertSql(group, rows));
+      this.catalogue.statements.set(key, stmt);
+    }
+    return stmt;
+  }
+}
+
+function insertSql(group: Group, rows: number): string {
+  const { width, measurement } = group;
+  const cols = Array.from({ length: width }, (_, i) => `c${i}`);
+  const row = `(?, ?, ?${measurement.list.slice(0, width).map((f) => (isIntegerKind(f.kind) ? ', CAST(? AS INTEGER)' : ', ?')).join('')})`;
+  const updates = cols.map((c) => `${c} = coalesce(excluded.${c}, ${c})`).join(', ');
+  return `INSERT INTO "${group.shard.table}" (series_id, t_ms, t_ns${cols.map((c) => `, ${c}`).join('')}) VALUES ${Array(rows).fill(row).join(', ')}
+    ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET ${updates}`;
+}
+
+function isIntegerKind(kind: FieldKind): boolean {
+  return kind === INTEGER || kind === UNSIGNED || kind === BOOLEAN;
+}
+
+/** The value of field k of the scanner's line as better-sqlite3 binds it. */
+function bindable(sc: LineScanner, k: number): number | bigint | string {
+  switch (sc.fieldKinds[k]) {
+    case FLOAT:
+    case BOOLEAN:
+      return sc.fieldNumbers[k];
+    case INTEGER: {
+      const big = sc.fieldValues[k];
+      return big === undefined ? sc.fieldNumbers[k] : big as bigint;
+    }
+    case UNSIGNED: {
+      const big = sc.fieldValues[k];
+      if (big === undefined) return sc.fieldNumbers[k];
+      // SQLite integers are int64: larger unsigned values are refused rather than stored inexactly (InfluxDB 1.x
+      // refuses unsigned integers altogether).
+      if ((big as bigint) > INT64_MAX) throw new LineProtocolError(sc.line, `unsigned value of field "${sc.fieldKeys[k]}" is above ${INT64_MAX}, the largest this store keeps`);
+      return big as bigint;
+    }
+    case STRING:
+      return sc.fieldValues[k] as string;
+  }
+}
