@@ -12,8 +12,8 @@ export interface BoundedMapOptions<V> {
   isIdle(value: V, now: number): boolean;
 }
 
-export class BoundedMap<V> {
-  private readonly entries = new Map<string, V>();
+export class BoundedMap<K, V> {
+  private readonly entries = new Map<K, V>();
   private lastSweep = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: BoundedMapOptions<V>) {}
@@ -22,17 +22,17 @@ export class BoundedMap<V> {
     return this.entries.size;
   }
 
-  get(key: string): V | undefined {
+  get(key: K): V | undefined {
     return this.entries.get(key);
   }
 
   /** Adds a new key (callers mutate existing values in place). */
-  add(key: string, value: V, now: number): void {
+  add(key: K, value: V, now: number): void {
     if (this.entries.size >= this.options.maxEntries) this.shrink(now);
     this.entries.set(key, value);
   }
 
-  delete(key: string): void {
+  delete(key: K): void {
     this.entries.delete(key);
   }
 

@@ -28,10 +28,10 @@ export interface IpBanOptions {
 }
 
 export class IpBans {
-  private readonly entries: BoundedMap<IpEntry>;
+  private readonly entries: BoundedMap<string, IpEntry>;
 
   constructor(options: IpBanOptions = {}) {
-    this.entries = new BoundedMap<IpEntry>({
+    this.entries = new BoundedMap<string, IpEntry>({
       maxEntries: options.maxEntries ?? 100_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       isIdle: (e, now) => e.bannedUntil <= now && e.retryUntil <= now

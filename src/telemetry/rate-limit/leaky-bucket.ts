@@ -7,6 +7,9 @@
 import { BoundedMap } from './bounded-map.ts';
 import type { TierPolicy } from './tiers.ts';
 
+/** Any value identifying one (user, tier) pair; see bucketKey() — a number, so lookups need no string hashing. */
+export type BucketKey = number | string;
+
 interface Bucket {
   /** level at `at`, in unit·ms (cost units × windowMs) */
   level: number;
@@ -37,10 +40,10 @@ export interface LeakyBucketOptions {
 }
 
 export class LeakyBuckets {
-  private readonly buckets: BoundedMap<Bucket>;
+  private readonly buckets: BoundedMap<BucketKey, Bucket>;
 
   constructor(options: LeakyBucketOptions = {}) {
-    this.buckets = new BoundedMap<Bucket>({
+    this.buckets = new BoundedMap<BucketKey, Bucket>({
       maxEntries: options.maxEntries ?? 100_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       isIdle: (b, now) => b.drainedAt <= now,
@@ -52,19 +55,20 @@ export class LeakyBuckets {
   }
 
   /** The bucket as it is now, without charging. */
-  peek(key: string, policy: TierPolicy, now: number): BucketReading {
+  peek(key: BucketKey, policy: TierPolicy, now: number): BucketReading {
     this.buckets.maybeSweep(now);
-    return readingOf(this.levelNow(key, policy, now), policy);
+    return readingOf(levelAt(this.buckets.get(key), policy, now), policy);
   }
 
   /**
    * Admits and charges `cost` when it fits: level + cost ≤ capacity, i.e. cost ≤ remaining. A refused request charges
    * nothing. A cost above the capacity can never fit and is refused as such (the caller answers 422, not 429).
    */
-  charge(key: string, policy: TierPolicy, cost: number, now: number): ChargeOutcome {
+  charge(key: BucketKey, policy: TierPolicy, cost: number, now: number): ChargeOutcome {
     this.buckets.maybeSweep(now);
     const { capacity, windowMs } = policy;
-    const level = this.levelNow(key, policy, now);
+    const bucket = this.buckets.get(key);
+    const level = levelAt(bucket, policy, now);
     if (cost > capacity) return { ok: false, reason: 'cost_exceeds_capacity', reading: readingOf(level, policy) };
     const after = level + cost * windowMs;
     const excess = after - capacity * windowMs;
@@ -72,7 +76,6 @@ export class LeakyBuckets {
       // The level leaks `capacity` unit·ms per ms: the cost fits after excess / capacity ms.
       return { ok: false, reason: 'rate_limited', reading: readingOf(level, policy), retryAfter: ceilDiv(excess, capacity * 1000) };
     }
-    const bucket = this.buckets.get(key);
     // A clock that stepped back leaks nothing until it passes the last charge again (never a negative leak).
     const at = bucket === undefined ? now : Math.max(bucket.at, now);
     const drainedAt = at + ceilDiv(after, capacity);
@@ -85,13 +88,13 @@ export class LeakyBuckets {
   sweep(now: number): void {
     this.buckets.sweep(now);
   }
+}
 
-  private levelNow(key: string, policy: TierPolicy, now: number): number {
-    const bucket = this.buckets.get(key);
-    if (bucket === undefined) return 0;
-    const leaked = policy.capacity * Math.max(0, now - bucket.at);
-    return bucket.level > leaked ? bucket.level - leaked : 0;
-  }
+/** The level at `now`: what was charged minus `capacity` unit·ms per ms since (a clock that stepped back leaks nothing). */
+function levelAt(bucket: Bucket | undefined, policy: TierPolicy, now: number): number {
+  if (bucket === undefined) return 0;
+  const leaked = policy.capacity * Math.max(0, now - bucket.at);
+  return bucket.level > leaked ? bucket.level - leaked : 0;
 }
 
 function readingOf(level: number, policy: TierPolicy): BucketReading {

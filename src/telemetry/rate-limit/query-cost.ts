@@ -13,10 +13,10 @@ import type { AppEnv } from '../../http/env.ts';
 import { ApiError } from '../../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
 import { qBool, qString } from '../../http/validate.ts';
-import { findUserById } from '../../auth/users.store.ts';
 import type { RequestEstimate } from '../cost.ts';
-import { costHeaders, policyHeaders } from './headers.ts';
+import { costHeaders, setQuotaHeaders } from './headers.ts';
 import { bucketKey } from './rate-limiter.ts';
+import { findUserTier } from './tier.store.ts';
 import { effectiveTier, TIER_NAMES, type Tier } from './tiers.ts';
 
 /** Query parameters of `POST /v1/telemetry/query` that belong to rate limiting; spread into the route's query schema. */
@@ -54,22 +54,22 @@ export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: Reque
   }
 
   const userId = c.var.actor.userId;
-  const user = findUserById(deps.db, userId);
-  if (user === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
-  const policy = effectiveTier(user.tier, options.apiTier);
+  const userTier = findUserTier(deps.db, userId);
+  if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
+  const policy = effectiveTier(userTier, options.apiTier);
   const key = bucketKey(userId, policy.name);
   const { cost } = estimate;
 
   if (options.dryRun) {
     const reading = buckets.peek(key, policy, now);
-    setHeaders(c, { ...costHeaders(cost, reading), ...policyHeaders(policy, reading) });
+    setQuotaHeaders(c, cost, policy, reading);
     const { estimatedDatapoints, scannedShards } = estimate;
     return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
   }
 
   const outcome = buckets.charge(key, policy, cost, now);
   if (outcome.ok) {
-    setHeaders(c, { ...costHeaders(cost, outcome.reading), ...policyHeaders(policy, outcome.reading) });
+    setQuotaHeaders(c, cost, policy, outcome.reading);
     return undefined;
   }
   deps.metrics.bucketRejections.inc({ reason: outcome.reason });
@@ -85,8 +85,4 @@ export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: Reque
     extra: { cost, remainingCapacity: remaining, usedCapacity: used, retryAfter },
     headers: { 'Retry-After': String(retryAfter), ...costHeaders(cost, outcome.reading) },
   });
-}
-
-function setHeaders(c: Context, headers: Record<string, string>): void {
-  for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }
