@@ -8,6 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
 import { addUserCommand } from './auth/users.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
+import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 
 export interface CommandIo {
   out(line: string): void;
@@ -33,6 +34,8 @@ Commands:
                             create a user (a generated password is printed once), optionally as a member of a role
   license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K]
                             create licenses (count 1..1000) and print their keys, one per line
+  telemetry prune [--older-than 90d]
+                            drop telemetry shards older than the duration (default: the retention setting)
   version                   print the version
   --help                    this text
 
@@ -45,6 +48,7 @@ Options (flags win over environment variables):
                   GRIDKEEPER_ADMIN_EMAIL   default admin@localhost (first start only)
                   GRIDKEEPER_ADMIN_PASSWORD  first start only; generated and printed once when unset
   --native-dir D  GRIDKEEPER_NATIVE_DIR    where the single executable unpacks its SQLite addon (default <data-dir>/.native)
+  --telemetry-retention R  GRIDKEEPER_TELEMETRY_RETENTION  drop telemetry older than R (e.g. 90d); default off
 `;
 
 const serveCommand: Command = {
@@ -121,7 +125,7 @@ const versionCommand: Command = {
   async run(_config, _args, io) { io.out(VERSION); return 0; },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, versionCommand];
+export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, pruneTelemetryCommand, versionCommand];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }

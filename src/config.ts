@@ -2,6 +2,7 @@
 // Flags win over the environment. A bad value is a ConfigError: main prints it and exits with code 2.
 import * as v from 'valibot';
 import { resolve } from 'node:path';
+import { DURATION_HINT, parseDurationMs } from './telemetry/duration.ts';
 
 /** Local addresses (admin@localhost) are normal on an appliance, so no TLD is required. */
 export const EMAIL = /^[^\s@]{1,128}@[^\s@]{1,128}$/;
@@ -32,6 +33,12 @@ export const ConfigSchema = v.strictObject({
   log: v.optional(v.picklist(['debug', 'info', 'warn', 'error'], 'expected debug, info, warn or error'), 'info'),
   /** where the embedded native addon is written before loading; must allow exec (a noexec /tmp breaks dlopen) */
   nativeDir: v.optional(v.pipe(v.string(), v.nonEmpty(), v.transform((d) => resolve(d)))),
+  /** telemetry older than this (ms) is dropped, whole shards at a time; null keeps everything */
+  telemetryRetention: v.optional(v.pipe(
+    v.string(),
+    v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
+    v.transform((s) => parseDurationMs(s) ?? null),
+  ), 'off'),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -46,6 +53,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_TRUST_PROXY: 'trustProxy',
   GRIDKEEPER_LOG: 'log',
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
+  GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
@@ -55,6 +63,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--log': 'log',
   '--trust-proxy': 'trustProxy',
   '--native-dir': 'nativeDir',
+  '--telemetry-retention': 'telemetryRetention',
 };
 
 export class ConfigError extends Error {}

@@ -1,4 +1,86 @@
-// Routes of this domain (filled in by its issue).
+// Telemetry (contract §7): line-protocol writes, batched queries, the namespace list.
+// Authorization is by each line's / query's nodeId tag, so it happens inside the services (ingest.ts, query-exec.ts)
+// through the rules in authorize.ts — once per distinct nodeId per request.
 import type { RouteContext } from '../app.ts';
+import { badRequest } from '../http/errors.ts';
+import { decodeUtf8 } from '../http/route.ts';
+import { decodeContentEncoding } from './gunzip.ts';
+import { writeLineProtocol } from './ingest.ts';
+import { namespaceFromWriteParams } from './namespaces.ts';
+import { runQueries } from './query-exec.ts';
+import { planQueryRequest } from './query-plan.ts';
+import { resultsJson } from './query-result.ts';
+import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
+import {
+  NamespacesResponseSchema, QueryBodySchema, QueryParamsSchema, QueryResponseSchema, WriteParamsSchema,
+} from './telemetry.schemas.ts';
 
-export function registerTelemetryRoutes(_ctx: RouteContext): void {}
+const TAG = 'telemetry';
+/** Telemetry write bodies, before and after gzip decompression (contract §1). */
+export const WRITE_BODY_LIMIT = 32 * 1024 * 1024;
+
+export function registerTelemetryRoutes(ctx: RouteContext): void {
+  const { api, deps, auth } = ctx;
+  const { db } = deps;
+
+  api.route({
+    method: 'post', path: '/v1/telemetry', tag: TAG, summary: 'Write points in InfluxDB line protocol',
+    description: 'Namespace from ?db=&rp= (rp defaults to autogen), ?org=&bucket= or ?namespace=; precision ns (default), us, ms or s. '
+      + 'Every line needs a nodeId tag naming a device on which the caller has monitorManagement or may edit nodeInfluxSeries. '
+      + 'All-or-nothing: a malformed line -> 400 LINE_PROTOCOL ("line N: ..."), an unauthorized nodeId -> 403, and nothing is stored. '
+      + 'Content-Encoding: gzip is accepted; 32 MiB at most, also after decompression. InfluxDB parameters u, p, consistency and orgID are ignored.',
+    auth: auth.requireActor, query: WriteParamsSchema, bodyLimit: WRITE_BODY_LIMIT,
+    rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
+    responses: { 204: { description: 'every point was stored' } },
+  }, (c, { query, raw }) => {
+    const userId = c.var.actor.userId;
+    // Decompressed only for an authenticated caller: nobody else gets to make the server inflate anything.
+    const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
+    const target = namespaceFromWriteParams(query);
+    if (!target.ok) throw badRequest(`query: ${target.message}`);
+    const now = deps.now();
+    const retainFromMs = enforceRetention(db, deps.config.telemetryRetention, now);
+    const stored = writeLineProtocol(db, { userId, namespace: target.namespace, body: decodeUtf8(bytes), precision: query.precision, now, retainFromMs });
+    deps.metrics.telemetryPointsWritten.inc(stored);
+    return c.body(null, 204);
+  });
+
+  api.route({
+    method: 'post', path: '/v1/telemetry/query', tag: TAG, summary: 'Query points: one query or a batch of up to 1000',
+    description: 'Each query is answered alone, in request order: { statement_id, series } or { statement_id } when nothing matched '
+      + 'or { statement_id, error } (Unauthorized when where.tags.nodeId names no device the caller may read, or a bad field). '
+      + 'One series per tag set; limit and orderBy apply per series; functions give one row per series timed at the range start. '
+      + 'A single query (not an array) is answered with a single object.',
+    auth: auth.requireActor, query: QueryParamsSchema, body: QueryBodySchema,
+    responses: { 200: { description: 'results in request order', schema: QueryResponseSchema } },
+  }, (c, { body }) => {
+    const userId = c.var.actor.userId;
+    const now = deps.now();
+    enforceRetention(db, deps.config.telemetryRetention, now);
+    // Planned before anything executes: plan.estimate (contract §7.4) and plan.shardTables are what the cost limiter
+    // charges for; apiTier and dryRun belong to it.
+    const plan = planQueryRequest(db, body, now);
+    const results = runQueries(db, userId, plan, now);
+    return c.body(resultsJson(results, plan.single), 200, { 'content-type': 'application/json' });
+  });
+
+  api.route({
+    method: 'get', path: '/v1/telemetry/namespaces', tag: TAG, summary: 'Namespaces with their interval, shard duration and worst-case range',
+    description: 'The namespaces holding data of a device the caller may read. Figures in seconds (contract §7.1).',
+    auth: auth.requireActor,
+    responses: { 200: { description: 'namespaces', schema: NamespacesResponseSchema } },
+  }, (c) => {
+    const rows = listVisibleNamespaces(db, c.var.actor.userId);
+    return c.json({
+      namespaces: rows.map((r) => ({
+        namespace: r.namespace,
+        expectedIntervalSeconds: r.intervalMs / 1000,
+        shardDurationSeconds: r.shardDurationMs / 1000,
+        worstCaseRangeSeconds: r.worstCaseRangeMs / 1000,
+        shards: r.shards,
+        oldestShardStart: r.oldestShardStartMs === null ? null : new Date(r.oldestShardStartMs).toISOString(),
+        createdAt: new Date(r.createdAt).toISOString(),
+      })),
+    });
+  });
+}

@@ -2,6 +2,7 @@
 // OpenAPI document; the calendar check on ISO strings is a `check` action, so convert with
 // `toJsonSchema(schema, { ignoreActions: ['check'] })` — the regex still documents the accepted form.
 import * as v from 'valibot';
+import { qBool, qString } from '../http/validate.ts';
 import { ISO_TIME_PATTERN, MAX_TIME_MS, MIN_TIME_MS, parseIsoTime } from './cost.ts';
 
 const name = (what: string) => v.pipe(v.string(), v.minLength(1, `expected a non-empty ${what}`));
@@ -108,3 +109,39 @@ export const WriteParamsSchema = v.pipe(
 );
 
 export type WriteQueryParams = v.InferOutput<typeof WriteParamsSchema>;
+
+/**
+ * Query parameters of `POST /v1/telemetry/query`. `apiTier` and `dryRun` belong to the cost limiter (contract §7.4),
+ * which owns their meaning; they are declared here so the route accepts them.
+ */
+export const QueryParamsSchema = v.strictObject({
+  apiTier: v.optional(v.pipe(qString, v.picklist(['free', 'basic', 'premium'], 'expected free, basic or premium'))),
+  dryRun: v.optional(qBool),
+});
+
+const CellSchema = v.union([v.number(), v.string(), v.boolean(), v.null()]);
+
+export const StatementResultSchema = v.object({
+  statement_id: v.number(),
+  series: v.optional(v.array(v.object({
+    name: v.string(),
+    tags: v.record(v.string(), v.string()),
+    columns: v.array(v.string()),
+    values: v.array(v.array(CellSchema)),
+  }))),
+  error: v.optional(v.string()),
+});
+
+export const QueryResponseSchema = v.union([StatementResultSchema, v.array(StatementResultSchema)]);
+
+export const NamespacesResponseSchema = v.object({
+  namespaces: v.array(v.object({
+    namespace: NamespaceSchema,
+    expectedIntervalSeconds: v.number(),
+    shardDurationSeconds: v.number(),
+    worstCaseRangeSeconds: v.number(),
+    shards: v.number(),
+    oldestShardStart: v.nullable(v.string()),
+    createdAt: v.string(),
+  })),
+});

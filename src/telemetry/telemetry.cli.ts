@@ -1,0 +1,54 @@
+// `gridkeeper telemetry prune [--older-than 90d]`: drops every shard table whose whole window is older than the
+// duration (default: the retention setting). Safe while the service runs: the service notices the dropped tables
+// through SQLite's schema cookie before its next telemetry request.
+import { ConfigError } from '../config.ts';
+import type { Command } from '../cli.ts';
+import { openConfiguredDatabase } from '../runtime.ts';
+import { migrate } from '../db/migrate.ts';
+import { DURATION_HINT, parseDurationMs } from './duration.ts';
+import { pruneShards } from './telemetry.store.ts';
+
+const USAGE = 'telemetry prune [--older-than DURATION]';
+
+function olderThanFromArgs(args: string[]): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const eq = args[i].indexOf('=');
+    const flag = eq > 0 ? args[i].slice(0, eq) : args[i];
+    if (flag !== '--older-than') throw new ConfigError(`telemetry prune: unknown argument ${args[i]} (usage: gridkeeper ${USAGE})`);
+    if (value !== undefined) throw new ConfigError('telemetry prune: --older-than given twice');
+    value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
+    if (value === undefined) throw new ConfigError('telemetry prune: --older-than needs a value');
+  }
+  return value;
+}
+
+export const pruneTelemetryCommand: Command = {
+  words: ['telemetry', 'prune'],
+  usage: USAGE,
+  async run(config, args, io) {
+    const given = olderThanFromArgs(args);
+    let olderThanMs: number | null;
+    if (given !== undefined) {
+      const parsed = parseDurationMs(given);
+      if (parsed === undefined) throw new ConfigError(`telemetry prune: --older-than: ${DURATION_HINT} (got ${JSON.stringify(given)})`);
+      if (parsed === null) throw new ConfigError('telemetry prune: --older-than must be a duration greater than 0');
+      olderThanMs = parsed;
+    } else {
+      olderThanMs = config.telemetryRetention;
+      if (olderThanMs === null) {
+        throw new ConfigError('telemetry prune: give --older-than DURATION (no GRIDKEEPER_TELEMETRY_RETENTION / --telemetry-retention is set)');
+      }
+    }
+    const db = openConfiguredDatabase(config);
+    try {
+      migrate(db, Date.now());
+      const cutoff = Date.now() - olderThanMs;
+      const dropped = pruneShards(db, cutoff);
+      io.out(`dropped ${dropped.length} shard table${dropped.length === 1 ? '' : 's'} with data older than ${new Date(cutoff).toISOString()}`);
+    } finally {
+      db.close();
+    }
+    return 0;
+  },
+};
