@@ -46,9 +46,11 @@ export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, user
     const names = new Set(filter.name);
     rows = rows.filter((r) => names.has(r.name));
   }
+  if (!rights) return rows.map((row) => toRole(row));
   return rows.map((row) => {
-    if (!rights) return toRole(row);
     const held = rights.get(row.id) as Flags;
-    return toRole(row, Object.fromEntries(wanted.map((r) => [r, held[r]])));
+    const userRights: Partial<Flags> = {};
+    for (const r of wanted) userRights[r] = held[r];
+    return toRole(row, userRights);
   });
 }
