@@ -1,0 +1,223 @@
+// Issue 4 figures on a 10,000-role / 100,000-device / 200,000-monitors installation, a DAG 12 levels deep
+// (bench/lib/installation.mjs: distributor -> installer -> customer -> site -> ...):
+//  (a) one rights check (user, device, property) in process: p50/p99 (aim p99 < 1 ms) — for users who hold the right
+//      (found through the device's owner and its ancestors) and for random (user, device) pairs (mostly refused);
+//      also one check of a right over a role;
+//  (b) POST /v1/role/query over HTTP (the real server, a separate process on loopback) for a member of a distributor
+//      (near the top: reaches ~2,500 roles), with and without userRights, and for the root member (all 10,000 roles);
+//  peak RSS of the server (aim < 300 MB) and of this process; EXPLAIN QUERY PLAN of the hot queries, flagging any full
+//  scan of a table. The database has no ANALYZE statistics, like a production one. Bounded: about a minute in all.
+// Run: node --import ./test/support/register.mjs bench/roles.mjs   (SEED=, CHECKS=, QUERY_RUNS= to vary)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openDatabase } from '../src/db/open.ts';
+import { createDeps } from '../src/runtime.ts';
+import { parseConfig } from '../src/config.ts';
+import { createLogger } from '../src/logger.ts';
+import { hashSecret } from '../src/auth/passwords.ts';
+import { authorizersWithRight, canReadProperty, deviceAccess, readableDevices, reach, reaches, rightsOverReach } from '../src/access/rights.ts';
+import { explainDeviceAccess, explainRoleRight } from '../src/access/explain.ts';
+import { queryRoles } from '../src/roles/role-query.ts';
+import { managesFromParents, wouldCycle } from '../src/roles/manages.store.ts';
+import { membersOfRoles } from '../src/roles/members.store.ts';
+import { writeRoleInstallation, ancestorAtLevel, levelOf, BENCH_PROPERTIES } from './lib/installation.mjs';
+import { percentile, rssOf } from './lib/load.mjs';
+import { startServer } from './lib/spawn.mjs';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const SEED = Number(process.env.SEED ?? 1);
+const CHECKS = Number(process.env.CHECKS ?? 20_000);
+const QUERY_RUNS = Number(process.env.QUERY_RUNS ?? 60);
+const ADMIN_PASSWORD = 'bench-admin-password-1';
+const USER_PASSWORD = 'bench-user-password-1';
+const ms = (n) => `${n.toFixed(n < 1 ? 3 : 1)} ms`;
+const mb = (kb) => `${(kb / 1024).toFixed(0)} MB`;
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+}
+
+/** Times fn over each input (after a warm-up on the first ones); p50/p99 in milliseconds. */
+function timeEach(inputs, fn) {
+  for (const x of inputs.slice(0, Math.min(2000, inputs.length))) fn(x);
+  const times = new Float64Array(inputs.length);
+  let yes = 0;
+  for (let i = 0; i < inputs.length; i++) {
+    const t0 = process.hrtime.bigint();
+    if (fn(inputs[i])) yes++;
+    times[i] = Number(process.hrtime.bigint() - t0) / 1e6;
+  }
+  times.sort();
+  return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1], yes: yes / inputs.length };
+}
+
+/** Records the SQL (and its arguments) each db.prepare() statement runs while fn executes. */
+function recordStatements(db, fn) {
+  const seen = new Map();
+  const original = db.prepare;
+  db.prepare = (sqlText) => {
+    const stmt = original(sqlText);
+    const proxy = new Proxy(stmt, {
+      get(target, prop) {
+        const value = target[prop];
+        if (prop === 'all' || prop === 'get' || prop === 'run' || prop === 'iterate') {
+          return (...args) => { if (!seen.has(sqlText)) seen.set(sqlText, args); return value.apply(target, args); };
+        }
+        if (prop === 'pluck' || prop === 'raw' || prop === 'expand') return (...args) => { value.apply(target, args); return proxy; };
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    return proxy;
+  };
+  try { fn(); } finally { db.prepare = original; }
+  return seen;
+}
+
+const TABLES = /^(?:SCAN) (roles|manages|members|monitors|devices|users|license_datalink)\b/;
+
+function printPlans(db, label, fn) {
+  console.log(`\n  ${label}`);
+  let fullScans = 0;
+  for (const [sqlText, args] of recordStatements(db, fn)) {
+    console.log(`    SQL: ${sqlText.replace(/\s+/g, ' ').trim().slice(0, 240)}`);
+    const rows = db.sqlite.prepare(`EXPLAIN QUERY PLAN ${sqlText}`).all(...args);
+    const depth = new Map([[0, 0]]);
+    for (const r of rows) {
+      depth.set(r.id, (depth.get(r.parent) ?? 0) + 1);
+      const full = TABLES.test(r.detail);
+      if (full) fullScans++;
+      console.log(`      ${'  '.repeat(depth.get(r.id) - 1)}${r.detail}${full ? '   <-- FULL SCAN' : ''}`);
+    }
+  }
+  return fullScans;
+}
+
+async function call(url, method, path, { token, body, expect = 200 } = {}) {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return text;
+}
+
+async function accessToken(url, username, password) {
+  const refresh = await call(url, 'POST', '/auth/login', { body: { username, password } });
+  return call(url, 'GET', '/auth/accesstoken', { token: refresh });
+}
+
+async function roleQuery(url, token, body) {
+  const times = [];
+  let count = 0;
+  let bytes = 0;
+  for (let i = 0; i < QUERY_RUNS + 3; i++) {
+    const t0 = performance.now();
+    const text = await call(url, 'POST', '/v1/role/query', { token, body });
+    if (i >= 3) times.push(performance.now() - t0); // three warm-ups
+    bytes = text.length;
+    count = JSON.parse(text).role.length;
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), count, bytes };
+}
+
+const started = performance.now();
+const dir = mkdtempSync(join(tmpdir(), 'gridkeeper-bench-roles-'));
+let server;
+try {
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir, GRIDKEEPER_LOG: 'error' }, []);
+  const db = openDatabase({ file: join(dir, 'gridkeeper.db') });
+  await createDeps({ config, db, log: createLogger('error') }); // migrations, root role, admin
+
+  let t0 = performance.now();
+  const layout = writeRoleInstallation(db.sqlite, { seed: SEED });
+  const counts = db.sqlite.prepare(`SELECT (SELECT count(*) FROM roles) r, (SELECT count(*) FROM manages) m, (SELECT count(*) FROM devices) d,
+    (SELECT count(*) FROM monitors) mo, (SELECT count(*) FROM users) u, (SELECT count(*) FROM members) mb`).get();
+  console.log(`installation (seed ${SEED}): ${counts.r} roles in ${layout.byLevel.length} levels (${layout.byLevel.map((l) => l.length).join('/')}), `
+    + `${counts.m} manages, ${counts.d} devices, ${counts.mo} monitors, ${counts.u} users / ${counts.mb} members — written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const userOfRole = new Map(layout.users.map((u) => [u.roleId, u.id]));
+  const distributorUser = layout.users.find((u) => u.level === 1);
+  const benchEmail = db.sqlite.prepare('SELECT email FROM users WHERE id = ?').pluck().get(distributorUser.id);
+  db.sqlite.prepare('UPDATE users SET password_hash = ? WHERE id = ?').run(await hashSecret(USER_PASSWORD), distributorUser.id);
+
+  // ---- (a) single rights checks in process ----
+  const rand = rng(SEED * 31 + 7);
+  const prop = () => BENCH_PROPERTIES[Math.floor(rand() * BENCH_PROPERTIES.length)];
+  const held = Array.from({ length: CHECKS }, () => {
+    const d = 1 + Math.floor(rand() * layout.devices);
+    const owner = layout.ownerOfDevice[d];
+    const level = 1 + Math.floor(rand() * 3);
+    return { u: userOfRole.get(ancestorAtLevel(layout, owner, level)), d, p: prop() };
+  });
+  const random = Array.from({ length: CHECKS }, () => ({
+    u: layout.users[Math.floor(rand() * layout.users.length)].id, d: 1 + Math.floor(rand() * layout.devices), p: prop(),
+  }));
+  const deepRoles = layout.byLevel.slice(4).flat();
+  const roleChecks = Array.from({ length: CHECKS }, () => ({
+    u: layout.users[Math.floor(rand() * 445)].id, r: deepRoles[Math.floor(rand() * deepRoles.length)],
+  }));
+  const check = ({ u, d, p }) => canReadProperty(deviceAccess(db, u, d), p);
+  console.log(`\n(a) one rights check in process, ${CHECKS} each (p50 / p99 / max):`);
+  for (const [label, inputs, fn] of [
+    ['device property, users of the owner\'s ancestors', held, check],
+    ['device property, random (user, device)', random, check],
+    ['deviceManagement over a deep role (either), top users', roleChecks, ({ u, r }) => authorizersWithRight(db, u, r, 'deviceManagement', 'either').length > 0],
+  ]) {
+    const s = timeEach(inputs, fn);
+    console.log(`    ${label.padEnd(56)} ${ms(s.p50).padStart(9)} / ${ms(s.p99).padStart(9)} / ${ms(s.max).padStart(9)}   (${(s.yes * 100).toFixed(1)}% allowed)`);
+  }
+
+  // ---- query plans of the hot queries ----
+  const top = distributorUser.id;
+  const someDevice = held[0].d;
+  const someRole = roleChecks[0].r;
+  const topReach = reach(db, top);
+  console.log('\nEXPLAIN QUERY PLAN of the hot queries (a table SCAN is flagged):');
+  let fullScans = 0;
+  fullScans += printPlans(db, 'rights check on a device (deviceAccess)', () => deviceAccess(db, top, someDevice));
+  fullScans += printPlans(db, 'right over a role (authorizersWithRight) and visibility (reaches)', () => {
+    authorizersWithRight(db, top, someRole, 'roleManagement', 'either'); reaches(db, top, someRole);
+  });
+  fullScans += printPlans(db, 'POST /v1/role/query: reach, rightsOverReach, roles by id, descendants', () => {
+    queryRoles(db, top, {}, {}); queryRoles(db, top, { ancestorRoleId: [topReach[1]] }, { roleManagement: true });
+  });
+  fullScans += printPlans(db, 'manages / member queries (relations of a role set)', () => {
+    managesFromParents(db, topReach); membersOfRoles(db, topReach); wouldCycle(db, someRole, top);
+  });
+  fullScans += printPlans(db, 'explain (ancestor subgraph)', () => {
+    explainRoleRight(db, top, someRole, 'deviceManagement', 'either'); explainDeviceAccess(db, top, someDevice, 'read', 'name');
+  });
+  fullScans += printPlans(db, 'device list (readableDevices, used by POST /v1/device/query)', () => readableDevices(db, top, [someDevice]));
+  console.log(`\n  full table scans in hot queries: ${fullScans}`);
+  const inProcessPeak = process.resourceUsage().maxRSS;
+  db.close();
+
+  // ---- (b) POST /v1/role/query over HTTP ----
+  const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir };
+  server = await startServer(process.execPath, ['--import', join(root, 'test/support/register.mjs'), join(root, 'src/main.ts'), 'serve'], { env, timeoutMs: 60_000 });
+  const userToken = await accessToken(server.url, benchEmail, USER_PASSWORD);
+  const adminToken = await accessToken(server.url, 'admin@localhost', ADMIN_PASSWORD);
+  const allRights = { roleManagement: true, userManagement: true, viewManagement: true, deviceManagement: true, reportManagement: true, alarmManagement: true };
+  console.log(`\n(b) POST /v1/role/query over HTTP, ${QUERY_RUNS} sequential requests each (p50 / p99):`);
+  for (const [label, token, body] of [
+    [`distributor member (level ${levelOf(layout.byLevel, distributorUser.roleId)}), {}`, userToken, {}],
+    ['distributor member, userRights: all six', userToken, { userRights: allRights }],
+    ['root member (every role), {}', adminToken, {}],
+    ['root member, userRights: all six', adminToken, { userRights: allRights }],
+  ]) {
+    const s = await roleQuery(server.url, token, body);
+    console.log(`    ${label.padEnd(44)} ${ms(s.p50).padStart(9)} / ${ms(s.p99).padStart(9)}   ${s.count} roles, ${(s.bytes / 1024).toFixed(0)} KiB`);
+  }
+  const rss = rssOf(server.child.pid);
+  console.log(`\npeak RSS: server ${rss.peak.toFixed(0)} MB (now ${rss.rss.toFixed(0)} MB); this process (generator + in-process checks) ${mb(inProcessPeak)}`);
+} finally {
+  if (server) await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`total ${((performance.now() - started) / 1000).toFixed(0)} s`);
+}
