@@ -10,6 +10,8 @@ import { namespaceFromWriteParams } from './namespaces.ts';
 import { runQueries } from './query-exec.ts';
 import { planQueryRequest } from './query-plan.ts';
 import { resultsJson } from './query-result.ts';
+import { estimateRequest } from './cost.ts';
+import { enforceQueryCost } from './rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
   NamespacesResponseSchema, QueryBodySchema, QueryParamsSchema, QueryResponseSchema, WriteParamsSchema,
@@ -52,10 +54,17 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
       + 'One series per tag set; limit and orderBy apply per series; functions give one row per series timed at the range start. '
       + 'A single query (not an array) is answered with a single object.',
     auth: auth.requireActor, query: QueryParamsSchema, body: QueryBodySchema,
-    responses: { 200: { description: 'results in request order', schema: QueryResponseSchema } },
-  }, (c, { body }) => {
+    responses: {
+      200: { description: 'results in request order (with ?dryRun=true: { cost, estimatedDatapoints, scannedShards, remainingCapacity })', schema: QueryResponseSchema },
+      422: { description: 'COST_EXCEEDS_CAPACITY: the cost is above the bucket capacity of the tier' },
+      429: { description: 'RATE_LIMITED: the bucket is too full (Retry-After), or IP_BANNED' },
+    },
+  }, (c, { body, query }) => {
     const userId = c.var.actor.userId;
     const now = deps.now();
+    // Contract §7.4: charged (or refused) before anything executes; a dry run charges nothing and stops here.
+    const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
+    if (dryRun) return c.json(dryRun);
     enforceRetention(db, deps.config.telemetryRetention, now);
     // Planned before anything executes: plan.estimate (contract §7.4) and plan.shardTables are what the cost limiter
     // charges for; apiTier and dryRun belong to it.

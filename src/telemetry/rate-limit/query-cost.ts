@@ -1,29 +1,23 @@
 // Enforces contract §7.4 on one telemetry query request, before anything executes: the IP ban, the tier, the cost
 // against the (user, tier) bucket. The query route calls it with the request's estimate:
 //
-//   const dryRun = enforceQueryCost(c, deps, estimateRequest(body, deps.now()), query);
+//   const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
 //   if (dryRun) return c.json(dryRun);
+//
+// (`query` is the route's parsed ?apiTier=&dryRun=, declared in telemetry.schemas.ts QueryParamsSchema.)
 //
 // It throws the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
 // (a dry run charges nothing and gets the body to answer with).
 import type { Context } from 'hono';
-import * as v from 'valibot';
 import type { Deps } from '../../deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { ApiError } from '../../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
-import { qBool, qString } from '../../http/validate.ts';
 import type { RequestEstimate } from '../cost.ts';
 import { costHeaders, setQuotaHeaders } from './headers.ts';
 import { bucketKey } from './rate-limiter.ts';
 import { findUserTier } from './tier.store.ts';
-import { effectiveTier, TIER_NAMES, type Tier } from './tiers.ts';
-
-/** Query parameters of `POST /v1/telemetry/query` that belong to rate limiting; spread into the route's query schema. */
-export const RateLimitParams = {
-  apiTier: v.optional(v.pipe(qString, v.picklist(TIER_NAMES, 'expected free, basic or premium'))),
-  dryRun: v.optional(qBool),
-};
+import { effectiveTier, type Tier } from './tiers.ts';
 
 export interface RateLimitOptions {
   apiTier?: Tier;
