@@ -94,7 +94,7 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     deprecated: true, auth: auth.requireActor, query: RoleListQuery,
     responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
   }, (c, { query }) => {
-    refuseUnsupported(query, '');
+    refuseUnsupported(query, 'query.');
     const userRights = Object.fromEntries(RIGHTS.map((r) => [r, query[`userRights.${r}`]])) as Partial<Record<Right, boolean>>;
     const roles = queryRoles(db, c.var.actor.userId, { id: query.id, name: query.name, ancestorRoleId: query.ancestorRoleId }, userRights);
     markDeprecated(c, '/v1/role/query');

@@ -253,7 +253,7 @@ describe('GET /v1/role (deprecated)', () => {
   test('validation: NOT_SUPPORTED filters, unknown parameters, bad flag values', async () => {
     const t = await makeTestApp();
     const get = (q: string) => t.request('GET', `/v1/role?${q}`, { token: t.adminToken });
-    assert.equal(assertError(await get('viewId=4'), 400, 'NOT_SUPPORTED').message, 'viewId: not supported (a gridkeeper appliance has no views or companies)');
+    assert.equal(assertError(await get('viewId=4'), 400, 'NOT_SUPPORTED').message, 'query.viewId: not supported (a gridkeeper appliance has no views or companies)');
     assertError(await get('companyId=4'), 400, 'NOT_SUPPORTED');
     assert.equal(assertError(await get('userRights.roleManagement=yes'), 400, 'BAD_REQUEST').message, 'query.userRights.roleManagement: expected true or false');
     assert.equal(assertError(await get('id=1,x'), 400, 'BAD_REQUEST').message, 'query.id: expected integers >= 0');
