@@ -57,6 +57,7 @@ export function formatIssue(issue: v.BaseIssue<unknown>, where: string): string 
   const path = issuePath(issue);
   const at = path === '' ? where : where === 'body' ? path : `${where}.${path}`;
   if (issue.expected === 'never' && issue.kind === 'schema') return `${at}: unknown field`;
+  if (issue.kind === 'schema' && issue.received === 'undefined' && issue.message.startsWith('Invalid key')) return `${at}: required`;
   if (issue.type === 'union' && issue.issues?.length) {
     // A union names its deepest branch failure: that is what the caller most likely meant. Valibot gives the branch
     // issues paths relative to the union, so they are joined to the union's own path.

@@ -84,5 +84,6 @@ describe('validation messages', () => {
     assert.throws(() => parseWith(S, { a: { y: {}, w: 1 } }, 'query'), (e: Error) => e.message.startsWith('query.a.'));
     assert.throws(() => parseWith(v.strictObject({ list: v.array(v.number()) }), { list: [1, 'x'] }, 'body'), (e: Error) => /^list\[1\]: /.test(e.message));
     assert.throws(() => parseWith(v.strictObject({ k: v.number() }), { k: 1, extra: true }, 'body'), (e: Error) => e.message === 'extra: unknown field');
+    assert.throws(() => parseWith(v.strictObject({ k: v.number() }), {}, 'query'), (e: Error) => e.message === 'query.k: required');
   });
 });
