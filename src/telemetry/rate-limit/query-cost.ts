@@ -36,7 +36,9 @@ export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: Reque
   const now = deps.now();
   const ip = ipThrottleKey(clientIp(c, deps));
 
-  // A banned address gets nothing else, dry runs included; no X-RateLimit headers (they would describe a bucket).
+  // The ban comes first: a banned address gets nothing else — not a 403 for its apiTier, not a dry run — and no
+  // X-RateLimit headers (they describe a bucket). Every query counts toward a ban, dry runs included: sent before the
+  // Retry-After elapsed, they ignore it all the same.
   const ban = bans.admit(ip, now);
   if (ban !== undefined) {
     if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
