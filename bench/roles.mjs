@@ -193,7 +193,9 @@ try {
   fullScans += printPlans(db, 'explain (ancestor subgraph)', () => {
     explainRoleRight(db, top, someRole, 'deviceManagement', 'either'); explainDeviceAccess(db, top, someDevice, 'read', 'name');
   });
-  fullScans += printPlans(db, 'device list (readableDevices, used by POST /v1/device/query)', () => readableDevices(db, top, [someDevice]));
+  fullScans += printPlans(db, 'device list (readableDevices, used by POST /v1/device/query), with and without an id list', () => {
+    readableDevices(db, top, [someDevice]); readableDevices(db, top);
+  });
   console.log(`\n  full table scans in hot queries: ${fullScans}`);
   const inProcessPeak = process.resourceUsage().maxRSS;
   db.close();
