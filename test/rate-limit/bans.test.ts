@@ -58,6 +58,15 @@ describe('ip bans', () => {
     t.close();
   });
 
+  it('dry runs sent before Retry-After count toward the ban too', async () => {
+    const t = await makeTestApp();
+    const user = await userOfTier(t, 'u@example.com', 'free');
+    await throttled(t, user.token);
+    for (let i = 0; i < 9; i++) assert.equal((await postQuery(t, { token: user.token, cost: 2, dryRun: true })).status, 200);
+    assertError(await postQuery(t, { token: user.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
+    t.close();
+  });
+
   it('without GRIDKEEPER_TRUST_PROXY, X-Forwarded-For cannot move a client out of its ban', async () => {
     const t = await makeTestApp();
     const user = await userOfTier(t, 'u@example.com', 'free');
