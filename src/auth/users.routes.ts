@@ -1,7 +1,8 @@
 // PUT /v1/user/{email}/tier: the telemetry tier of a user (contract §7.4), set by members of the root role.
 import type { RouteContext } from '../app.ts';
 import { ApiError } from '../http/errors.ts';
-import { isRootMember, setTier } from './users.store.ts';
+import { setTier } from './users.store.ts';
+import { isRootMember } from '../access/root.ts';
 import { TierBody, TierParams } from './auth.schemas.ts';
 
 export function registerUserRoutes({ api, deps, auth }: RouteContext): void {

@@ -1,7 +1,6 @@
 // Users as the authentication domain sees them: lookup by e-mail, password and tier updates, root membership.
 import type { Db } from '../db/open.ts';
 import type { UsersTable } from '../db/schema.ts';
-import { ROOT_ROLE_ID } from '../bootstrap.ts';
 
 export type Tier = 'free' | 'basic' | 'premium';
 
@@ -33,11 +32,3 @@ export function setTier(db: Db, email: string, tier: Tier): boolean {
   return db.run(db.qb.updateTable('users').set({ tier }).where('email', '=', email)).changes === 1;
 }
 
-/**
- * Direct membership of the root role (id 1). Root membership is the one right outside the role graph (tiers, licenses);
- * it is a plain lookup, not a rights-engine question, and may move to src/access later.
- */
-export function isRootMember(db: Db, userId: number): boolean {
-  return db.get(db.qb.selectFrom('members').select('id')
-    .where('role_id', '=', ROOT_ROLE_ID).where('user_id', '=', userId)) !== undefined;
-}

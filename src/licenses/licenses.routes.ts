@@ -3,7 +3,7 @@
 // in bodies, never in paths).
 import type { RouteContext } from '../app.ts';
 import { ApiError } from '../http/errors.ts';
-import { isRootMember } from '../auth/users.store.ts';
+import { isRootMember } from '../access/root.ts';
 import {
   ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, toLicense,
 } from './licenses.schemas.ts';

@@ -1,0 +1,8 @@
+// Root-role membership: the one right outside the manages graph (user tiers, creating licenses). Direct membership
+// of role 1 only — reaching root through a relation is impossible (root has no parent).
+import type { Db } from '../db/open.ts';
+import { ROOT_ROLE_ID } from '../bootstrap.ts';
+
+export function isRootMember(db: Db, userId: number): boolean {
+  return db.prepare('SELECT 1 FROM members WHERE role_id = ? AND user_id = ?').get(ROOT_ROLE_ID, userId) !== undefined;
+}
