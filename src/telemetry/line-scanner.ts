@@ -69,6 +69,9 @@ const BOOLEANS = new Map<string, boolean>([
   ['f', false], ['F', false], ['false', false], ['False', false], ['FALSE', false],
 ]);
 
+const FNV_OFFSET = 0x811c9dc5 | 0;
+const FNV_PRIME = 16777619;
+
 /** 10^0 .. 10^22: every one is exact in a double, which makes the float fast path below exact. */
 const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
 
@@ -82,6 +85,8 @@ export class LineScanner {
   start = 0;
   end = 0;
   seriesEnd = 0;
+  /** 30-bit hash of the series section's text (a small integer: cheap as a Map key) */
+  seriesHash = 0;
 
   measurement = '';
   tagCount = 0;
@@ -107,6 +112,8 @@ export class LineScanner {
   // Consecutive lines mostly repeat the previous line's measurement and keys: reusing those strings (compared in place,
   // no slice) saves an allocation per token and lets the engine skip re-hashing them as map keys.
   private readonly prevMeasurement: string[] = [];
+  /** whether fieldKeys[k] was read from text without backslashes (then the key fast path may compare against it) */
+  private readonly plainFieldKey: boolean[] = [];
 
   constructor(private readonly s: string, opts: ParseOptions) {
     const rule = TIME_RULES[opts.precision];
@@ -132,13 +139,16 @@ export class LineScanner {
       this.start = i;
       this.end = end;
       // The series section ends at the first space not escaped by a backslash (see scanToken for the escape rule).
+      // Its text is hashed on the way (FNV-1a), so callers can look it up without slicing it out.
+      let h = FNV_OFFSET;
       while (i < end) {
         const c = s.charCodeAt(i);
         if (c === SPACE) break;
-        if (c === BACKSLASH && i + 1 < end && s.charCodeAt(i + 1) === SPACE) i += 2;
-        else i++;
+        h = Math.imul(h ^ c, FNV_PRIME);
+        if (c === BACKSLASH && i + 1 < end && s.charCodeAt(i + 1) === SPACE) { h = Math.imul(h ^ SPACE, FNV_PRIME); i += 2; } else i++;
       }
       this.seriesEnd = i;
+      this.seriesHash = h & 0x3fffffff;
       return true;
     }
     return false;
@@ -147,6 +157,11 @@ export class LineScanner {
   /** The series section of the current line as text: equal text means the same measurement and tags. */
   seriesText(): string {
     return this.s.slice(this.start, this.seriesEnd);
+  }
+
+  /** Whether the series section of the current line is exactly `text` (compared in place). */
+  seriesTextIs(text: string): boolean {
+    return text.length === this.seriesEnd - this.start && sameText(this.s, this.start, text);
   }
 
   /** Measurement and tags of the current line; throws LineProtocolError. */
@@ -198,12 +213,23 @@ export class LineScanner {
     let k = 0;
     for (;;) {
       const keyStart = i;
-      this.scanToken(keyStart, end, true);
-      if (this.cursor === keyStart) throw new LineProtocolError(line, 'empty field key');
-      if (this.cursor >= end || s.charCodeAt(this.cursor) !== EQ) throw new LineProtocolError(line, 'field without "=" (expected key=value)');
-      const key = this.text(this.fieldKeys, k, keyStart, this.cursor, true);
+      let key: string;
+      // Fast path: the previous line's key at this position, followed by `=`. Only keys without special characters
+      // qualify, so the text matched is exactly what the token scan would have read.
+      const prev = this.fieldKeys[k];
+      const after = keyStart + (prev === undefined ? 0 : prev.length);
+      if (prev !== undefined && this.plainFieldKey[k] && after < end && s.charCodeAt(after) === EQ && sameText(s, keyStart, prev)) {
+        key = prev;
+        this.cursor = after;
+      } else {
+        this.scanToken(keyStart, end, true);
+        if (this.cursor === keyStart) throw new LineProtocolError(line, 'empty field key');
+        if (this.cursor >= end || s.charCodeAt(this.cursor) !== EQ) throw new LineProtocolError(line, 'field without "=" (expected key=value)');
+        key = this.text(this.fieldKeys, k, keyStart, this.cursor, true);
+        this.plainFieldKey[k] = !this.escaped && !hasBackslash(s, keyStart, this.cursor);
+      }
       for (let j = 0; j < k; j++) if (this.fieldKeys[j] === key) throw new LineProtocolError(line, `duplicate field "${key}"`);
-      this.parseFieldValue(this.cursor + 1, k, key);
+      if (!this.parseNumberFast(this.cursor + 1, k)) this.parseFieldValue(this.cursor + 1, k, key);
       k++;
       i = this.cursor;
       if (i < end && s.charCodeAt(i) === COMMA) { i++; continue; }
@@ -252,6 +278,50 @@ export class LineScanner {
     const prev = slots[k];
     if (prev !== undefined && prev.length === end - start && sameText(this.s, start, prev)) return prev;
     return (slots[k] = this.s.slice(start, end));
+  }
+
+  /**
+   * The common field values in one pass: `-?digits[.digits][e[+-]digits]` (float) or `-?digits` + `i` / `digits` + `u`
+   * (integer) followed by `,`, a space or the end of the line. Returns false for anything else, which parseFieldValue
+   * then reads (and reports) the general way.
+   */
+  private parseNumberFast(start: number, k: number): boolean {
+    const s = this.s;
+    const end = this.end;
+    let i = start;
+    const negative = i < end && s.charCodeAt(i) === MINUS;
+    if (negative) i++;
+    let mantissa = 0;
+    let digits = 0;
+    let fraction = -1;
+    for (; i < end; i++) {
+      const d = s.charCodeAt(i) - D0;
+      if (d >= 0 && d <= 9) { mantissa = mantissa * 10 + d; digits++; if (fraction >= 0) fraction++; continue; }
+      if (d === DOT - D0 && fraction < 0) { fraction = 0; continue; }
+      break;
+    }
+    if (digits === 0 || digits > SAFE_DIGITS) return false;
+    const c = i < end ? s.charCodeAt(i) : SPACE;
+    if (c === COMMA || c === SPACE) {
+      const f = fraction < 0 ? 0 : fraction;
+      if (f > 22) return false;
+      const value = f === 0 ? mantissa : mantissa / POW10[f];
+      this.fieldKinds[k] = FLOAT;
+      this.fieldNumbers[k] = negative ? -value : value;
+      this.fieldValues[k] = undefined;
+      this.cursor = i;
+      return true;
+    }
+    if ((c === 105 /* i */ || (c === 117 /* u */ && !negative)) && fraction < 0) {
+      const n = i + 1 < end ? s.charCodeAt(i + 1) : SPACE;
+      if (n !== COMMA && n !== SPACE) return false;
+      this.fieldKinds[k] = c === 105 ? INTEGER : UNSIGNED;
+      this.fieldNumbers[k] = (negative ? -mantissa : mantissa) + 0;
+      this.fieldValues[k] = undefined;
+      this.cursor = i + 1;
+      return true;
+    }
+    return false;
   }
 
   private parseFieldValue(start: number, k: number, key: string): void {
@@ -363,16 +433,20 @@ export class LineScanner {
     const negative = s.charCodeAt(i) === MINUS;
     if (negative) i++;
     if (i === end) throw new LineProtocolError(line, 'bad timestamp');
-    for (let j = i; j < end; j++) {
-      if (!isDigit(s.charCodeAt(j))) throw new LineProtocolError(line, `bad timestamp: ${s.slice(start, end)}`);
-    }
     while (i < end - 1 && s.charCodeAt(i) === D0) i++; // leading zeros do not count towards the digit limit
-    if (end - i > rule.maxDigits) throw new LineProtocolError(line, 'timestamp out of range');
+    if (end - i > rule.maxDigits) {
+      for (let j = i; j < end; j++) if (!isDigit(s.charCodeAt(j))) throw new LineProtocolError(line, `bad timestamp: ${s.slice(start, end)}`);
+      throw new LineProtocolError(line, 'timestamp out of range');
+    }
     const split = end - rule.subDigits;
     let hi = 0;
     let lo = 0;
-    for (; i < split; i++) hi = hi * 10 + (s.charCodeAt(i) - D0);
-    for (; i < end; i++) lo = lo * 10 + (s.charCodeAt(i) - D0);
+    for (; i < end; i++) {
+      const d = s.charCodeAt(i) - D0;
+      if (d < 0 || d > 9) throw new LineProtocolError(line, `bad timestamp: ${s.slice(start, end)}`);
+      if (i < split) hi = hi * 10 + d;
+      else lo = lo * 10 + d;
+    }
     if (hi > rule.maxHi || (hi === rule.maxHi && lo > rule.maxLo)) throw new LineProtocolError(line, 'timestamp out of range');
     const sub = rule.subDigits === 3 ? lo * 1000 : lo;
     const ms = rule.seconds ? hi * 1000 : hi;
@@ -445,6 +519,11 @@ export function parseFloatToken(s: string, start: number, end: number): number {
     if (value !== undefined) return negative ? -value : value;
   }
   return Number(s.slice(start, end));
+}
+
+function hasBackslash(s: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
+  return false;
 }
 
 /** s[start...] begins with `text` — a plain loop, measurably faster than startsWith for these short tokens. */
