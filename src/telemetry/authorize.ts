@@ -1,37 +1,35 @@
 // The telemetry rules of contract §7.2/§7.3, answered by the rights engine. Data is authorized by its `nodeId` tag:
 // the device whose properties.nodeId equals it. A nodeId that belongs to no device is unauthorized.
-// Callers ask once per distinct nodeId per request (NodeRights caches the answers for one request only: rights may
-// change between requests).
+// A request's distinct nodeIds are checked together, once each: rights may change between requests, never within one.
 import type { Db } from '../db/open.ts';
-import { canEditProperty, deviceAccess, type DeviceAccess } from '../access/rights.ts';
+import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
 export const TELEMETRY_PROPERTY = 'nodeInfluxSeries';
 
-function accessByNodeId(db: Db, userId: number, nodeId: string): DeviceAccess | undefined {
-  const deviceId = db.prepare('SELECT id FROM devices WHERE node_id = ?').pluck().get(nodeId) as number | undefined;
-  return deviceId === undefined ? undefined : deviceAccess(db, userId, deviceId);
+// Up to this many devices, one upward walk per device beats one downward walk over everything the user reaches
+// (the same trade-off as src/devices/authorize.ts).
+const PER_DEVICE_WALKS = 4;
+
+export type NodeRule = 'read' | 'write';
+
+/** Whether the rule holds for one device's access: write = monitorManagement or nodeInfluxSeries editable. */
+function holds(access: DeviceAccess | undefined, rule: NodeRule): boolean {
+  if (access === undefined || !access.canRead) return false;
+  return rule === 'read' || canEditProperty(access, TELEMETRY_PROPERTY);
 }
 
-/** Write: monitorManagement on the device, or its `nodeInfluxSeries` property editable. */
-export function mayWriteNode(db: Db, userId: number, nodeId: string): boolean {
-  const access = accessByNodeId(db, userId, nodeId);
-  return access !== undefined && canEditProperty(access, TELEMETRY_PROPERTY);
-}
-
-/** Query: read access to the device. */
-export function mayReadNode(db: Db, userId: number, nodeId: string): boolean {
-  return accessByNodeId(db, userId, nodeId)?.canRead === true;
-}
-
-/** Answers of one request, one rights check per distinct nodeId. */
-export class NodeRights {
-  private readonly answers = new Map<string, boolean>();
-  constructor(private readonly db: Db, private readonly userId: number, private readonly rule: typeof mayReadNode) {}
-
-  allows(nodeId: string): boolean {
-    let ok = this.answers.get(nodeId);
-    if (ok === undefined) this.answers.set(nodeId, (ok = this.rule(this.db, this.userId, nodeId)));
-    return ok;
-  }
+/** For each distinct nodeId, whether the user may read (query) or write its telemetry. */
+export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, rule: NodeRule): Map<string, boolean> {
+  const wanted = [...new Set(nodeIds)];
+  const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
+  if (wanted.length === 0) return out;
+  const devices = db.prepare('SELECT id, node_id FROM devices WHERE node_id IN (SELECT value FROM json_each(?))')
+    .all(JSON.stringify(wanted)) as Array<{ id: number; node_id: string }>;
+  if (devices.length === 0) return out;
+  const accessById = new Map<number, DeviceAccess>();
+  if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, deviceAccess(db, userId, d.id));
+  else for (const a of readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
+  for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
+  return out;
 }

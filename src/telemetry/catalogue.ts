@@ -30,9 +30,8 @@ export interface SeriesInfo {
   id: number;
   nodeId: string;
   measurement: MeasurementInfo;
-  /** ingest bookkeeping: the write request that last checked this series' nodeId, and the answer */
-  checkedBy: number;
-  allowed: boolean;
+  /** ingest bookkeeping: the last write request that saw this series */
+  seenBy: number;
 }
 
 export interface ShardInfo {
@@ -54,8 +53,16 @@ export interface NamespaceInfo {
   /** widest measurement (field count): new shard tables get this many columns */
   maxFields: number;
   shards: Map<number, ShardInfo>;
-  /** series by the exact text of a line's series section (measurement and tags as written) */
-  seriesByText: Map<string, SeriesInfo>;
+  /** series by the hash of a line's series section (measurement and tags as written), chained on collisions */
+  seriesByText: Map<number, SeriesText>;
+  seriesTexts: number;
+}
+
+/** A series section text seen in a line, and its series (several texts may name one series: tag order differs). */
+export interface SeriesText {
+  text: string;
+  series: SeriesInfo;
+  next: SeriesText | undefined;
 }
 
 /** SQLite allows 2000 columns per table; three hold the key. */
@@ -73,6 +80,8 @@ export function shardTableName(namespaceId: number, window: number): string {
 export class Catalogue {
   private readonly byKey = new Map<string, NamespaceInfo>();
   private schemaVersion = -1;
+  /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
+  generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
   readonly statements = new Map<string, Statement>();
 
@@ -93,6 +102,7 @@ export class Catalogue {
   }
 
   reset(): void {
+    this.generation++;
     this.byKey.clear();
     this.statements.clear();
     this.schemaVersion = -1;
@@ -119,6 +129,7 @@ export class Catalogue {
     const { lastInsertRowid } = this.db.prepare(`INSERT INTO telemetry_namespaces
       (key, namespace, interval_ms, shard_duration_ms, worst_case_range_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
       .run(key, JSON.stringify(namespace), profile.intervalMs, profile.shardDurationMs, profile.worstCaseRangeMs, now);
+    this.generation++;
     const info = this.load(Number(lastInsertRowid), key, namespace, now);
     this.byKey.set(key, info);
     return info;
@@ -127,7 +138,7 @@ export class Catalogue {
   private load(id: number, key: string, namespace: Namespace, createdAt: number): NamespaceInfo {
     const info: NamespaceInfo = {
       id, key, namespace, profile: namespaceProfile(namespace), createdAt,
-      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(),
+      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(), seriesTexts: 0,
     };
     const fields = this.db.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
       .all(id) as Array<{ measurement: string; field: string; ordinal: number; type: string }>;
@@ -148,6 +159,7 @@ export class Catalogue {
 
   /** A new field of a measurement gets the next ordinal and keeps its type for good. */
   addField(ns: NamespaceInfo, measurement: MeasurementInfo, name: string, kind: FieldKind): FieldInfo {
+    this.generation++;
     const field: FieldInfo = { name, ordinal: measurement.list.length, kind };
     this.db.prepare('INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type) VALUES (?, ?, ?, ?, ?)')
       .run(ns.id, measurement.name, name, field.ordinal, FIELD_TYPES[kind]);
@@ -161,11 +173,17 @@ export class Catalogue {
     return measurementOf(ns, name);
   }
 
+  /** The series whose series section text (hashed as the scanner does) is `text`, when that text was seen before. */
+  seriesByText(ns: NamespaceInfo, hash: number, isText: (text: string) => boolean): SeriesInfo | undefined {
+    for (let e = ns.seriesByText.get(hash); e !== undefined; e = e.next) if (isText(e.text)) return e.series;
+    return undefined;
+  }
+
   /**
    * The series of a measurement and tag set (canonical: keys sorted), created when new. `text` is the line's series
-   * section, remembered so later lines with the same text skip parsing their tags.
+   * section (and `hash` its scanner hash), remembered so later lines with the same text skip parsing their tags.
    */
-  ensureSeries(ns: NamespaceInfo, measurementName: string, tags: ReadonlyArray<readonly [string, string]>, text: string, now: number): SeriesInfo {
+  ensureSeries(ns: NamespaceInfo, measurementName: string, tags: ReadonlyArray<readonly [string, string]>, text: string, hash: number, now: number): SeriesInfo {
     const sorted = [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const tagsJson = JSON.stringify(Object.fromEntries(sorted));
     const nodeId = sorted.find(([k]) => k === 'nodeId')![1];
@@ -173,9 +191,10 @@ export class Catalogue {
       .pluck().get(ns.id, measurementName, tagsJson) as number | undefined;
     const id = found ?? Number(this.db.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
       .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
-    const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), checkedBy: 0, allowed: false };
-    if (ns.seriesByText.size >= MAX_CACHED_SERIES_TEXTS) ns.seriesByText.clear();
-    ns.seriesByText.set(text, series);
+    const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), seenBy: 0 };
+    if (ns.seriesTexts >= MAX_CACHED_SERIES_TEXTS) { ns.seriesByText.clear(); ns.seriesTexts = 0; }
+    ns.seriesByText.set(hash, { text, series, next: ns.seriesByText.get(hash) });
+    ns.seriesTexts++;
     return series;
   }
 
@@ -186,6 +205,7 @@ export class Catalogue {
       if (existing.columns < columns) this.widen(ns, existing, columns);
       return existing;
     }
+    this.generation++;
     const table = shardTableName(ns.id, window);
     const width = Math.max(columns, ns.maxFields);
     const startMs = window * ns.profile.shardDurationMs;
@@ -201,6 +221,7 @@ export class Catalogue {
   }
 
   private widen(ns: NamespaceInfo, shard: ShardInfo, columns: number): void {
+    this.generation++;
     for (let i = shard.columns; i < columns; i++) this.db.sqlite.exec(`ALTER TABLE "${shard.table}" ADD COLUMN c${i}`);
     this.db.prepare('UPDATE telemetry_shards SET columns = ? WHERE namespace_id = ? AND shard_window = ?').run(columns, ns.id, shard.window);
     shard.columns = columns;

@@ -1,13 +1,14 @@
 // POST /v1/telemetry (contract §7.2): one line-protocol body into one namespace, all-or-nothing, in ONE transaction
 // (synchronous=FULL makes every commit an fsync, so one per request, never one per point).
 //
-// Each line is scanned straight into the shard writer, nothing is collected per point. A line whose series section
-// (measurement and tags as written) was seen before skips tag parsing and the series lookup; each series' nodeId is
-// checked once per request. After the first unauthorized nodeId the rest of the body is still parsed (a malformed line
-// is a 400, which comes before a 403 in the contract's order of checks) but no longer stored; then everything rolls back.
+// Each line is scanned straight into the shard writer, nothing is kept per point but its row. A line whose series
+// section (measurement and tags as written) was seen before skips tag parsing and the series lookup. The distinct
+// nodeIds are collected while scanning and checked together at the end, before anything is committed: a malformed line
+// anywhere is a 400 (which comes before a 403 in the contract's order of checks), an unauthorized nodeId then a 403,
+// and either rolls the whole request back.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { mayWriteNode, NodeRights } from './authorize.ts';
+import { nodeRights } from './authorize.ts';
 import { catalogueOf, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
 import { LineProtocolError, LineScanner, type Precision } from './line-scanner.ts';
 import type { Namespace } from './namespaces.ts';
@@ -29,40 +30,41 @@ let requestSeq = 0;
 export function writeLineProtocol(db: Db, req: WriteRequest): number {
   const catalogue = catalogueOf(db);
   const request = ++requestSeq;
-  const rights = new NodeRights(db, req.userId, mayWriteNode);
   const retainFrom = req.retainFromMs ?? -Infinity;
   try {
     return db.tx(() => {
       catalogue.sync();
       const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
+      const isText = (text: string) => sc.seriesTextIs(text);
       let ns: NamespaceInfo | undefined;
       let writer: ShardWriter | undefined;
-      let forbidden: string | undefined;
+      const nodeIds = new Set<string>();
       let stored = 0;
       while (sc.nextLine()) {
         // Created with the first point: an empty body creates nothing.
         ns ??= catalogue.ensure(req.namespace, req.now);
-        let series: SeriesInfo | undefined = ns.seriesByText.get(sc.seriesText());
+        let series: SeriesInfo | undefined = catalogue.seriesByText(ns, sc.seriesHash, isText);
         if (series === undefined) {
           sc.parseSeries();
           const tags: Array<[string, string]> = [];
           for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
-          series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), req.now);
+          series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), sc.seriesHash, req.now);
         }
-        if (series.checkedBy !== request) {
-          series.checkedBy = request;
-          series.allowed = rights.allows(series.nodeId);
+        if (series.seenBy !== request) {
+          series.seenBy = request;
+          nodeIds.add(series.nodeId);
         }
         sc.parseFields();
-        if (!series.allowed) forbidden ??= series.nodeId;
-        if (forbidden !== undefined || sc.timeMs < retainFrom) continue;
+        if (sc.timeMs < retainFrom) continue;
         writer ??= new ShardWriter(catalogue, ns, req.now);
         writer.add(series, sc);
         stored++;
       }
+      const allowed = nodeRights(db, req.userId, nodeIds, 'write');
+      const forbidden = [...nodeIds].find((n) => !allowed.get(n));
       if (forbidden !== undefined) {
         throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
-          + `(needs monitorManagement on its device, or the ${'nodeInfluxSeries'} property editable); nothing was stored`);
+          + '(needs monitorManagement on its device, or the nodeInfluxSeries property editable); nothing was stored');
       }
       writer?.flush();
       // Our own CREATE/ALTER TABLE changed the schema cookie: record it, so the next request does not take it for
