@@ -10,11 +10,11 @@
 //   is an error, as is a function of a string or boolean field, or functions mixed with plain fields.
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/open.ts';
-import { mayReadNode, NodeRights } from './authorize.ts';
+import { nodeRights } from './authorize.ts';
 import { catalogueOf, type Catalogue, type FieldInfo, type MeasurementInfo, type ShardInfo } from './catalogue.ts';
-import { BOOLEAN, FIELD_TYPES, FLOAT, INTEGER, UNSIGNED } from './line-scanner.ts';
+import { FIELD_TYPES, FLOAT, INTEGER, UNSIGNED } from './line-scanner.ts';
 import { planQueries, type PlannedQuery, type QueryPlan } from './query-plan.ts';
-import type { Cell, SeriesResult, StatementResult } from './query-result.ts';
+import { isoTimeJson, valueJson, type SeriesResult, type StatementResult } from './query-result.ts';
 import type { SelectItem } from './telemetry.schemas.ts';
 
 type AggregateFunction = 'sum' | 'min' | 'max' | 'mean';
@@ -27,16 +27,16 @@ interface Column {
 
 class StatementError extends Error {}
 
-/** Runs every query of the plan (re-planned inside the read transaction) and returns the results in request order. */
+/** Runs every query of the plan and returns the results in request order. */
 export function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: number): StatementResult[] {
   const catalogue = catalogueOf(db);
-  const rights = new NodeRights(db, userId, mayReadNode);
   return db.sqlite.transaction(() => {
     catalogue.sync();
-    // The catalogue may have changed since planning (another request wrote a new shard): plan again, same clock.
-    const fresh = planQueries(db, plan.queries.map((q) => q.query), nowMs);
-    return fresh.queries.map((q) => {
-      if (q.nodeId === undefined || !rights.allows(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
+    // The catalogue may have changed since planning (a write created a shard, a prune dropped one): plan again.
+    const current = plan.generation === catalogue.generation ? plan : planQueries(db, plan.queries.map((q) => q.query), nowMs);
+    const allowed = nodeRights(db, userId, current.queries.flatMap((q) => (q.nodeId === undefined ? [] : [q.nodeId])), 'read');
+    return current.queries.map((q): StatementResult => {
+      if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
       try {
         const series = runQuery(db, catalogue, q);
         return series.length === 0 ? { statement_id: q.index } : { statement_id: q.index, series };
@@ -56,17 +56,16 @@ function runQuery(db: Db, catalogue: Catalogue, q: PlannedQuery): SeriesResult[]
   if (q.fromMs >= q.toMs) return [];
   const wanted = Object.entries(q.query.where?.tags ?? {});
   const candidates = db.prepare('SELECT id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND node_id = ? ORDER BY tags')
-    .all(ns.id, m.name, q.nodeId) as Array<{ id: number; tags: string }>;
+    .raw(true).all(ns.id, m.name, q.nodeId) as Array<[number, string]>;
   const out: SeriesResult[] = [];
   const names = ['time', ...columns.map((c) => c.name)];
   const aggregate = columns[0].fn !== undefined;
-  for (const candidate of candidates) {
-    const tags = JSON.parse(candidate.tags) as Record<string, string>;
-    if (!wanted.every(([k, v]) => Object.hasOwn(tags, k) && tags[k] === v)) continue;
-    const values = aggregate
-      ? aggregateRow(catalogue, q, candidate.id, columns)
-      : rawRows(catalogue, q, candidate.id, columns);
-    if (values.length > 0) out.push({ name: m.name, tags, columns: names, values });
+  for (const [seriesId, tagsJson] of candidates) {
+    const tags = JSON.parse(tagsJson) as Record<string, string>;
+    // nodeId already matched in SQL; other wanted tags are checked here.
+    if (wanted.length > 1 && !wanted.every(([k, v]) => Object.hasOwn(tags, k) && tags[k] === v)) continue;
+    const valuesJson = aggregate ? aggregateRow(catalogue, q, seriesId, columns) : rawRows(catalogue, q, seriesId, columns);
+    if (valuesJson !== '') out.push({ name: m.name, tags, columns: names, valuesJson });
   }
   return out;
 }
@@ -77,7 +76,7 @@ function resolveColumns(m: MeasurementInfo, select: readonly SelectItem[]): Colu
     const fn = typeof item === 'string' ? undefined : item.function;
     const field = m.fields.get(name);
     if (field === undefined) throw new StatementError(`field ${JSON.stringify(name)} does not exist in measurement ${JSON.stringify(m.name)}`);
-    if (fn !== undefined && field.kind !== FLOAT && field.kind !== INTEGER && field.kind !== UNSIGNED) {
+    if (fn !== undefined && !isNumeric(field)) {
       throw new StatementError(`${fn}() needs a numeric field; ${JSON.stringify(name)} is ${FIELD_TYPES[field.kind]}`);
     }
     return { field, fn, name: fn === undefined ? name : `${fn}_${name}` };
@@ -89,105 +88,107 @@ function resolveColumns(m: MeasurementInfo, select: readonly SelectItem[]): Colu
   return columns;
 }
 
-/** A field's column in a shard table, or NULL when the table predates the field (it was never widened for it). */
-function columnIn(shard: ShardInfo, field: FieldInfo): string {
-  return field.ordinal < shard.columns ? `c${field.ordinal}` : 'NULL';
+function isNumeric(field: FieldInfo): boolean {
+  return field.kind === FLOAT || field.kind === INTEGER || field.kind === UNSIGNED;
 }
 
-function statement(catalogue: Catalogue, sqlText: string): Statement {
-  let stmt = catalogue.statements.get(sqlText);
+function isInteger(field: FieldInfo): boolean {
+  return field.kind === INTEGER || field.kind === UNSIGNED;
+}
+
+/** A field's column in a shard table, or NULL when the table predates the field (it was never widened for it). */
+function columnIn(shard: ShardInfo, field: FieldInfo): string | undefined {
+  return field.ordinal < shard.columns ? `c${field.ordinal}` : undefined;
+}
+
+/** Statements are cached per shard table and query shape (the SQL is only built on a miss). */
+function statement(catalogue: Catalogue, key: string, build: () => string): Statement {
+  let stmt = catalogue.statements.get(key);
   if (stmt === undefined) {
-    // Integers come back as bigint: exact beyond 2^53 (the time columns are converted with Number()).
-    stmt = catalogue.prepareUncached(sqlText).safeIntegers(true);
-    catalogue.statements.set(sqlText, stmt);
+    stmt = catalogue.prepareUncached(build()).raw(true);
+    catalogue.statements.set(key, stmt);
   }
   return stmt;
 }
 
-function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): Cell[][] {
+// Integers beyond 2^53 are read as decimal text (exact) and every other value as a plain number, so no bigint is
+// made per value.
+const SAFE = 9007199254740991;
+const exact = (col: string) => `CASE WHEN ${col} BETWEEN -${SAFE} AND ${SAFE} THEN ${col} ELSE CAST(${col} AS TEXT) END`;
+
+/** The series' points as JSON rows `["time",v,...]`, comma-separated; '' when there are none. */
+function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
   const desc = q.query.orderBy === 'DESC';
   const limit = q.query.limit ?? Infinity;
-  const shards = desc ? [...q.shards].reverse() : q.shards;
-  const rows: Cell[][] = [];
-  for (const shard of shards) {
-    if (rows.length >= limit) break;
+  const kinds = columns.map((c) => c.field.kind);
+  const shape = `r${desc ? 'd' : 'a'}${columns.map((c) => c.field.ordinal).join(',')}`;
+  let out = '';
+  let rows = 0;
+  for (let i = 0; i < q.shards.length && rows < limit; i++) {
+    const shard = q.shards[desc ? q.shards.length - 1 - i : i];
     const cols = columns.map((c) => columnIn(shard, c.field));
-    const present = [...new Set(cols.filter((c) => c !== 'NULL'))];
-    if (present.length === 0) continue;
-    const dir = desc ? 'DESC' : 'ASC';
-    const stmt = statement(catalogue, `SELECT t_ms, t_ns, ${cols.join(', ')} FROM "${shard.table}"
-      WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})
-      ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`);
-    const remaining = limit === Infinity ? -1 : limit - rows.length;
-    for (const r of stmt.raw(true).all(seriesId, q.fromMs, q.toMs, remaining) as unknown[][]) {
-      const row: Cell[] = [isoTime(Number(r[0]), Number(r[1]))];
-      for (let i = 0; i < columns.length; i++) row.push(cell(columns[i].field, r[i + 2]));
-      rows.push(row);
+    if (cols.every((c) => c === undefined)) continue;
+    const stmt = statement(catalogue, `${shard.table}/${shape}`, () => {
+      const present = [...new Set(cols.filter((c) => c !== undefined))];
+      const dir = desc ? 'DESC' : 'ASC';
+      const select = cols.map((c, k) => (c === undefined ? 'NULL' : isInteger(columns[k].field) ? exact(c) : c));
+      return `SELECT t_ms, t_ns, ${select.join(', ')} FROM "${shard.table}"
+        WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})
+        ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`;
+    });
+    const found = stmt.all(seriesId, q.fromMs, q.toMs, limit === Infinity ? -1 : limit - rows) as unknown[][];
+    for (const r of found) {
+      let row = `[${isoTimeJson(r[0] as number, r[1] as number)}`;
+      for (let k = 0; k < kinds.length; k++) row += `,${valueJson(kinds[k], r[k + 2])}`;
+      out += rows === 0 ? `${row}]` : `,${row}]`;
+      rows++;
     }
   }
-  return rows;
+  return out;
 }
 
 interface Accumulator { count: number; sum: number | bigint; min: number | bigint | undefined; max: number | bigint | undefined }
 
-function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): Cell[][] {
+/** The one row of a query with functions: `["<range start>",agg,...]`; '' when no selected field has a value. */
+function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
   const acc: Accumulator[] = columns.map(() => ({ count: 0, sum: 0, min: undefined, max: undefined }));
+  const shape = `a${columns.map((c) => `${c.fn}${c.field.ordinal}`).join(',')}`;
   for (const shard of q.shards) {
-    const exprs = columns.map((c) => {
-      const col = columnIn(shard, c.field);
-      return `count(${col}), sum(${col}), min(${col}), max(${col})`;
+    const stmt = statement(catalogue, `${shard.table}/${shape}`, () => {
+      const exprs = columns.map((c) => {
+        const col = columnIn(shard, c.field) ?? 'NULL';
+        // Integer aggregates as decimal text: exact beyond 2^53, combined across shards as bigint.
+        const wrap = (e: string) => (isInteger(c.field) ? `CAST(${e} AS TEXT)` : e);
+        const value = c.fn === 'min' ? `min(${col})` : c.fn === 'max' ? `max(${col})` : `sum(${col})`;
+        return `count(${col}), ${wrap(value)}`;
+      });
+      return `SELECT ${exprs.join(', ')} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`;
     });
-    const stmt = statement(catalogue, `SELECT ${exprs.join(', ')} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`);
     let r: unknown[];
     try {
-      r = stmt.raw(true).get(seriesId, q.fromMs, q.toMs) as unknown[];
+      r = stmt.get(seriesId, q.fromMs, q.toMs) as unknown[];
     } catch (err) {
-      if (/integer overflow/i.test(String((err as Error).message))) throw new StatementError('integer overflow in sum()');
+      if (/integer overflow/i.test((err as Error).message)) throw new StatementError('integer overflow in sum()');
       throw err;
     }
-    columns.forEach((_, i) => {
-      const count = Number(r[i * 4]);
+    columns.forEach((c, i) => {
+      const count = r[i * 2] as number;
       if (count === 0) return;
+      const value = isInteger(c.field) ? BigInt(r[i * 2 + 1] as string) : r[i * 2 + 1] as number;
       const a = acc[i];
       a.count += count;
-      a.sum = addNumbers(a.sum, r[i * 4 + 1] as number | bigint);
-      const min = r[i * 4 + 2] as number | bigint;
-      const max = r[i * 4 + 3] as number | bigint;
-      if (a.min === undefined || min < a.min) a.min = min;
-      if (a.max === undefined || max > a.max) a.max = max;
+      if (c.fn === 'min') { if (a.min === undefined || value < a.min) a.min = value; }
+      else if (c.fn === 'max') { if (a.max === undefined || value > a.max) a.max = value; }
+      else a.sum = typeof value === 'bigint' ? BigInt(a.sum) + value : (a.sum as number) + value;
     });
   }
-  if (acc.every((a) => a.count === 0)) return [];
-  const row: Cell[] = [isoTime(q.fromMs, 0)];
+  if (acc.every((a) => a.count === 0)) return '';
+  let row = `[${isoTimeJson(q.fromMs, 0)}`;
   columns.forEach((c, i) => {
     const a = acc[i];
-    if (a.count === 0) { row.push(null); return; }
-    switch (c.fn) {
-      case 'sum': row.push(a.sum); break;
-      case 'min': row.push(a.min!); break;
-      case 'max': row.push(a.max!); break;
-      case 'mean': row.push(Number(a.sum) / a.count); break;
-    }
+    let v: number | bigint | undefined;
+    if (a.count > 0) v = c.fn === 'min' ? a.min : c.fn === 'max' ? a.max : c.fn === 'sum' ? a.sum : Number(a.sum) / a.count;
+    row += `,${v === undefined ? 'null' : valueJson(c.fn === 'mean' ? FLOAT : c.field.kind, v)}`;
   });
-  return [row];
-}
-
-/** Float sums stay numbers; integer sums stay exact bigints. */
-function addNumbers(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'bigint' && typeof b === 'bigint') return a + b;
-  if (typeof a === 'number' && a === 0 && typeof b === 'bigint') return b;
-  return Number(a) + Number(b);
-}
-
-/** A stored value as its field's type. */
-function cell(field: FieldInfo, value: unknown): Cell {
-  if (value === null || value === undefined) return null;
-  if (field.kind === BOOLEAN) return value === 1n || value === 1;
-  return value as Cell;
-}
-
-/** ISO 8601 UTC with milliseconds; with nanoseconds (9 digits) when the point has a sub-millisecond part. */
-export function isoTime(ms: number, subNs: number): string {
-  const iso = new Date(ms).toISOString();
-  return subNs === 0 ? iso : `${iso.slice(0, -1)}${String(subNs).padStart(6, '0')}Z`;
+  return `${row}]`;
 }

@@ -32,9 +32,11 @@ export interface QueryPlan {
   estimate: RequestEstimate;
   /** distinct shard tables the request scans */
   shardTables: string[];
+  /** the catalogue generation planned against */
+  generation: number;
 }
 
-/** Plans inside a read transaction of its own; the executor plans again in its transaction (see runQueries). */
+/** Plans inside a read transaction of its own (runQueries plans again if the catalogue changed in between). */
 export function planQueryRequest(db: Db, body: QueryBody, nowMs: number): QueryPlan {
   return db.sqlite.transaction(() => {
     catalogueOf(db).sync();
@@ -57,7 +59,7 @@ export function planQueries(db: Db, body: QueryBody, nowMs: number): QueryPlan {
     };
   });
   const shardTables = [...new Set(queries.flatMap((q) => q.shards.map((s) => s.table)))];
-  return { single: !Array.isArray(body), queries, estimate: estimateRequest(list, nowMs), shardTables };
+  return { single: !Array.isArray(body), queries, estimate: estimateRequest(list, nowMs), shardTables, generation: catalogue.generation };
 }
 
 /** Existing shards of the namespace whose window overlaps [fromMs, toMs), oldest first. */

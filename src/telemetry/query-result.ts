@@ -1,14 +1,14 @@
-// The Influx-style answer of a query (contract §7.3) and its JSON text. Integers are bigint so int64 values survive
-// exactly: the serializer writes them as JSON numbers with every digit (as InfluxDB does), which JSON.stringify cannot.
-
-/** A value in a result row: time (ISO string) or a field value; bigint for integers. */
-export type Cell = number | bigint | string | boolean | null;
+// The Influx-style answer of a query (contract §7.3) and its JSON text. Rows are written as JSON text while they are
+// read (no array per row, no Date per row: a 1,000-row answer allocated more for its rows than SQLite spent reading
+// them). Integers keep every digit, like InfluxDB's answers: JSON.stringify could not write an int64 exactly.
+import { BOOLEAN, FLOAT, STRING, type FieldKind } from './line-scanner.ts';
 
 export interface SeriesResult {
   name: string;
   tags: Record<string, string>;
   columns: string[];
-  values: Cell[][];
+  /** the JSON text of the rows, comma-separated, without the enclosing brackets */
+  valuesJson: string;
 }
 
 export type StatementResult =
@@ -28,23 +28,47 @@ function statementJson(r: StatementResult): string {
 }
 
 function seriesJson(s: SeriesResult): string {
-  const rows = s.values.map((row) => {
-    let out = '[';
-    for (let i = 0; i < row.length; i++) {
-      if (i > 0) out += ',';
-      out += cellJson(row[i]);
-    }
-    return `${out}]`;
-  });
-  return `{"name":${JSON.stringify(s.name)},"tags":${JSON.stringify(s.tags)},"columns":${JSON.stringify(s.columns)},"values":[${rows.join(',')}]}`;
+  return `{"name":${JSON.stringify(s.name)},"tags":${JSON.stringify(s.tags)},"columns":${JSON.stringify(s.columns)},"values":[${s.valuesJson}]}`;
 }
 
-function cellJson(v: Cell): string {
-  switch (typeof v) {
-    case 'bigint': return v.toString();
-    case 'number': return Number.isFinite(v) ? String(v) : 'null';
-    case 'string': return JSON.stringify(v);
-    case 'boolean': return v ? 'true' : 'false';
-    default: return 'null';
+/**
+ * JSON of a stored value of a field of this kind: floats as numbers, integers with every digit (a number, a bigint, or
+ * the decimal text SQLite gives for values beyond 2^53), booleans from 0/1, strings quoted. NULL is null.
+ */
+export function valueJson(kind: FieldKind, v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  switch (kind) {
+    case FLOAT: return Number.isFinite(v) ? String(v) : 'null';
+    case BOOLEAN: return v === 0 || v === 0n ? 'false' : 'true';
+    case STRING: return JSON.stringify(v);
+    default: return String(v);
   }
+}
+
+const DAY_MS = 86_400_000;
+const PAD2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
+const PAD3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+let cachedDay = Number.NaN;
+let cachedPrefix = '';
+
+/**
+ * `"2026-01-02T03:04:05.678Z"` (quoted: JSON) for unix ms; with nanoseconds (9 fraction digits) when the point has a
+ * sub-millisecond part. Consecutive rows mostly share their day, whose text is computed once.
+ */
+export function isoTimeJson(ms: number, subNs: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) {
+    const iso = new Date(day * DAY_MS).toISOString();
+    cachedPrefix = iso.slice(0, iso.indexOf('T') + 1);
+    cachedDay = day;
+  }
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  const frac = PAD3[rest - s * 1000];
+  const sub = subNs === 0 ? '' : String(subNs).padStart(6, '0');
+  return `"${cachedPrefix}${PAD2[h]}:${PAD2[m]}:${PAD2[s]}.${frac}${sub}Z"`;
 }
