@@ -1,0 +1,189 @@
+// Row-layout benchmark for the telemetry shard tables: the decision record for src/telemetry/shard-store.ts.
+// Raw better-sqlite3 (no HTTP, no parsing) on a temp file with the service's pragmas (WAL, synchronous=FULL), one
+// transaction per 5,000 points as a write request would. 1M points = 100 series x 10,000 points at 10 s, 5 fields
+// (3 floats, 2 integers), two 1-day shard tables, written time-major (each timestamp for every series, like devices).
+// Layouts:
+//   columns   one row per point, one column per field: (series_id, t_ms, t_ns, c0..c4) WITHOUT ROWID
+//   rowid     the same columns in a rowid table plus a UNIQUE index on (series_id, t_ms, t_ns)
+//   eav       one row per field value: (series_id, field, t_ms, t_ns, value) WITHOUT ROWID
+//   json      one row per point, fields as a JSON object: (series_id, t_ms, t_ns, v) WITHOUT ROWID, merged with json_patch
+// Each with single-row statements and, where it matters, 50-row multi-VALUES statements.
+// Queries (median of repeated runs): last 1,000 points of 3 fields of one series; a 1-day mean of one field of one
+// series; 1,000 single-series queries of the last point (the batch shape).
+// Run: node bench/telemetry/layout.mjs [points]
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const POINTS = Number(process.argv[2] ?? 1_000_000);
+const SERIES = 100;
+const BATCH = 5000;
+const STEP = 10_000;
+const START = Date.UTC(2026, 0, 1);
+const DAY = 86_400_000;
+const PER_SERIES = POINTS / SERIES;
+
+function value(idx, s, f) {
+  const x = (idx * 31 + s * 17) % 1000;
+  switch (f) {
+    case 0: return x * 1.25;
+    case 1: return 230 + x / 1000;
+    case 2: return x / 97;
+    case 3: return idx * 10 + s;
+    default: return x % 4;
+  }
+}
+
+function open(dir, name) {
+  const db = new Database(join(dir, `${name}.db`));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('cache_size = -32000');
+  db.pragma('temp_store = MEMORY');
+  return db;
+}
+
+const shardOf = (ms) => Math.floor(ms / DAY);
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const layouts = {
+  columns: {
+    create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, c0, c1, c2, c3, c4, PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`,
+    cols: 8,
+    rowSql: '(?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER))',
+    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, c0, c1, c2, c3, c4) VALUES ${rows}
+      ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET c0 = excluded.c0, c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4`,
+    bind: (out, s, ms, idx) => { out.push(s, ms, 0, value(idx, s, 0), value(idx, s, 1), value(idx, s, 2), value(idx, s, 3), value(idx, s, 4)); },
+    last: (t) => `SELECT t_ms, t_ns, c0, c1, c2 FROM ${t} WHERE series_id = ? AND (c0 IS NOT NULL OR c1 IS NOT NULL OR c2 IS NOT NULL) ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
+    mean: (t) => `SELECT sum(c0) AS s, count(c0) AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
+  },
+  rowid: {
+    create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, c0, c1, c2, c3, c4);
+      CREATE UNIQUE INDEX ${t}_k ON ${t} (series_id, t_ms, t_ns)`,
+    cols: 8,
+    rowSql: '(?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER))',
+    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, c0, c1, c2, c3, c4) VALUES ${rows}
+      ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET c0 = excluded.c0, c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4`,
+    bind: (out, s, ms, idx) => { out.push(s, ms, 0, value(idx, s, 0), value(idx, s, 1), value(idx, s, 2), value(idx, s, 3), value(idx, s, 4)); },
+    last: (t) => `SELECT t_ms, t_ns, c0, c1, c2 FROM ${t} WHERE series_id = ? AND (c0 IS NOT NULL OR c1 IS NOT NULL OR c2 IS NOT NULL) ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
+    mean: (t) => `SELECT sum(c0) AS s, count(c0) AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
+  },
+  eav: {
+    create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, field INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, v, PRIMARY KEY (series_id, field, t_ms, t_ns)) WITHOUT ROWID`,
+    cols: 25,
+    rowSql: '(?, 0, ?, ?, ?), (?, 1, ?, ?, ?), (?, 2, ?, ?, ?), (?, 3, ?, ?, CAST(? AS INTEGER)), (?, 4, ?, ?, CAST(? AS INTEGER))',
+    insert: (t, rows) => `INSERT INTO ${t} (series_id, field, t_ms, t_ns, v) VALUES ${rows} ON CONFLICT (series_id, field, t_ms, t_ns) DO UPDATE SET v = excluded.v`,
+    bind: (out, s, ms, idx) => { for (let f = 0; f < 5; f++) out.push(s, ms, 0, value(idx, s, f)); },
+    // three fields = a three-way merge on time
+    last: (t) => `SELECT t_ms, t_ns, max(CASE field WHEN 0 THEN v END) AS c0, max(CASE field WHEN 1 THEN v END) AS c1, max(CASE field WHEN 2 THEN v END) AS c2
+      FROM ${t} WHERE series_id = ? AND field IN (0, 1, 2) GROUP BY t_ms, t_ns ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
+    mean: (t) => `SELECT sum(v) AS s, count(v) AS n FROM ${t} WHERE series_id = ? AND field = 0 AND t_ms >= ? AND t_ms < ?`,
+  },
+  json: {
+    create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, v TEXT NOT NULL, PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`,
+    cols: 4,
+    rowSql: '(?, ?, ?, ?)',
+    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, v) VALUES ${rows} ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET v = json_patch(v, excluded.v)`,
+    bind: (out, s, ms, idx) => {
+      out.push(s, ms, 0, `{"0":${value(idx, s, 0)},"1":${value(idx, s, 1)},"2":${value(idx, s, 2)},"3":${value(idx, s, 3)},"4":${value(idx, s, 4)}}`);
+    },
+    last: (t) => `SELECT t_ms, t_ns, v ->> '$.0' AS c0, v ->> '$.1' AS c1, v ->> '$.2' AS c2 FROM ${t} WHERE series_id = ? ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
+    mean: (t) => `SELECT sum(v ->> '$.0') AS s, count(v ->> '$.0') AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
+  },
+};
+
+function run(name, rowsPerStmt) {
+  const L = layouts[name];
+  const dir = mkdtempSync(join(tmpdir(), 'gk-layout-'));
+  const db = open(dir, name);
+  const tables = new Map();
+  const table = (ms) => {
+    const k = shardOf(ms);
+    let t = tables.get(k);
+    if (!t) {
+      t = `s_${k}`;
+      db.exec(L.create(t));
+      tables.set(k, t);
+    }
+    return t;
+  };
+  const stmts = new Map();
+  const stmt = (t, n) => {
+    const key = `${t}/${n}`;
+    let s = stmts.get(key);
+    if (!s) stmts.set(key, s = db.prepare(L.insert(t, Array(n).fill(L.rowSql).join(', '))));
+    return s;
+  };
+  const t0 = performance.now();
+  let idx = 0;
+  const timestamps = POINTS / SERIES;
+  const perBatch = BATCH / SERIES;
+  for (let b = 0; b * perBatch < timestamps; b++) {
+    db.transaction(() => {
+      // rows grouped per shard table, flushed in statements of rowsPerStmt rows
+      let pending = [];
+      let pendingRows = 0;
+      let pendingTable;
+      const flush = () => {
+        if (pendingRows === 0) return;
+        stmt(pendingTable, pendingRows).run(pending);
+        pending = [];
+        pendingRows = 0;
+      };
+      for (let k = 0; k < perBatch; k++, idx++) {
+        const ms = START + idx * STEP;
+        const t = table(ms);
+        if (t !== pendingTable) { flush(); pendingTable = t; }
+        for (let s = 0; s < SERIES; s++) {
+          L.bind(pending, s + 1, ms, idx);
+          if (++pendingRows === rowsPerStmt) flush();
+        }
+      }
+      flush();
+    }).immediate();
+  }
+  const ingestS = (performance.now() - t0) / 1000;
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const size = statSync(join(dir, `${name}.db`)).size;
+
+  // queries: newest shard first for "last N", every overlapped shard for the mean
+  const ordered = [...tables.entries()].sort((a, b) => b[0] - a[0]).map(([, t]) => t);
+  const lastQ = ordered.map((t) => db.prepare(L.last(t)));
+  const meanQ = ordered.map((t) => db.prepare(L.mean(t)));
+  const endMs = START + PER_SERIES * STEP;
+  const lastN = (series, n) => {
+    const out = [];
+    for (const q of lastQ) {
+      if (out.length >= n) break;
+      for (const r of q.raw().all(series, n - out.length)) out.push(r);
+    }
+    return out;
+  };
+  const times = { last: [], mean: [], batch: [] };
+  for (let r = 0; r < 15; r++) {
+    let t = performance.now();
+    const rows = lastN(1 + (r % SERIES), 1000);
+    times.last.push(performance.now() - t);
+    if (rows.length !== 1000) throw new Error(`${name}: got ${rows.length} rows`);
+    t = performance.now();
+    let s = 0, n = 0;
+    for (const q of meanQ) { const x = q.get(1 + (r % SERIES), endMs - DAY, endMs); s += x.s ?? 0; n += x.n; }
+    times.mean.push(performance.now() - t);
+    if (n !== DAY / STEP) throw new Error(`${name}: mean over ${n} points`);
+    t = performance.now();
+    for (let q = 0; q < 1000; q++) lastN(1 + (q % SERIES), 1);
+    times.batch.push(performance.now() - t);
+  }
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { name: `${name} x${rowsPerStmt}`, pps: POINTS / ingestS, mb: size / 1048576, last: median(times.last), mean: median(times.mean), batch: median(times.batch) };
+}
+
+const cases = [['columns', 1], ['columns', 50], ['rowid', 50], ['eav', 10], ['json', 50]];
+console.log(`layout benchmark: ${POINTS} points, ${SERIES} series, 5 fields, ${BATCH} points per transaction`);
+console.log('layout        points/s   file MB   last-1000 ms   1-day mean ms   1000 x last-1 ms');
+for (const [name, n] of cases) {
+  const r = run(name, n);
+  console.log(`${r.name.padEnd(12)} ${r.pps.toFixed(0).padStart(9)}  ${r.mb.toFixed(1).padStart(8)}  ${r.last.toFixed(2).padStart(13)}  ${r.mean.toFixed(2).padStart(14)}  ${r.batch.toFixed(1).padStart(17)}`);
+}

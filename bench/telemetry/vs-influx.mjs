@@ -1,0 +1,180 @@
+// Telemetry benchmark (issue 7): gridkeeper side by side with InfluxDB 1.x on the same machine, in the same run, on
+// loopback, fed the same bytes.
+//   ingest: 1,000,000 points (100 series x 10,000 timestamps 10 s apart, 5 fields: 3 floats and 2 integers) over
+//           HTTP in 200 batches of 5,000 lines (ns timestamps, one client, batch i to gridkeeper then batch i to
+//           InfluxDB, so background load hits both alike); points/s = points / sum of request times. Peak RSS of
+//           gridkeeper (VmHWM) after ingest.
+//   query:  last 1,000 points of 3 fields of one series; a 1-day mean of one field; a batch of 1,000 queries (latest
+//           point of one field within the last hour, 10 per series) in one request — medians of interleaved runs.
+// Both stores fsync every write (gridkeeper synchronous=FULL, InfluxDB wal-fsync-delay 0s).
+// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, INFLUXD, NO_BUILD=1)
+import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { rssOf } from '../lib/load.mjs';
+import { startServer } from '../lib/spawn.mjs';
+import { ensureInfluxd, startInflux } from './influx.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const POINTS = Number(process.env.POINTS ?? 1_000_000);
+const SERIES = 100;
+const BATCH = 5000;
+const STEP_MS = 10_000;
+const RUNS = Number(process.env.RUNS ?? 15);
+const PASSWORD = 'bench-password-1';
+const log = (msg) => console.error(`[bench] ${msg}`);
+const fmt = (n, d = 1) => Number(n).toFixed(d);
+const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+function request(url, { method = 'GET', headers = {}, body } = {}) {
+  const u = new URL(url);
+  if (u.hostname !== '127.0.0.1') throw new Error('loopback only');
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method,
+      headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+async function expect(res, status, what) {
+  const r = await res;
+  if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
+  return r;
+}
+
+const nodeId = (s) => `node-${String(s).padStart(3, '0')}`;
+const timestamps = POINTS / SERIES;
+const startMs = Math.floor(Date.now() / 1000) * 1000 - timestamps * STEP_MS;
+const endMs = startMs + timestamps * STEP_MS;
+
+function batchBody(b) {
+  const perBatch = BATCH / SERIES;
+  const lines = [];
+  for (let k = 0; k < perBatch; k++) {
+    const idx = b * perBatch + k;
+    const ts = `${startMs + idx * STEP_MS}000000`;
+    for (let s = 0; s < SERIES; s++) {
+      const x = (idx * 31 + s * 17) % 1000;
+      lines.push(`energy,nodeId=${nodeId(s)},site=site-${s % 10} power=${(x * 1.25).toFixed(2)},voltage=${(230 + x / 1000).toFixed(3)},`
+        + `current=${(x / 97).toFixed(4)},energy=${idx * 10 + s}i,state=${x % 4}i ${ts}`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function main() {
+  const influxd = ensureInfluxd(log);
+  if (!process.env.NO_BUILD) {
+    log('building dist/gridkeeper.cjs');
+    execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
+  }
+  const gkDir = mkdtempSync(join(tmpdir(), 'gk-tbench-'));
+  const inDir = mkdtempSync(join(tmpdir(), 'influx-tbench-'));
+  let gk;
+  let influx;
+  try {
+    gk = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', gkDir], { env: { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD } });
+    influx = await startInflux(influxd, inDir);
+    log(`gridkeeper ${gk.url}, InfluxDB ${influx.version} ${influx.url}`);
+
+    // gridkeeper: an access token of the admin, and one device per nodeId in the root role (monitorManagement).
+    const refresh = (await expect(request(`${gk.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
+    const token = (await expect(request(`${gk.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
+    const auth = { authorization: `Bearer ${token}` };
+    // The premium cost bucket (contract §7.4): the query rounds below spend about 40,000 of its 60,000 per minute.
+    await expect(request(`${gk.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
+    for (let s = 0; s < SERIES; s++) {
+      await expect(request(`${gk.url}/v1/device?roleId=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
+    }
+    await expect(request(`${influx.url}/query?q=${encodeURIComponent('CREATE DATABASE energy')}`, { method: 'POST' }), 200, 'create database');
+
+    // ---- ingest
+    log(`ingesting ${POINTS} points in ${POINTS / BATCH} batches into both`);
+    let gkMs = 0;
+    let inMs = 0;
+    for (let b = 0; b < POINTS / BATCH; b++) {
+      const body = Buffer.from(batchBody(b));
+      gkMs += (await expect(request(`${gk.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body }), 204, 'gridkeeper write')).ms;
+      inMs += (await expect(request(`${influx.url}/write?db=energy`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write')).ms;
+    }
+    const gkRss = rssOf(gk.child.pid);
+    const inRss = rssOf(influx.child.pid);
+
+    // ---- queries
+    const ns = { version: '1', database: 'energy', retentionPolicy: 'autogen' };
+    const from = { measurement: 'energy', namespace: ns };
+    const one = nodeId(42);
+    const dayFrom = endMs - 86_400_000;
+    const hourFrom = endMs - 3_600_000;
+    const gkQueries = {
+      last1000: { select: ['power', 'voltage', 'current'], from, where: { tags: { nodeId: one } }, orderBy: 'DESC', limit: 1000 },
+      mean1day: { select: [{ field: 'power', function: 'mean' }], from,
+        where: { time: [{ operator: '>=', value: dayFrom }, { operator: '<', value: endMs }], tags: { nodeId: one } } },
+      batch1000: Array.from({ length: 1000 }, (_, i) => ({ select: ['power'], from,
+        where: { time: [{ operator: '>=', value: hourFrom }], tags: { nodeId: nodeId(i % SERIES) } }, orderBy: 'DESC', limit: 1 })),
+    };
+    const inQueries = {
+      last1000: `SELECT power, voltage, current FROM energy WHERE nodeId = '${one}' ORDER BY time DESC LIMIT 1000`,
+      mean1day: `SELECT mean(power) FROM energy WHERE nodeId = '${one}' AND time >= ${dayFrom}ms AND time < ${endMs}ms`,
+      batch1000: Array.from({ length: 1000 }, (_, i) => `SELECT power FROM energy WHERE nodeId = '${nodeId(i % SERIES)}' AND time >= ${hourFrom}ms ORDER BY time DESC LIMIT 1`).join('; '),
+    };
+    const gkQuery = (body) => expect(request(`${gk.url}/v1/telemetry/query`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }), 200, 'gridkeeper query');
+    const inQuery = (q) => expect(request(`${influx.url}/query?db=energy`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `q=${encodeURIComponent(q)}` }), 200, 'influx query');
+
+    // The two stores must agree before their speed is compared.
+    const check = JSON.parse((await gkQuery(gkQueries.last1000)).text);
+    const checkIn = JSON.parse((await inQuery(inQueries.last1000)).text);
+    const gkRows = check.series[0].values;
+    const inRows = checkIn.results[0].series[0].values;
+    if (gkRows.length !== 1000 || inRows.length !== 1000 || gkRows[0][1] !== inRows[0][1] || gkRows[999][3] !== inRows[999][3]) {
+      throw new Error(`results differ: ${JSON.stringify(gkRows[0])} vs ${JSON.stringify(inRows[0])}`);
+    }
+    const gkMean = JSON.parse((await gkQuery(gkQueries.mean1day)).text).series[0].values[0][1];
+    const inMean = JSON.parse((await inQuery(inQueries.mean1day)).text).results[0].series[0].values[0][1];
+    if (Math.abs(gkMean - inMean) > 1e-9 * Math.abs(inMean)) throw new Error(`means differ: ${gkMean} vs ${inMean}`);
+
+    const times = {};
+    for (const name of Object.keys(gkQueries)) {
+      times[name] = { gk: [], in: [] };
+      for (let r = 0; r < 3; r++) { await gkQuery(gkQueries[name]); await inQuery(inQueries[name]); } // warm-up
+      for (let r = 0; r < RUNS; r++) {
+        times[name].gk.push((await gkQuery(gkQueries[name])).ms);
+        times[name].in.push((await inQuery(inQueries[name])).ms);
+      }
+    }
+
+    const gkPps = POINTS / (gkMs / 1000);
+    const inPps = POINTS / (inMs / 1000);
+    console.log(`telemetry benchmark: gridkeeper vs InfluxDB ${influx.version} (${POINTS} points, ${SERIES} series, 5 fields, batches of ${BATCH} lines)`);
+    console.log(`  ingest            gridkeeper ${fmt(gkPps, 0).padStart(8)} points/s   InfluxDB ${fmt(inPps, 0).padStart(8)} points/s   ratio ${fmt(gkPps / inPps, 2)}   (aim >= 1.0)`);
+    const labels = { last1000: 'last 1000 x 3 fields', mean1day: '1-day mean', batch1000: '1000-query batch' };
+    for (const [name, t] of Object.entries(times)) {
+      const g = median(t.gk);
+      const i = median(t.in);
+      console.log(`  ${labels[name].padEnd(21)} gridkeeper ${fmt(g, 2).padStart(8)} ms   InfluxDB ${fmt(i, 2).padStart(8)} ms   ratio ${fmt(g / i, 2)}   (median of ${RUNS}; aim <= 1.0)`);
+    }
+    console.log(`  peak RSS          gridkeeper ${fmt(gkRss.peak)} MB   (InfluxDB ${fmt(inRss.peak)} MB)`);
+  } finally {
+    agent.destroy();
+    await gk?.stop();
+    await influx?.stop();
+    rmSync(gkDir, { recursive: true, force: true });
+    rmSync(inDir, { recursive: true, force: true });
+  }
+}
+
+await main();
