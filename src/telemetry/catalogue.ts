@@ -34,6 +34,12 @@ export interface SeriesInfo {
   seenBy: number;
 }
 
+/** A series as queries see it: its id and full tag set. */
+export interface SeriesTags {
+  id: number;
+  tags: Record<string, string>;
+}
+
 export interface ShardInfo {
   window: number;
   table: string;
@@ -56,6 +62,8 @@ export interface NamespaceInfo {
   /** series by the hash of a line's series section (measurement and tags as written), chained on collisions */
   seriesByText: Map<number, SeriesText>;
   seriesTexts: number;
+  /** queries: the series of a (measurement, nodeId), in series-key order; dropped when a series of it is created */
+  seriesByNode: Map<string, SeriesTags[]>;
 }
 
 /** A series section text seen in a line, and its series (several texts may name one series: tag order differs). */
@@ -138,7 +146,7 @@ export class Catalogue {
   private load(id: number, key: string, namespace: Namespace, createdAt: number): NamespaceInfo {
     const info: NamespaceInfo = {
       id, key, namespace, profile: namespaceProfile(namespace), createdAt,
-      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(), seriesTexts: 0,
+      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(), seriesTexts: 0, seriesByNode: new Map(),
     };
     const fields = this.db.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
       .all(id) as Array<{ measurement: string; field: string; ordinal: number; type: string }>;
@@ -189,13 +197,32 @@ export class Catalogue {
     const nodeId = sorted.find(([k]) => k === 'nodeId')![1];
     const found = this.db.prepare('SELECT id FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND tags = ?')
       .pluck().get(ns.id, measurementName, tagsJson) as number | undefined;
-    const id = found ?? Number(this.db.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
+    let id = found;
+    if (id === undefined) {
+      id = Number(this.db.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
+      ns.seriesByNode.delete(nodeKey(measurementName, nodeId));
+    }
     const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), seenBy: 0 };
     if (ns.seriesTexts >= MAX_CACHED_SERIES_TEXTS) { ns.seriesByText.clear(); ns.seriesTexts = 0; }
     ns.seriesByText.set(hash, { text, series, next: ns.seriesByText.get(hash) });
     ns.seriesTexts++;
     return series;
+  }
+
+  /** The series of a measurement with this nodeId, in series-key order (InfluxDB's: tags by key, a prefix first). */
+  seriesOfNode(ns: NamespaceInfo, measurement: string, nodeId: string): SeriesTags[] {
+    const key = nodeKey(measurement, nodeId);
+    let list = ns.seriesByNode.get(key);
+    if (list === undefined) {
+      const rows = this.db.prepare('SELECT id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND node_id = ?')
+        .raw(true).all(ns.id, measurement, nodeId) as Array<[number, string]>;
+      list = rows.map(([id, tags]) => ({ id, tags: JSON.parse(tags) as Record<string, string> }));
+      list.sort((a, b) => compareTagSets(a.tags, b.tags));
+      if (ns.seriesByNode.size >= MAX_CACHED_SERIES_TEXTS) ns.seriesByNode.clear();
+      ns.seriesByNode.set(key, list);
+    }
+    return list;
   }
 
   /** The shard table of a window, created (with at least `columns` value columns) when it does not exist yet. */
@@ -235,6 +262,21 @@ export class Catalogue {
   private readSchemaVersion(): number {
     return this.db.prepare('PRAGMA schema_version').pluck().get() as number;
   }
+}
+
+function nodeKey(measurement: string, nodeId: string): string {
+  return `${measurement}\u0000${nodeId}`;
+}
+
+/** Tag sets with keys in sorted order (as stored), compared key by key then value by value; a prefix sorts first. */
+function compareTagSets(a: Record<string, string>, b: Record<string, string>): number {
+  const ea = Object.entries(a);
+  const eb = Object.entries(b);
+  for (let i = 0; i < ea.length && i < eb.length; i++) {
+    if (ea[i][0] !== eb[i][0]) return ea[i][0] < eb[i][0] ? -1 : 1;
+    if (ea[i][1] !== eb[i][1]) return ea[i][1] < eb[i][1] ? -1 : 1;
+  }
+  return ea.length - eb.length;
 }
 
 function measurementOf(ns: NamespaceInfo, name: string): MeasurementInfo {

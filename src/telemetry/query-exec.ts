@@ -3,8 +3,9 @@
 // nothing matched never affects the others.
 //
 // Decisions (ours):
-// - Series are answered separately (their full tag set is part of the answer), ordered by tag set; `limit` counts
-//   points per series and `orderBy` orders each series' points.
+// - Series are answered separately (their full tag set is part of the answer), ordered by series key (tags sorted by
+//   key, compared key by key, a prefix first — InfluxDB's order); `limit` counts points per series and `orderBy`
+//   orders each series' points.
 // - A point is a row of a series when at least one selected field has a value at that time.
 // - A namespace or measurement that was never written matches nothing; a field unknown to a measurement that exists
 //   is an error, as is a function of a string or boolean field, or functions mixed with plain fields.
@@ -38,7 +39,7 @@ export function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: numbe
     return current.queries.map((q): StatementResult => {
       if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
       try {
-        const series = runQuery(db, catalogue, q);
+        const series = runQuery(catalogue, q);
         return series.length === 0 ? { statement_id: q.index } : { statement_id: q.index, series };
       } catch (err) {
         if (err instanceof StatementError) return { statement_id: q.index, error: err.message };
@@ -48,21 +49,18 @@ export function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: numbe
   }).deferred();
 }
 
-function runQuery(db: Db, catalogue: Catalogue, q: PlannedQuery): SeriesResult[] {
+function runQuery(catalogue: Catalogue, q: PlannedQuery): SeriesResult[] {
   const ns = q.stored;
   const m = ns?.measurements.get(q.query.from.measurement);
   if (ns === undefined || m === undefined) return [];
   const columns = resolveColumns(m, q.query.select);
   if (q.fromMs >= q.toMs) return [];
   const wanted = Object.entries(q.query.where?.tags ?? {});
-  const candidates = db.prepare('SELECT id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND node_id = ? ORDER BY tags')
-    .raw(true).all(ns.id, m.name, q.nodeId) as Array<[number, string]>;
   const out: SeriesResult[] = [];
   const names = ['time', ...columns.map((c) => c.name)];
   const aggregate = columns[0].fn !== undefined;
-  for (const [seriesId, tagsJson] of candidates) {
-    const tags = JSON.parse(tagsJson) as Record<string, string>;
-    // nodeId already matched in SQL; other wanted tags are checked here.
+  for (const { id: seriesId, tags } of catalogue.seriesOfNode(ns, m.name, q.nodeId!)) {
+    // nodeId already matched; other wanted tags are checked here.
     if (wanted.length > 1 && !wanted.every(([k, v]) => Object.hasOwn(tags, k) && tags[k] === v)) continue;
     const valuesJson = aggregate ? aggregateRow(catalogue, q, seriesId, columns) : rawRows(catalogue, q, seriesId, columns);
     if (valuesJson !== '') out.push({ name: m.name, tags, columns: names, valuesJson });
@@ -101,7 +99,7 @@ function columnIn(shard: ShardInfo, field: FieldInfo): string | undefined {
   return field.ordinal < shard.columns ? `c${field.ordinal}` : undefined;
 }
 
-/** Statements are cached per shard table and query shape (the SQL is only built on a miss). */
+/** Statements are cached per shard table (and its width) and query shape; the SQL is only built on a miss. */
 function statement(catalogue: Catalogue, key: string, build: () => string): Statement {
   let stmt = catalogue.statements.get(key);
   if (stmt === undefined) {
@@ -128,7 +126,7 @@ function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, column
     const shard = q.shards[desc ? q.shards.length - 1 - i : i];
     const cols = columns.map((c) => columnIn(shard, c.field));
     if (cols.every((c) => c === undefined)) continue;
-    const stmt = statement(catalogue, `${shard.table}/${shape}`, () => {
+    const stmt = statement(catalogue, `${shard.table}/${shard.columns}/${shape}`, () => {
       const present = [...new Set(cols.filter((c) => c !== undefined))];
       const dir = desc ? 'DESC' : 'ASC';
       const select = cols.map((c, k) => (c === undefined ? 'NULL' : isInteger(columns[k].field) ? exact(c) : c));
@@ -154,7 +152,7 @@ function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: number, c
   const acc: Accumulator[] = columns.map(() => ({ count: 0, sum: 0, min: undefined, max: undefined }));
   const shape = `a${columns.map((c) => `${c.fn}${c.field.ordinal}`).join(',')}`;
   for (const shard of q.shards) {
-    const stmt = statement(catalogue, `${shard.table}/${shape}`, () => {
+    const stmt = statement(catalogue, `${shard.table}/${shard.columns}/${shape}`, () => {
       const exprs = columns.map((c) => {
         const col = columnIn(shard, c.field) ?? 'NULL';
         // Integer aggregates as decimal text: exact beyond 2^53, combined across shards as bigint.

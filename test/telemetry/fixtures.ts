@@ -78,7 +78,7 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 export const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
 
 export function tableNames(t: TestApp): string[] {
-  return t.deps.db.sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name LIKE 'telemetry_shard_%' ORDER BY name").pluck().all() as string[];
+  return t.deps.db.sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'telemetry_shard_[0-9]*' ORDER BY name").pluck().all() as string[];
 }
 
 export function countPoints(t: TestApp): number {

@@ -1,0 +1,263 @@
+// Namespaces, shard tables, retention and pruning: the storage rules of contract §7.1 and issue 7.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
+import { assertRequiresAuth } from '../support/auth-helpers.ts';
+import { runCli } from '../../src/cli.ts';
+import { ConfigError, parseConfig } from '../../src/config.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
+import { planQueryRequest } from '../../src/telemetry/query-plan.ts';
+import { runQueries } from '../../src/telemetry/query-exec.ts';
+import { resultsJson } from '../../src/telemetry/query-result.ts';
+import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
+import { estimateRequest } from '../../src/telemetry/cost.ts';
+import { shardTableName } from '../../src/telemetry/catalogue.ts';
+import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
+import { FROM_V1, V1, countPoints, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
+
+const DAY = 86_400_000;
+
+function shardRows(t: TestApp): Array<{ namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number }> {
+  return t.deps.db.sqlite.prepare('SELECT namespace_id, shard_window, table_name, start_ms, end_ms FROM telemetry_shards ORDER BY namespace_id, shard_window').all() as never;
+}
+
+describe('namespaces and shards', () => {
+  it('creates a namespace on first write, with the figures of its name', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    const line = `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`;
+    await writeOk(t, u.token, line, 'db=site&rp=raw_one_s');
+    await writeOk(t, u.token, line, 'db=site&rp=avg_one_m');
+    await writeOk(t, u.token, line, 'org=acme&bucket=long_one_h');
+    await writeOk(t, u.token, line, 'namespace=plain');
+    await writeOk(t, u.token, line, 'db=site');
+    const res = await t.request('GET', '/v1/telemetry/namespaces', { token: u.token });
+    assert.equal(res.status, 200);
+    const figures = res.body.namespaces.map((n: any) => [n.namespace, n.expectedIntervalSeconds, n.shardDurationSeconds, n.worstCaseRangeSeconds, n.shards]);
+    // ordered by key: iox/..., v1/..., v2/...
+    assert.deepEqual(figures, [
+      [{ version: 'IOx', value: 'plain' }, 10, 86400, 30 * 86400, 1],
+      [{ version: '1', database: 'site', retentionPolicy: 'autogen' }, 10, 86400, 30 * 86400, 1],
+      [{ version: '1', database: 'site', retentionPolicy: 'avg_one_m' }, 60, 7 * 86400, 400 * 86400, 1],
+      [{ version: '1', database: 'site', retentionPolicy: 'raw_one_s' }, 1, 86400, 30 * 86400, 1],
+      [{ version: '2', organization: 'acme', bucket: 'long_one_h' }, 3600, 90 * 86400, 3650 * 86400, 1],
+    ]);
+    assert.equal(res.body.namespaces[0].createdAt, iso(T0));
+    assert.equal(res.body.namespaces[2].oldestShardStart, iso(Math.floor((T0 - 1000) / (7 * DAY)) * 7 * DAY));
+    t.close();
+  });
+
+  it('lists only namespaces holding data of a device the caller may read', async () => {
+    const t = await makeTestApp();
+    const a = await writer(t, 'a1');
+    const b = await writer(t, 'b1');
+    await writeOk(t, a.token, `power,nodeId=a1 p=1 ${ns(T0)}`, 'db=tenant_a');
+    await writeOk(t, b.token, `power,nodeId=b1 p=1 ${ns(T0)}`, 'db=tenant_b');
+    const names = async (token: string) => (await t.request('GET', '/v1/telemetry/namespaces', { token })).body.namespaces.map((n: any) => n.namespace.database);
+    assert.deepEqual(await names(a.token), ['tenant_a']);
+    assert.deepEqual(await names(b.token), ['tenant_b']);
+    assert.deepEqual(await names(t.adminToken), []);
+    const both = await userWithNodes(t, { a1: {}, b1: {} });
+    assert.deepEqual(await names(both.token), ['tenant_a', 'tenant_b']);
+    await assertRequiresAuth(t, 'GET', '/v1/telemetry/namespaces');
+    t.close();
+  });
+
+  it('puts each point in the table of its (namespace, window), a pure function of both', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    const week = 7 * DAY;
+    // 1-day shards, 7-day shards, and points before 1970 (negative windows)
+    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 1)}`, `power,nodeId=n1 p=2 ${ns(T0)}`, `power,nodeId=n1 p=3 ${ns(T0 + DAY - 1)}`].join('\n'));
+    await writeOk(t, u.token, [`power,nodeId=n1 p=4 ${ns(T0)}`, `power,nodeId=n1 p=5 ${ns(T0 + week)}`].join('\n'), 'db=energy&rp=x_one_m');
+    await writeOk(t, u.token, `power,nodeId=n1 p=6 -1`, 'db=old');
+    assert.deepEqual(shardRows(t).map((r) => [r.namespace_id, r.shard_window, r.table_name, r.start_ms, r.end_ms]), [
+      [1, T0 / DAY - 1, shardTableName(1, T0 / DAY - 1), T0 - DAY, T0],
+      [1, T0 / DAY, shardTableName(1, T0 / DAY), T0, T0 + DAY],
+      [2, Math.floor(T0 / week), shardTableName(2, Math.floor(T0 / week)), Math.floor(T0 / week) * week, Math.floor(T0 / week) * week + week],
+      [2, Math.floor(T0 / week) + 1, shardTableName(2, Math.floor(T0 / week) + 1), Math.floor(T0 / week) * week + week, Math.floor(T0 / week) * week + 2 * week],
+      [3, -1, 'telemetry_shard_3_m1', -DAY, 0],
+    ]);
+    assert.equal(shardTableName(1, 20454), 'telemetry_shard_1_20454');
+    const count = (table: string) => t.deps.db.sqlite.prepare(`SELECT count(*) FROM "${table}"`).pluck().get();
+    assert.deepEqual(tableNames(t).map(count), [1, 2, 1, 1, 1]);
+    t.close();
+  });
+
+  it('plans a query before executing it: the estimate of contract §7.4 and the shard tables it scans', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
+    const body: QueryBody = [
+      { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 2 * DAY }] } },
+      { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, limit: 5 },
+      { select: ['p'], from: { ...FROM_V1, namespace: { version: '1', database: 'none', retentionPolicy: 'x' } } },
+    ];
+    const plan = planQueryRequest(t.deps.db, body, T0);
+    assert.deepEqual(plan.estimate, estimateRequest(body, T0));
+    assert.deepEqual(plan.queries.map((q) => [q.estimate.scannedShards, q.shards.map((s) => s.window)]), [
+      [2, [T0 / DAY - 1]], [30, [T0 / DAY - 3, T0 / DAY - 1]], [30, []],
+    ]);
+    assert.deepEqual(plan.shardTables, [shardTableName(1, T0 / DAY - 1), shardTableName(1, T0 / DAY - 3)]);
+    t.close();
+  });
+});
+
+describe('retention and pruning', () => {
+  it('prune drops whole shards older than the cutoff and nothing else', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    await writeOk(t, u.token, [0, 1, 2, 3].map((d) => `power,nodeId=n1 p=${d} ${ns(T0 - d * DAY - 1000)}`).join('\n'));
+    assert.equal(tableNames(t).length, 4);
+    // the shard [T0 - 2d, T0 - 1d) ends after the cutoff: kept whole
+    const dropped = pruneShards(t.deps.db, T0 - 2 * DAY + 1);
+    assert.deepEqual(dropped, [shardTableName(1, T0 / DAY - 4), shardTableName(1, T0 / DAY - 3)]);
+    assert.deepEqual(tableNames(t), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
+    assert.equal(shardRows(t).length, 2);
+    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [1, 0]);
+    // writing into a pruned window creates its table again
+    await writeOk(t, u.token, `power,nodeId=n1 p=9 ${ns(T0 - 3 * DAY)}`);
+    assert.equal(tableNames(t).length, 3);
+    t.close();
+  });
+
+  it('the retention setting drops old shards and does not store points beyond it', async () => {
+    const t = await makeTestApp({ env: { GRIDKEEPER_TELEMETRY_RETENTION: '2d' } });
+    const u = await writer(t, 'n1');
+    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY - 1)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
+    assert.equal(countPoints(t), 2);
+    assert.equal(tableNames(t).length, 2);
+    // a day later the shard that ended at T0 - 1 day is beyond retention, the one ending at T0 is not
+    t.clock.advance(DAY);
+    const body = await queryOk(t, await t.token(u.id), { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [3]);
+    assert.deepEqual(tableNames(t), [shardTableName(1, T0 / DAY - 1)]);
+    t.close();
+  });
+
+  it('reads the retention setting from the environment and flags', () => {
+    assert.equal(parseConfig({}, []).config.telemetryRetention, null);
+    assert.equal(parseConfig({ GRIDKEEPER_TELEMETRY_RETENTION: '90d' }, []).config.telemetryRetention, 90 * DAY);
+    assert.equal(parseConfig({ GRIDKEEPER_TELEMETRY_RETENTION: '90d' }, ['--telemetry-retention', '12h']).config.telemetryRetention, 12 * 3_600_000);
+    assert.equal(parseConfig({}, ['--telemetry-retention=2w']).config.telemetryRetention, 14 * DAY);
+    assert.equal(parseConfig({}, ['--telemetry-retention', 'off']).config.telemetryRetention, null);
+    assert.throws(() => parseConfig({ GRIDKEEPER_TELEMETRY_RETENTION: '90 days' }, []), (err: unknown) =>
+      err instanceof ConfigError && /GRIDKEEPER_TELEMETRY_RETENTION \/ --telemetry-retention: expected a duration/.test(err.message));
+  });
+
+  it('gridkeeper telemetry prune --older-than drops old shards of a database file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
+    try {
+      const now = Date.now();
+      const db = openDatabase({ file: join(dir, 'gridkeeper.db') });
+      migrate(db, now);
+      const userId = fixtureUser(db, 'n1');
+      const lines = [100, 95, 89, 1].map((d) => `power,nodeId=n1 p=${d} ${ns(now - d * DAY)}`).join('\n');
+      writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: lines, precision: 'ns', now });
+      db.close();
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) };
+      assert.equal(await runCli(['telemetry', 'prune', '--older-than', '90d', '--data-dir', dir], {}, io), 0, err.join('\n'));
+      assert.match(out[0], /^dropped 2 shard tables with data older than \d{4}-/);
+      assert.equal(await runCli(['telemetry', 'prune', '--data-dir', dir], { GRIDKEEPER_TELEMETRY_RETENTION: '60d' }, io), 0);
+      assert.match(out[1], /^dropped 1 shard table with data older than/);
+      assert.equal(await runCli(['telemetry', 'prune', '--data-dir', dir], {}, io), 2);
+      assert.match(err.at(-1)!, /give --older-than/);
+      assert.equal(await runCli(['telemetry', 'prune', '--older-than', 'soon', '--data-dir', dir], {}, io), 2);
+      assert.match(err.at(-1)!, /--older-than: expected a duration/);
+      const check = openDatabase({ file: join(dir, 'gridkeeper.db') });
+      assert.deepEqual(check.sqlite.prepare('SELECT count(*) FROM telemetry_shards').pluck().get(), 1);
+      check.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a running service notices shards pruned by another process', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
+    try {
+      const file = join(dir, 'gridkeeper.db');
+      const now = T0;
+      const service = openDatabase({ file });
+      migrate(service, now);
+      const userId = fixtureUser(service, 'n1');
+      const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
+      const write = (body: string) => writeLineProtocol(service, { userId, namespace, body, precision: 'ns', now });
+      const read = (): string => {
+        const body: QueryBody = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
+        return resultsJson(runQueries(service, userId, planQueryRequest(service, body, now), now), true);
+      };
+      write(`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}\npower,nodeId=n1 p=2 ${ns(T0 - 1000)}`);
+      assert.match(read(), /\[\[.*,1\],\[.*,2\]\]/);
+      // another process (gridkeeper telemetry prune) drops the old shard
+      const other = openDatabase({ file });
+      assert.equal(pruneShards(other, T0 - DAY).length, 1);
+      other.close();
+      assert.match(read(), /"values":\[\["[^"]+",2\]\]/);
+      write(`power,nodeId=n1 p=3 ${ns(T0 - 3 * DAY)}`);
+      assert.match(read(), /"values":\[\["[^"]+",3\],\["[^"]+",2\]\]/);
+      service.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('storage: all-or-nothing', () => {
+  it('a refused request leaves no namespace, series, field or shard table behind', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    deviceOf(t, 'n2');
+    assertError(await write(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`, 'db=fresh'), 403, 'FORBIDDEN');
+    assertError(await write(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\nbad`, 'db=fresh'), 400, 'LINE_PROTOCOL');
+    const count = (table: string) => t.deps.db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [0, 0, 0, 0]);
+    assert.deepEqual(tableNames(t), []);
+    // and the same request then succeeds as a first write
+    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}`, 'db=fresh');
+    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
+    t.close();
+  });
+
+  it('widens older shard tables for fields that appear later', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    await writeOk(t, u.token, `power,nodeId=n1 a=1 ${ns(T0 - 2 * DAY)}\npower,nodeId=n1 a=2 ${ns(T0 - 1000)}`);
+    await writeOk(t, u.token, `power,nodeId=n1 b=3 ${ns(T0 - 500)}`);
+    // the old shard has no column for b: queries read it as absent; a write of b there widens it
+    const q = { select: ['a', 'b'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
+    assert.deepEqual((await queryOk(t, u.token, q)).series[0].values, [[iso(T0 - 2 * DAY), 1, null], [iso(T0 - 1000), 2, null], [iso(T0 - 500), null, 3]]);
+    await writeOk(t, u.token, `power,nodeId=n1 b=4 ${ns(T0 - 2 * DAY)}`);
+    assert.deepEqual((await queryOk(t, u.token, q)).series[0].values[0], [iso(T0 - 2 * DAY), 1, 4]);
+    t.close();
+  });
+
+  it('keeps V1 namespaces of different databases apart', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`, V1);
+    await writeOk(t, u.token, `power,nodeId=n1 p=2 ${ns(T0 - 1000)}`, 'db=energy%2Fautogen');
+    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    assert.deepEqual(body.series[0].values, [[iso(T0 - 1000), 1]]);
+    t.close();
+  });
+});
+
+/** A user with monitorManagement on a device with this nodeId, written directly. */
+function fixtureUser(db: Db, nodeId: string): number {
+  const s = db.sqlite;
+  const userId = Number(s.prepare("INSERT INTO users (email, password_hash, password_changed_at, created_at) VALUES ('prune@test', 'x', 0, 0)").run().lastInsertRowid);
+  const roleId = Number(s.prepare(`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
+    self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('r', 0, 0, 0, 0, 0, 0, 0)`).run().lastInsertRowid);
+  s.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(roleId, userId);
+  const deviceId = Number(s.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, 0, 0)').run(JSON.stringify({ nodeId })).lastInsertRowid);
+  s.prepare('INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (?, ?, 1)').run(roleId, deviceId);
+  return userId;
+}
