@@ -69,7 +69,7 @@ export async function queryOk(t: TestApp, token: string, body: unknown, params =
   return res.body;
 }
 
-export const FROM_V1 = { measurement: 'power', namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' } };
+export const FROM_V1 = { measurement: 'power', namespace: { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' } };
 
 /** ISO of unix ms. */
 export const iso = (ms: number) => new Date(ms).toISOString();
