@@ -124,11 +124,23 @@ function emptyAccess(deviceId: number): DeviceAccess {
   return { deviceId, canRead: false, monitorManagement: false, reads: new Set(), edits: new Set() };
 }
 
+// reads/edits texts repeat across relations ('[]' above all): parse each distinct text once. The arrays are shared,
+// so they are only ever iterated. Bounded: cleared when full.
+const parsedLists = new Map<string, readonly string[]>();
+function propertyList(text: string): readonly string[] {
+  let list = parsedLists.get(text);
+  if (list === undefined) {
+    if (parsedLists.size >= 10_000) parsedLists.clear();
+    parsedLists.set(text, list = JSON.parse(text) as string[]);
+  }
+  return list;
+}
+
 function addGrant(access: DeviceAccess, g: MonitorGrant): void {
   access.canRead = true;
   if (g.monitor_management === 1) access.monitorManagement = true;
-  for (const p of JSON.parse(g.reads) as string[]) access.reads.add(p);
-  for (const p of JSON.parse(g.edits) as string[]) { access.reads.add(p); access.edits.add(p); }
+  for (const p of propertyList(g.reads)) access.reads.add(p);
+  for (const p of propertyList(g.edits)) { access.reads.add(p); access.edits.add(p); }
 }
 
 /** The monitors relations of device D reachable by u, each with the member role (authorizer) it is reached through. */
@@ -163,11 +175,15 @@ export function authorizersWithMonitorManagement(db: Db, userId: number, deviceI
  * monitors relations of the reached roles.
  */
 export function readableDevices(db: Db, userId: number, onlyIds?: readonly number[]): DeviceAccess[] {
-  const filter = onlyIds ? `AND mo.device_id IN (SELECT value FROM json_each(:ids))` : '';
+  // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
+  // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
+  // for every user. With an id list the planner's device-first plan is the right one.
+  const join = onlyIds ? `JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id IN (SELECT value FROM json_each(:ids))`
+    : 'CROSS JOIN monitors mo ON mo.role_id = reach.id';
   const rows = db.prepare(`
     WITH RECURSIVE ${REACH_CTE}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
-    FROM reach JOIN monitors mo ON mo.role_id = reach.id ${filter}
+    FROM reach ${join}
     ORDER BY mo.device_id`).all(onlyIds ? { userId, ids: JSON.stringify(onlyIds) } : { userId }) as MonitorGrant[];
   const out: DeviceAccess[] = [];
   let current: DeviceAccess | undefined;

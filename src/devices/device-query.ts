@@ -3,11 +3,15 @@
 // Security: every filter and condition is evaluated on what the caller may READ. A device whose property is not
 // readable never matches a filter or condition on that property, whatever its value, so the answer to a query can
 // never depend on (and thus reveal) a hidden value.
+//
+// `selectDevices` decides which devices are returned and yields the skipHash; `devicesJson` serializes them. With a
+// skipHash the selection reads ids and lastUpdate only (plus the values conditions need), so a client polling with an
+// unchanged hash gets its 204 without any device being read in full or serialized.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { canReadProperty, readableDevices, type DeviceAccess } from '../access/rights.ts';
-import { findDevices } from './devices.store.ts';
-import { toDevice, type Device } from './serialize.ts';
+import { listDevices, scanDevices, type DeviceListRow } from './devices.store.ts';
+import { isoTime, toDeviceJson } from './serialize.ts';
 import { jsonEqual } from './patch.ts';
 
 export interface DeviceQuery {
@@ -18,44 +22,64 @@ export interface DeviceQuery {
   afterId?: number;
 }
 
-export interface DeviceQueryResult {
-  devices: Device[];
+export interface Selection {
+  /** `row` is already read in full unless the selection was made for a skipHash comparison */
+  devices: { access: DeviceAccess; lastUpdate: string; row?: DeviceListRow }[];
   /** base64 SHA-256 over the lastUpdate strings of the selected devices in id order, joined with "\n" */
   hash: string;
 }
 
-// rows are fetched and parsed in slices, so a small `limit` over a large visible set stops early
+// rows are read in slices, so a small `limit` over a large visible set stops early
 const SLICE = 2000;
 
-export function queryDevices(db: Db, userId: number, query: DeviceQuery): DeviceQueryResult {
+export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSkipHash = false): Selection {
   const filter = query.filter ?? {};
   const afterId = query.afterId ?? -1;
   const limit = query.limit ?? Infinity;
-  const fields = query.fields ? new Set(query.fields) : undefined;
   const conditions = Object.entries(query.conditions ?? {});
   const accesses = readableDevices(db, userId, filter.id).filter((a) => a.deviceId > afterId);
+  // the well-known filters run in SQL on the stored values; readability is checked here, per device
+  const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
+  const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';
 
-  const devices: Device[] = [];
+  const devices: Selection['devices'] = [];
   for (let at = 0; at < accesses.length && devices.length < limit; at += SLICE) {
     const slice = accesses.slice(at, at + SLICE);
     const byId = new Map<number, DeviceAccess>(slice.map((a) => [a.deviceId, a]));
-    // the SQL pre-filter on the generated columns only narrows; readability is checked below, per device
-    const rows = findDevices(db, slice.map((a) => a.deviceId), { nodeId: filter.nodeId, nodeType: filter.nodeType });
+    const rows = scanDevices(db, slice.map((a) => a.deviceId), filter, mode);
     for (const row of rows) {
       const access = byId.get(row.id)!;
-      const properties = JSON.parse(row.properties) as Record<string, unknown>;
-      const readable = (key: string) => canReadProperty(access, key) && Object.hasOwn(properties, key);
-      if (filter.nodeId && !(readable('nodeId') && filter.nodeId.includes(properties.nodeId as string))) continue;
-      if (filter.nodeType && !(readable('nodeType') && filter.nodeType.includes(properties.nodeType as string))) continue;
-      if (filter.isActive !== undefined && !(readable('isActive') && properties.isActive === filter.isActive)) continue;
-      if (!conditions.every(([key, values]) => readable(key) && values.some((value) => jsonEqual(properties[key], value)))) continue;
-      devices.push(toDevice(row, access, fields, properties));
+      if (!filtered.every((key) => canReadProperty(access, key))) continue;
+      if (conditions.length > 0) {
+        const properties = JSON.parse(row.properties!) as Record<string, unknown>;
+        const matches = ([key, values]: [string, unknown[]]) =>
+          canReadProperty(access, key) && Object.hasOwn(properties, key) && values.some((value) => jsonEqual(properties[key], value));
+        if (!conditions.every(matches)) continue;
+      }
+      devices.push({ access, lastUpdate: isoTime(row.last_update), ...(mode === 'listing' ? { row: row as DeviceListRow } : {}) });
       if (devices.length >= limit) break;
     }
   }
-  return { devices, hash: lastUpdateHash(devices) };
+  return { devices, hash: lastUpdateHash(devices.map((d) => d.lastUpdate)) };
 }
 
-export function lastUpdateHash(devices: readonly Device[]): string {
-  return createHash('sha256').update(devices.map((d) => d.lastUpdate).join('\n')).digest('base64');
+/** The response body `{ device: Device[] }` as JSON text; large listings are assembled as text (see toDeviceJson). */
+export function devicesJson(db: Db, selection: Selection, fields?: readonly string[]): string {
+  const only = fields ? new Set(fields) : undefined;
+  const parts: string[] = [];
+  for (let at = 0; at < selection.devices.length; at += SLICE) {
+    const slice = selection.devices.slice(at, at + SLICE);
+    // selection and serialization run in one synchronous stretch on the one connection: no write comes between them
+    const missing = slice.filter((d) => !d.row).map((d) => d.access.deviceId);
+    const read = new Map(missing.length > 0 ? listDevices(db, missing).map((row) => [row.id, row]) : []);
+    for (const { access, lastUpdate, row } of slice) {
+      const full = row ?? read.get(access.deviceId)!;
+      parts.push(toDeviceJson(full, access, full.all_editable, only, lastUpdate));
+    }
+  }
+  return `{"device":[${parts.join(',')}]}`;
+}
+
+export function lastUpdateHash(lastUpdates: readonly string[]): string {
+  return createHash('sha256').update(lastUpdates.join('\n')).digest('base64');
 }

@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/env.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import type { Db } from '../db/open.ts';
 import { requireDeviceCreation, requireMonitorManagement, requirePropertyRights, requireReadableDevices } from './authorize.ts';
-import { queryDevices, type DeviceQuery } from './device-query.ts';
+import { devicesJson, selectDevices, type DeviceQuery } from './device-query.ts';
 import { createDevice, patchDevices, putDevices } from './devices.service.ts';
 import {
   CreateDeviceBody, CreateDeviceQuery, CreateDeviceResponse, DeviceIdsParams, DeviceListQuery, DeviceListResponse,
@@ -16,6 +16,7 @@ import { nodeTypeJsonSchema, nodeTypes } from './node-types.ts';
 import { parsePatchOps, touchedProperties } from './patch.ts';
 import { parseUnmodifiedSince } from './unmodified-since.ts';
 import { registerMonitorRoutes } from './monitors.routes.ts';
+import { groupCommit } from './group-commit.ts';
 
 const TAG = 'devices';
 const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zone, or HTTP-date): when any targeted device '
@@ -25,6 +26,8 @@ const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zo
 export function registerDeviceRoutes(ctx: RouteContext): void {
   const { api, deps, auth } = ctx;
   const { db } = deps;
+  // every write of this domain: authorization and change in one unit of work, committed with its neighbours
+  const writes = groupCommit(db);
 
   api.route({
     method: 'post', path: '/v1/device', tag: TAG, summary: 'Create a device and its monitors relation with the role',
@@ -32,11 +35,13 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       + 'nodeId must be unique (409 NODE_ID_TAKEN); validate=true checks the nodeType schema (422 SCHEMA_VIOLATION).',
     auth: auth.requireActor, query: CreateDeviceQuery, body: CreateDeviceBody,
     responses: { 200: { description: 'the device and its monitors relation', schema: CreateDeviceResponse } },
-  }, (c, { query, body }) => {
+  }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
-    requireDeviceCreation(db, userId, query.roleId);
-    return c.json(createDevice(db, userId, query.roleId, body.properties as Record<string, unknown>,
-      { now: deps.now(), validate: query.validate ?? false }));
+    const created = await writes.run(() => {
+      requireDeviceCreation(db, userId, query.roleId);
+      return createDevice(db, userId, query.roleId, body.properties as Record<string, unknown>, { now: deps.now(), validate: query.validate ?? false });
+    });
+    return c.json(created);
   });
 
   api.route({
@@ -70,15 +75,17 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     description: `Allowed with monitorManagement, or when every written property is editable and every tested or copied one readable. ${UNMODIFIED_SINCE}`,
     auth: auth.requireActor, params: DeviceIdsParams, query: ValidateQuery, body: PatchBody,
     responses: { 200: { description: 'the patched device(s)', schema: DeviceResponse } },
-  }, (c, { params, query, body }) => {
+  }, async (c, { params, query, body }) => {
     const parsed = parsePatchOps(body);
     if (!parsed.ok) throw badRequest(parsed.message);
     const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
     const userId = c.var.actor.userId;
-    const targets = requireReadableDevices(db, userId, params.ids);
     const touched = touchedProperties(parsed.ops);
-    for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
-    const devices = patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    const devices = await writes.run(() => {
+      const targets = requireReadableDevices(db, userId, params.ids);
+      for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
+      return patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    });
     return c.json({ device: severalIds(c) ? devices : devices[0] });
   });
 
@@ -88,17 +95,19 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       + `properties and needs monitorManagement. ${UNMODIFIED_SINCE}`,
     auth: auth.requireActor, params: DeviceIdsParams, query: PutDeviceQuery, body: PutDeviceBody,
     responses: { 200: { description: 'the updated device(s)', schema: DeviceResponse } },
-  }, (c, { params, query, body }) => {
+  }, async (c, { params, query, body }) => {
     const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
     const userId = c.var.actor.userId;
     const mode = query.mode ?? 'legacy';
     const properties = body.properties as Record<string, unknown>;
-    const targets = requireReadableDevices(db, userId, params.ids);
-    for (const access of targets) {
-      if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
-      else requirePropertyRights(access, Object.keys(properties));
-    }
-    const devices = putDevices(db, targets, properties, mode, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    const devices = await writes.run(() => {
+      const targets = requireReadableDevices(db, userId, params.ids);
+      for (const access of targets) {
+        if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
+        else requirePropertyRights(access, Object.keys(properties));
+      }
+      return putDevices(db, targets, properties, mode, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+    });
     return c.json({ device: severalIds(c) ? devices : devices[0] });
   });
 
@@ -117,13 +126,13 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     return c.json(schema);
   });
 
-  registerMonitorRoutes(ctx);
+  registerMonitorRoutes(ctx, writes);
 }
 
 function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Response {
-  const { devices, hash } = queryDevices(db, c.var.actor.userId, query);
-  if (skipHash !== undefined && skipHash === hash) return c.body(null, 204);
-  return c.json({ device: devices });
+  const selection = selectDevices(db, c.var.actor.userId, query, skipHash !== undefined);
+  if (skipHash !== undefined && skipHash === selection.hash) return c.body(null, 204);
+  return c.body(devicesJson(db, selection, query.fields), 200, { 'Content-Type': 'application/json' });
 }
 
 /** Views, companies and role filters do not exist for devices here; say so instead of ignoring the filter. */

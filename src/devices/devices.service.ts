@@ -4,7 +4,7 @@
 import type { Db } from '../db/open.ts';
 import { canReadProperty, deviceAccess, type DeviceAccess } from '../access/rights.ts';
 import { ApiError } from '../http/errors.ts';
-import { findDevices, insertDevice, nextLastUpdate, nodeIdHolder, updateDeviceProperties, type DeviceRow } from './devices.store.ts';
+import { findDevice, findDevices, insertDevice, nextLastUpdate, nodeIdHolder, updateDeviceProperties, type DeviceRow } from './devices.store.ts';
 import { upsertMonitors } from './monitors.store.ts';
 import { validateProperties } from './node-types.ts';
 import { applyPatch, type PatchOp } from './patch.ts';
@@ -52,7 +52,9 @@ type Change = (current: Properties, access: DeviceAccess) => { next: Properties;
 /** 412 for all targets first, then each change in request order; any failure rolls the whole request back. */
 function writeDevices(db: Db, targets: readonly DeviceAccess[], opts: WriteOptions, change: Change): Device[] {
   return db.tx(() => {
-    const rows = new Map(findDevices(db, targets.map((t) => t.deviceId)).map((row) => [row.id, row]));
+    const ids = targets.map((t) => t.deviceId);
+    const found = ids.length === 1 ? [findDevice(db, ids[0])!] : findDevices(db, ids);
+    const rows = new Map(found.map((row) => [row.id, row]));
     const since = opts.unmodifiedSince;
     if (since !== undefined && targets.some((t) => rows.get(t.deviceId)!.last_update > since)) {
       throw new ApiError('DEVICE_MODIFIED', 'At least one device was modified after the specified time');

@@ -11,20 +11,52 @@ export interface DeviceRow {
 }
 
 const COLUMNS = ['id', 'properties', 'last_update'] as const;
+/** `id IN (...)` with the list bound as one JSON parameter: one cached statement whatever the list's length */
+const inIds = (ids: readonly number[]) => sql<number>`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+/** `{"<key>":true,...}` over the stored top-level keys, in stored order: the editabilities of a full editor */
+const ALL_EDITABLE = sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`;
 
 export function findDevice(db: Db, id: number): DeviceRow | undefined {
   return db.get(db.qb.selectFrom('devices').select(COLUMNS).where('id', '=', id));
 }
 
+/** The devices with the given ids, ascending. */
+export function findDevices(db: Db, ids: readonly number[]): DeviceRow[] {
+  return db.all(db.qb.selectFrom('devices').select(COLUMNS).where('id', 'in', inIds(ids)).orderBy('id'));
+}
+
+export interface DeviceListRow extends DeviceRow {
+  /** `{"<key>":true, ...}` over the top-level property keys, in stored order (the editabilities of a full editor) */
+  all_editable: string;
+}
+
 /**
- * The devices with the given ids, ascending; optionally only those whose nodeId / nodeType generated column is one of
- * the given values (a pre-filter only: whether the caller may read those properties is decided by the caller).
+ * For listings: the devices with these ids, ascending, with their top-level keys read by SQLite, so a listing for a
+ * caller that may see and edit everything needs no parse of the properties at all.
  */
-export function findDevices(db: Db, ids: readonly number[], where: { nodeId?: readonly string[]; nodeType?: readonly string[] } = {}): DeviceRow[] {
-  let q = db.qb.selectFrom('devices').select(COLUMNS)
-    .where('id', 'in', sql<number>`(SELECT value FROM json_each(${JSON.stringify(ids)}))`);
+export function listDevices(db: Db, ids: readonly number[]): DeviceListRow[] {
+  return db.all(db.qb.selectFrom('devices')
+    .select([...COLUMNS, ALL_EDITABLE.as('all_editable')])
+    .where('id', 'in', inIds(ids)).orderBy('id'));
+}
+
+/** What a scan reads besides id and lastUpdate: nothing, the properties (to evaluate conditions), or a listing row. */
+export type ScanMode = 'times' | 'properties' | 'listing';
+export type ScannedDevice = { id: number; last_update: number; properties?: string; all_editable?: string };
+
+/**
+ * The devices with these ids, ascending, reading only what `mode` needs; optional pre-filters on the stored well-known
+ * values. They only narrow: whether the caller may read those properties is decided by the caller.
+ */
+export function scanDevices(
+  db: Db, ids: readonly number[], where: { nodeId?: readonly string[]; nodeType?: readonly string[]; isActive?: boolean }, mode: ScanMode,
+): ScannedDevice[] {
+  let q = db.qb.selectFrom('devices').select(['id', 'last_update']).where('id', 'in', inIds(ids));
+  if (mode !== 'times') q = q.select('properties');
+  if (mode === 'listing') q = q.select(ALL_EDITABLE.as('all_editable'));
   if (where.nodeId) q = q.where('node_id', 'in', sql<string>`(SELECT value FROM json_each(${JSON.stringify(where.nodeId)}))`);
   if (where.nodeType) q = q.where('node_type', 'in', sql<string>`(SELECT value FROM json_each(${JSON.stringify(where.nodeType)}))`);
+  if (where.isActive !== undefined) q = q.where(sql<string>`json_type(devices.properties, '$.isActive')`, '=', where.isActive ? 'true' : 'false');
   return db.all(q.orderBy('id'));
 }
 

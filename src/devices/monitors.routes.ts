@@ -12,12 +12,14 @@ import {
 import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
 import { queryMonitors } from './monitors.store.ts';
 import { toMonitors } from './serialize.ts';
+import type { GroupCommit } from './group-commit.ts';
 
 const TAG = 'monitors';
 const RULE = 'Needs one member role with (a) direct or indirect deviceManagement over the role, or indirect roleManagement '
   + 'over it, and (b) monitorManagement on the device.';
 
-export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
+/** `writes` is the domain's group commit (see devices.routes.ts): authorization and change in one unit of work. */
+export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes: GroupCommit): void {
   const { db } = deps;
 
   api.route({
@@ -25,14 +27,16 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     description: `${RULE} Several deviceId values answer with an array. 409 LAST_MONITOR_MANAGEMENT when a device would be left without monitorManagement.`,
     auth: auth.requireActor, params: RoleParams, query: MonitorsUpsertQuery, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
-  }, (c, { params, query, body }) => {
+  }, async (c, { params, query, body }) => {
     const userId = c.var.actor.userId;
     const deviceIds = [...new Set(query.deviceId)];
-    requireVisibleRole(db, userId, params.roleId);
-    requireReadableDevices(db, userId, deviceIds);
-    const managers = monitorsManagers(db, userId, params.roleId);
-    for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
-    const monitors = putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+    const monitors = await writes.run(() => {
+      requireVisibleRole(db, userId, params.roleId);
+      requireReadableDevices(db, userId, deviceIds);
+      const managers = monitorsManagers(db, userId, params.roleId);
+      for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
+      return putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+    });
     return c.json({ monitors: query.deviceId.length > 1 ? monitors : monitors[0] });
   });
 
@@ -41,9 +45,8 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     description: `${RULE} 409 LAST_MONITOR_MANAGEMENT when a device would be left without monitorManagement.`,
     auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
-  }, (c, { params, body }) => {
-    const rows = requireChangeableMonitors(c, db, params.roleId, params.ids);
-    const monitors = updateMonitorsRows(db, rows, body);
+  }, async (c, { params, body }) => {
+    const monitors = await writes.run(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
     return c.json({ monitors: severalIds(c) ? monitors : monitors[0] });
   });
 
@@ -53,9 +56,8 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
       + 'relations and its license links (deletedNodeIds lists such devices).',
     auth: auth.requireActor, params: MonitorsIdsParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionInfo } },
-  }, (c, { params }) => {
-    const rows = requireChangeableMonitors(c, db, params.roleId, params.ids);
-    return c.json(deleteMonitorsRows(db, rows));
+  }, async (c, { params }) => {
+    return c.json(await writes.run(() => deleteMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids))));
   });
 
   api.route({

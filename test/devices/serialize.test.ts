@@ -1,0 +1,57 @@
+// toDeviceJson (the text fast path of large listings) must produce exactly JSON.stringify(toDevice(...)) for every
+// device and every access, including partial reads, `fields`, and keys that need escaping.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import type { DeviceAccess } from '../../src/access/rights.ts';
+import { toDevice, toDeviceJson } from '../../src/devices/serialize.ts';
+import { listDevices } from '../../src/devices/devices.store.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { migrate } from '../../src/db/migrate.ts';
+
+const key = fc.oneof(fc.constantFrom('a', 'b', 'c', 'nodeId', 'info', '1', '10', 'with "quote"', 'ü', 'a/b~c', ''), fc.string({ maxLength: 6 }))
+  .filter((k) => !['__proto__', 'constructor', 'prototype'].includes(k));
+const properties = fc.dictionary(key, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 8 })
+  // stored text is always JSON.stringify of a parsed object (what the service writes)
+  .map((p) => JSON.parse(JSON.stringify(p)) as Record<string, unknown>);
+const names = fc.uniqueArray(key, { maxLength: 6 });
+const access = fc.record({ mm: fc.boolean(), reads: names, edits: names }).map(({ mm, reads, edits }): DeviceAccess => ({
+  deviceId: 7, canRead: true, monitorManagement: mm, reads: new Set([...reads, ...edits]), edits: new Set(edits),
+}));
+
+describe('toDeviceJson', () => {
+  it('equals JSON.stringify(toDevice()) on random devices, accesses and fields', () => {
+    fc.assert(fc.property(properties, access, fc.option(names, { nil: undefined }), fc.nat(2 ** 42), (props, acc, fields, at) => {
+      const row = { id: 7, properties: JSON.stringify(props), last_update: at };
+      const allEditable = JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(row.properties)).map((k) => [k, true])));
+      const only = fields ? new Set(fields) : undefined;
+      const text = toDeviceJson(row, acc, allEditable, only);
+      assert.equal(text, JSON.stringify(toDevice(row, acc, only)));
+      JSON.parse(text);
+    }), { numRuns: 2000, seed: 5 });
+  });
+
+  it('with the key lists SQLite reads from stored devices (listDevices), too', () => {
+    const db = openDatabase({ file: ':memory:' });
+    migrate(db, 0);
+    const insert = db.sqlite.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, ?, 0)');
+    fc.assert(fc.property(properties, access, fc.option(names, { nil: undefined }), (props, acc, fields) => {
+      const { nodeId: _, ...stored } = props; // nodeId is unique among devices; not the point here
+      const id = Number(insert.run(JSON.stringify(stored), 1767225600123).lastInsertRowid);
+      const [row] = listDevices(db, [id]);
+      const only = fields ? new Set(fields) : undefined;
+      assert.equal(toDeviceJson(row, { ...acc, deviceId: id }, row.all_editable, only), JSON.stringify(toDevice(row, { ...acc, deviceId: id }, only)));
+    }), { numRuns: 1000, seed: 6 });
+    db.close();
+  });
+
+  it('splices the stored text when everything is visible, and never when something is hidden', () => {
+    const row = { id: 1, properties: '{"a":1,"c":"hidden"}', last_update: 0 };
+    const full: DeviceAccess = { deviceId: 1, canRead: true, monitorManagement: true, reads: new Set(), edits: new Set() };
+    assert.equal(toDeviceJson(row, full, '{"a":true,"c":true}'),
+      '{"id":1,"lastUpdate":"1970-01-01T00:00:00.000Z","properties":{"a":1,"c":"hidden"},"userRights":{"propertyEditabilities":{"a":true,"c":true},"monitorManagement":true}}');
+    const partial: DeviceAccess = { deviceId: 1, canRead: true, monitorManagement: false, reads: new Set(['a']), edits: new Set() };
+    assert.ok(!toDeviceJson(row, partial, '{"a":true,"c":true}').includes('hidden'));
+    assert.ok(!toDeviceJson(row, full, '{"a":true,"c":true}', new Set(['a'])).includes('hidden'));
+  });
+});
