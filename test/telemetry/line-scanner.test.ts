@@ -1,0 +1,123 @@
+// The scanner's fast paths against their definitions: floats equal Number(text), integers their exact value, random
+// points survive a write/parse round trip, and a line's series section is recognised by its text.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { parseLineProtocol, type FieldValue } from '../../src/telemetry/line-protocol.ts';
+import { LineScanner, parseFloatToken } from '../../src/telemetry/line-scanner.ts';
+
+const NOW = 1_767_225_600_000;
+const field = (text: string): FieldValue => parseLineProtocol(`m,nodeId=n x=${text}`, { precision: 'ns', nowMs: NOW })[0].fields.x;
+
+/** Float texts in the forms writers produce: shortest round-trip, fixed, exponent, long and zero-padded mantissas. */
+const floatText = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+  fc.tuple(fc.double({ min: -1e9, max: 1e9, noNaN: true }), fc.integer({ min: 0, max: 20 })).map(([d, n]) => d.toFixed(n)),
+  fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 0, max: 20 })).map(([d, n]) => d.toExponential(n)),
+  fc.tuple(fc.boolean(), fc.stringMatching(/^[0-9]{1,25}$/), fc.stringMatching(/^[0-9]{0,25}$/)).map(([neg, a, b]) => `${neg ? '-' : ''}${a}.${b}`),
+  fc.tuple(fc.stringMatching(/^[0-9]{0,3}$/), fc.stringMatching(/^[0-9]{1,17}$/)).map(([a, b]) => `${a}.${b}`),
+  fc.stringMatching(/^-?[0-9]{1,20}$/),
+);
+
+describe('line scanner: numbers', () => {
+  it('reads every float exactly as Number() does', () => {
+    fc.assert(fc.property(floatText, (text) => {
+      const want = Number(text);
+      fc.pre(Number.isFinite(want));
+      assert.ok(Object.is(parseFloatToken(text, 0, text.length), want), text);
+      const got = field(text);
+      assert.equal(got.type, 'float');
+      assert.ok(Object.is(got.value, want), `${text}: ${String(got.value)} vs ${want}`);
+    }), { numRuns: 5000 });
+  });
+
+  it('reads integers exactly, with and without the 15-digit fast path', () => {
+    const int64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
+    fc.assert(fc.property(int64, fc.integer({ min: 0, max: 3 }), (v, zeros) => {
+      const text = v < 0n ? `-${'0'.repeat(zeros)}${-v}` : `${'0'.repeat(zeros)}${v}`;
+      assert.deepEqual(field(`${text}i`), { type: 'integer', value: v });
+      if (v >= 0n) assert.deepEqual(field(`${text}u`), { type: 'unsigned', value: v });
+    }), { numRuns: 3000 });
+  });
+
+  it('keeps the reference errors for everything the fast path declines', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['1.2.3', /bad value/], ['1e', /bad value/], ['--1', /bad value/], ['1-', /bad value/], ['.', /bad value/],
+      ['1.5i', /bad integer/], ['-1u', /bad integer/], ['1ii', /bad integer/], ['12ix', /bad value/], ['1\t2', /bad value/],
+    ];
+    for (const [text, reason] of cases) {
+      assert.throws(() => field(text), (err: Error) => reason.test(err.message), text);
+    }
+  });
+});
+
+/** Names using every character the escapes are about. */
+const name = fc.stringMatching(/^[a-z ,=\\"#A-Z0-9_é]{1,8}$/).filter((s) => !s.endsWith('\\') && !s.startsWith('#') && !s.startsWith(' '));
+const escapeName = (s: string, eq: boolean) => s.replace(eq ? /[ ,=]/g : /[ ,]/g, (c) => `\\${c}`);
+const value = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((v): FieldValue => ({ type: 'float', value: v })),
+  fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((v): FieldValue => ({ type: 'integer', value: v })),
+  fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map((v): FieldValue => ({ type: 'unsigned', value: v })),
+  fc.string({ maxLength: 12 }).filter((s) => !s.includes('\n') && !s.includes('\r')).map((v): FieldValue => ({ type: 'string', value: v })),
+  fc.boolean().map((v): FieldValue => ({ type: 'boolean', value: v })),
+);
+const valueText = (f: FieldValue) => {
+  switch (f.type) {
+    case 'float': return String(f.value);
+    case 'integer': return `${f.value}i`;
+    case 'unsigned': return `${f.value}u`;
+    case 'string': return `"${f.value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+    case 'boolean': return f.value ? 'true' : 'F';
+  }
+};
+// A measurement with `\` before a character that is not special keeps it; names here avoid a trailing backslash,
+// and a backslash right before an escaped character is ambiguous in the protocol itself, so it is left out.
+const clean = (s: string) => !/\\[ ,="\\]/.test(s);
+const point = fc.record({
+  measurement: name.filter(clean),
+  tags: fc.uniqueArray(fc.tuple(name.filter(clean), name.filter(clean)), { selector: ([k]) => k, maxLength: 3 }),
+  fields: fc.uniqueArray(fc.tuple(name.filter(clean), value), { selector: ([k]) => k, minLength: 1, maxLength: 4 }),
+  timeNs: fc.option(fc.bigInt({ min: -(2n ** 62n), max: 2n ** 62n }), { nil: undefined }),
+});
+
+describe('line scanner: round trip', () => {
+  it('parses back what a writer escapes, line after line', () => {
+    fc.assert(fc.property(fc.array(point, { minLength: 1, maxLength: 6 }), (points) => {
+      const lines = points.map((p) => {
+        const tags = p.tags.filter(([k]) => k !== 'nodeId');
+        const series = [escapeName(p.measurement, false), ...[['nodeId', 'n'] as const, ...tags].map(([k, v]) => `${escapeName(k, true)}=${escapeName(v, true)}`)].join(',');
+        const fields = p.fields.map(([k, v]) => `${escapeName(k, true)}=${valueText(v)}`).join(',');
+        return `${series} ${fields}${p.timeNs === undefined ? '' : ` ${p.timeNs}`}`;
+      });
+      const parsed = parseLineProtocol(lines.join('\n'), { precision: 'ns', nowMs: NOW });
+      assert.equal(parsed.length, points.length);
+      parsed.forEach((got, i) => {
+        const p = points[i];
+        assert.equal(got.measurement, p.measurement);
+        assert.deepEqual({ ...got.tags }, Object.fromEntries([['nodeId', 'n'], ...p.tags.filter(([k]) => k !== 'nodeId')]));
+        const fields = Object.fromEntries(p.fields.map(([k, v]) => [k, v.type === 'float' && Object.is(v.value, -0) ? { type: 'float', value: -0 } : v]));
+        assert.deepEqual({ ...got.fields }, fields);
+        if (p.timeNs !== undefined) assert.equal(BigInt(got.timeMs) * 1_000_000n + BigInt(got.subMsNs), p.timeNs);
+      });
+    }), { numRuns: 1500 });
+  });
+});
+
+describe('line scanner: series sections', () => {
+  it('hashes and matches a line\'s series section by its text, escapes included', () => {
+    const body = 'm,nodeId=a x=1\nm,nodeId=a x=2 5\nm\\ x,nodeId=a y=1\nm,nodeId=b x=1\n  m,nodeId=a   x=3';
+    const sc = new LineScanner(body, { precision: 'ns', nowMs: NOW });
+    const seen: Array<[string, number]> = [];
+    while (sc.nextLine()) seen.push([sc.seriesText(), sc.seriesHash]);
+    assert.deepEqual(seen.map(([text]) => text), ['m,nodeId=a', 'm,nodeId=a', 'm\\ x,nodeId=a', 'm,nodeId=b', 'm,nodeId=a']);
+    assert.equal(seen[0][1], seen[1][1]);
+    assert.equal(seen[0][1], seen[4][1]);
+    assert.notEqual(seen[0][1], seen[3][1]);
+    assert.ok(seen.every(([, h]) => Number.isInteger(h) && h >= 0 && h < 2 ** 30));
+    const again = new LineScanner(body, { precision: 'ns', nowMs: NOW });
+    again.nextLine();
+    assert.equal(again.seriesTextIs('m,nodeId=a'), true);
+    assert.equal(again.seriesTextIs('m,nodeId=ab'), false);
+    assert.equal(again.seriesTextIs('m,nodeId=b'), false);
+  });
+});
