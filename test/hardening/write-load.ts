@@ -17,7 +17,7 @@ import { seeded } from '../support/harness.ts';
 
 export type Outcome = 'acked' | 'unknown' | 'refused';
 
-interface Base { worker: number; seq: number; outcome: Outcome; status: number }
+interface Base { worker: number; seq: number; outcome: Outcome; status: number; /** network error when unanswered */ error?: string }
 export type Write = Base & (
   | { kind: 'patch'; deviceIds: number[]; key: string; value: number }
   | { kind: 'create'; nodeId: string }
@@ -139,6 +139,7 @@ export async function runWorker(o: {
     const record = (w: Write, r: HttpResult) => {
       w.outcome = outcomeOf(r);
       w.status = r.status;
+      if (r.error) w.error = r.error;
       state.statuses.set(r.status, (state.statuses.get(r.status) ?? 0) + 1);
     };
     const base = { worker, seq, outcome: 'unknown' as Outcome, status: 0 };
