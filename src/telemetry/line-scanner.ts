@@ -211,6 +211,11 @@ export class LineScanner {
     while (i < end && s.charCodeAt(i) === SPACE) i++;
     if (i >= end) throw new LineProtocolError(line, 'no fields');
     let k = 0;
+    // While every key so far is the previous line's key at the same position, no two can be equal (that line's
+    // keys were checked): the duplicate check is only needed once a key is read the long way, or past the previous
+    // line's last key (slots beyond it hold older lines' keys).
+    const previousCount = this.fieldCount;
+    let reused = true;
     for (;;) {
       const keyStart = i;
       let key: string;
@@ -221,14 +226,16 @@ export class LineScanner {
       if (prev !== undefined && this.plainFieldKey[k] && after < end && s.charCodeAt(after) === EQ && sameText(s, keyStart, prev)) {
         key = prev;
         this.cursor = after;
+        if (k >= previousCount) reused = false;
       } else {
         this.scanToken(keyStart, end, true);
         if (this.cursor === keyStart) throw new LineProtocolError(line, 'empty field key');
         if (this.cursor >= end || s.charCodeAt(this.cursor) !== EQ) throw new LineProtocolError(line, 'field without "=" (expected key=value)');
         key = this.text(this.fieldKeys, k, keyStart, this.cursor, true);
         this.plainFieldKey[k] = !this.escaped && !hasBackslash(s, keyStart, this.cursor);
+        reused = false;
       }
-      for (let j = 0; j < k; j++) if (this.fieldKeys[j] === key) throw new LineProtocolError(line, `duplicate field "${key}"`);
+      if (!reused) for (let j = 0; j < k; j++) if (this.fieldKeys[j] === key) throw new LineProtocolError(line, `duplicate field "${key}"`);
       if (!this.parseNumberFast(this.cursor + 1, k)) this.parseFieldValue(this.cursor + 1, k, key);
       k++;
       i = this.cursor;

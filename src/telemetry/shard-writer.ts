@@ -35,7 +35,11 @@ export class ShardWriter {
   private readonly groups = new Map<string, Group>();
   private lastShard: ShardInfo | undefined;
   private lastGroup: Group | undefined;
+  // the field layout of the previous line: its measurement, keys and their ordinals (in order: ordinal k at k)
   private readonly ordinals: number[] = [];
+  private readonly layoutKeys: string[] = [];
+  private layoutOf: MeasurementInfo | undefined;
+  private inOrder = false;
   /** whether this request created or altered a shard table */
   schemaChanged = false;
 
@@ -44,25 +48,42 @@ export class ShardWriter {
   /** Buffers the current line of the scanner (fields parsed) as a row of `series`. */
   add(series: SeriesInfo, sc: LineScanner): void {
     const m = series.measurement;
-    // Map the line's fields to columns first: a new field widens the measurement (and so the rows it needs).
     const n = sc.fieldCount;
+    // Map the line's fields to columns first (a new field widens the measurement, and so the rows it needs). Lines
+    // mostly repeat the previous line's keys (the scanner then hands out the very same strings): keep that mapping.
     const ordinals = this.ordinals;
-    for (let k = 0; k < n; k++) {
-      const field = m.fields.get(sc.fieldKeys[k]) ?? this.newField(m, sc, k);
-      const kind = sc.fieldKinds[k];
-      if (field.kind !== kind) {
-        throw new LineProtocolError(sc.line, `field type conflict: "${field.name}" of measurement "${m.name}" is ${FIELD_TYPES[field.kind]}, got ${FIELD_TYPES[kind]}`);
+    const keys = this.layoutKeys;
+    let same = m === this.layoutOf && n === keys.length;
+    for (let k = 0; same && k < n; k++) same = keys[k] === sc.fieldKeys[k];
+    if (!same) {
+      for (let k = 0; k < n; k++) {
+        const field = m.fields.get(sc.fieldKeys[k]) ?? this.newField(m, sc, k);
+        ordinals[k] = field.ordinal;
+        keys[k] = sc.fieldKeys[k];
       }
-      ordinals[k] = field.ordinal;
+      keys.length = n;
+      this.layoutOf = m;
+      this.inOrder = ordinals.every((o, k) => k >= n || o === k);
     }
-    const group = this.group(this.shardFor(sc.timeMs, m.list.length), m);
+    const list = m.list;
+    for (let k = 0; k < n; k++) {
+      const field = list[ordinals[k]];
+      if (field.kind !== sc.fieldKinds[k]) {
+        throw new LineProtocolError(sc.line, `field type conflict: "${field.name}" of measurement "${m.name}" is ${FIELD_TYPES[field.kind]}, got ${FIELD_TYPES[sc.fieldKinds[k]]}`);
+      }
+    }
+    const group = this.group(this.shardFor(sc.timeMs, list.length), m);
     const values = group.values;
     const width = group.width;
-    let at = values.length;
     values.push(series.id, sc.timeMs, sc.subMsNs);
-    at += 3;
-    for (let c = 0; c < width; c++) values.push(null);
-    for (let k = 0; k < n; k++) values[at + ordinals[k]] = bindable(sc, k);
+    if (this.inOrder && n === width) {
+      // every field of the measurement, in column order: the common case
+      for (let k = 0; k < n; k++) values.push(bindable(sc, k));
+    } else {
+      const at = values.length;
+      for (let c = 0; c < width; c++) values.push(null);
+      for (let k = 0; k < n; k++) values[at + ordinals[k]] = bindable(sc, k);
+    }
     group.rows++;
   }
 

@@ -40,6 +40,19 @@ describe('line scanner: numbers', () => {
     }), { numRuns: 3000 });
   });
 
+  it('finds duplicate fields whatever keys earlier lines left behind', () => {
+    const parse = (body: string) => parseLineProtocol(body, { precision: 'ns', nowMs: NOW });
+    assert.throws(() => parse('m,nodeId=n a=1,b=2\nm,nodeId=n b=1\nm,nodeId=n b=1,b=2'), /^LineProtocolError: line 3: duplicate field "b"$/);
+    assert.throws(() => parse('m,nodeId=n a=1,b=2\nm,nodeId=n a=1,a=2'), /^LineProtocolError: line 2: duplicate field "a"$/);
+    assert.throws(() => parse('m,nodeId=n a=1,b=2,c=3\nm,nodeId=n c=1\nm,nodeId=n c=1,b=1,c=2'), /line 3: duplicate field "c"/);
+    fc.assert(fc.property(fc.array(fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 5 }), (lines) => {
+      const body = lines.map((keys) => `m,nodeId=n ${keys.map((k, i) => `${k}=${i}`).join(',')}`).join('\n');
+      const bad = lines.findIndex((keys) => new Set(keys).size < keys.length);
+      if (bad < 0) assert.equal(parse(body).length, lines.length);
+      else assert.throws(() => parse(body), (err: Error) => err.message.startsWith(`line ${bad + 1}: duplicate field`));
+    }), { numRuns: 2000 });
+  });
+
   it('keeps the reference errors for everything the fast path declines', () => {
     const cases: Array<[string, RegExp]> = [
       ['1.2.3', /bad value/], ['1e', /bad value/], ['--1', /bad value/], ['1-', /bad value/], ['.', /bad value/],
@@ -63,7 +76,7 @@ const value = fc.oneof(
 );
 const valueText = (f: FieldValue) => {
   switch (f.type) {
-    case 'float': return String(f.value);
+    case 'float': return Object.is(f.value, -0) ? '-0' : String(f.value); // String(-0) is "0"
     case 'integer': return `${f.value}i`;
     case 'unsigned': return `${f.value}u`;
     case 'string': return `"${f.value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -95,8 +108,7 @@ describe('line scanner: round trip', () => {
         const p = points[i];
         assert.equal(got.measurement, p.measurement);
         assert.deepEqual({ ...got.tags }, Object.fromEntries([['nodeId', 'n'], ...p.tags.filter(([k]) => k !== 'nodeId')]));
-        const fields = Object.fromEntries(p.fields.map(([k, v]) => [k, v.type === 'float' && Object.is(v.value, -0) ? { type: 'float', value: -0 } : v]));
-        assert.deepEqual({ ...got.fields }, fields);
+        assert.deepEqual({ ...got.fields }, Object.fromEntries(p.fields));
         if (p.timeNs !== undefined) assert.equal(BigInt(got.timeMs) * 1_000_000n + BigInt(got.subMsNs), p.timeNs);
       });
     }), { numRuns: 1500 });
