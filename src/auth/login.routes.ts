@@ -7,7 +7,7 @@ import { findUserByEmail } from './users.store.ts';
 import { isTwoFactorEnabled } from './two-factor.store.ts';
 import { issueRefreshToken, issueToken } from './issue-tokens.ts';
 import { revokeSession } from './sessions.ts';
-import { RULES, releaseAttempt, reserveAttempt, resetThrottle, type ThrottleKey } from './throttle.ts';
+import { RULES, releaseAttempt, reserveAttemptWaiting, resetThrottle, type ThrottleKey } from './throttle.ts';
 import { LoginBody, ThrottledError, TwoFactorRequiredError, UserIdResponse } from './auth.schemas.ts';
 
 const TEXT = 'text/plain';
@@ -32,13 +32,20 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
       { rule: RULES.passwordPerUser, subject: body.username.toLowerCase() },
       { rule: RULES.passwordPerIp, subject: ipThrottleKey(clientIp(c, deps)) },
     ];
-    // 429 before any secret is looked at: while throttled even the right password is refused.
-    const attempt = reserveAttempt(db, keys, 'TOO_MANY_FAILED_PASSWORD_CHECKS', deps.now());
-    const user = findUserByEmail(db, body.username);
-    // Unknown users cost one scrypt too, and get the same answer: no user-enumeration oracle.
-    const ok = await verifySecret(body.password, user?.password_hash ?? await dummyHash());
+    // 429 before any secret is looked at: while throttled even the right password is refused. (A limit reached only
+    // by logins still being checked waits for them instead of refusing.)
+    const attempt = await reserveAttemptWaiting(db, keys, 'TOO_MANY_FAILED_PASSWORD_CHECKS', deps.now);
+    let user: ReturnType<typeof findUserByEmail>;
+    let ok = false;
+    try {
+      user = findUserByEmail(db, body.username);
+      // Unknown users cost one scrypt too, and get the same answer: no user-enumeration oracle.
+      ok = await verifySecret(body.password, user?.password_hash ?? await dummyHash());
+      if (user && ok) releaseAttempt(db, attempt);
+    } finally {
+      attempt.settle();
+    }
     if (!user || !ok) throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
-    releaseAttempt(db, attempt);
     resetThrottle(db, keys[0]);
     if (isTwoFactorEnabled(db, user.id)) {
       const partialAuthToken = await issueToken(deps, 'partial', user.id);

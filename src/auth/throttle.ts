@@ -68,6 +68,46 @@ export function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: Error
   });
 }
 
+/** Reservations of this process whose secret is still being checked; settle() when the check is over. */
+interface Checking {
+  keys: readonly ThrottleKey[];
+  settled: Promise<void>;
+}
+const checking = new WeakMap<Db, Set<Checking>>();
+
+/** Bounds how long a request waits for other checks of its keys before it is refused. */
+const MAX_WAIT_MS = 10_000;
+
+/**
+ * reserveAttempt for a request that may wait. A reservation counts as a failure until its check is over, so when a
+ * key is at its limit only because of checks still running, a correct password among them would be refused without
+ * the failures the contract requires (20 users logging in at once from one address). Such a request waits for those
+ * checks to settle and decides again: parallel correct logins pass, parallel guesses still stop exactly at the limit.
+ * The caller must call settle() once the secret was checked (after releaseAttempt when it was right).
+ */
+export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: () => number): Promise<Attempt & { settle(): void }> {
+  let set = checking.get(db);
+  if (!set) checking.set(db, (set = new Set()));
+  const waitUntil = performance.now() + MAX_WAIT_MS;
+  for (;;) {
+    try {
+      const attempt = reserveAttempt(db, keys, code, now());
+      let done!: () => void;
+      const entry: Checking = { keys, settled: new Promise((r) => { done = r; }) };
+      set.add(entry);
+      return { ...attempt, settle: () => { set.delete(entry); done(); } };
+    } catch (err) {
+      const same = (a: ThrottleKey, b: ThrottleKey) => a.rule.scope === b.rule.scope && a.subject === b.subject;
+      const blocking = [...set].filter((e) => e.keys.some((k) => keys.some((mine) => same(k, mine))));
+      const left = waitUntil - performance.now();
+      if (!(err instanceof ApiError) || err.status !== 429 || blocking.length === 0 || left <= 0) throw err;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([...blocking.map((e) => e.settled), new Promise<void>((r) => { timer = setTimeout(r, left); })]);
+      clearTimeout(timer);
+    }
+  }
+}
+
 /** The secret was right: the reserved rows were not failures. */
 export function releaseAttempt(db: Db, attempt: Attempt): void {
   if (attempt.ids.length === 0) return;
