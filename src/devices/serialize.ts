@@ -47,21 +47,15 @@ export function toDevice(row: DeviceRow, access: DeviceAccess, fields?: Readonly
 }
 
 /**
- * The JSON text of `toDevice(row, access, fields)`, for large listings. When the caller may see every stored property
- * (the common case: monitorManagement, no `fields`), the stored properties text is spliced in as is, so a listing
- * needs no parse and re-stringify per device; otherwise it falls back to toDevice. `allEditable` is
- * `{"<key>":true,...}` over the stored top-level keys in stored order (see listDevices).
+ * The JSON text of `toDevice(row, access, fields)`, for large listings. A caller with monitorManagement who asked for
+ * all fields sees every stored property, so the stored properties text is spliced in as is: no parse and re-stringify
+ * per device. `allEditable` is `{"<key>":true,...}` over the stored top-level keys in stored order (see listDevices).
+ * Everyone else goes through toDevice, which picks the readable properties.
  */
 export function toDeviceJson(row: DeviceRow, access: DeviceAccess, allEditable: string, fields?: ReadonlySet<string>, lastUpdate = isoTime(row.last_update)): string {
-  let editable = allEditable;
-  if (!access.monitorManagement || fields) {
-    const keys = Object.keys(JSON.parse(allEditable) as Record<string, true>);
-    const whole = keys.every((key) => key !== '__proto__' && canReadProperty(access, key) && (!fields || fields.has(key)));
-    if (!whole) return JSON.stringify(toDevice(row, access, fields));
-    editable = `{${keys.map((key) => `${JSON.stringify(key)}:${canEditProperty(access, key)}`).join(',')}}`;
-  }
+  if (!access.monitorManagement || fields) return JSON.stringify(toDevice(row, access, fields));
   return `{"id":${row.id},"lastUpdate":"${lastUpdate}","properties":${row.properties},`
-    + `"userRights":{"propertyEditabilities":${editable},"monitorManagement":${access.monitorManagement}}}`;
+    + `"userRights":{"propertyEditabilities":${allEditable},"monitorManagement":true}}`;
 }
 
 export function toMonitors(row: MonitorsRow): Monitors {

@@ -45,7 +45,7 @@ describe('toDeviceJson', () => {
     db.close();
   });
 
-  it('splices the stored text when everything is visible, and never when something is hidden', () => {
+  it('splices the stored text for monitorManagement without fields, and never when something is hidden', () => {
     const row = { id: 1, properties: '{"a":1,"c":"hidden"}', last_update: 0 };
     const full: DeviceAccess = { deviceId: 1, canRead: true, monitorManagement: true, reads: new Set(), edits: new Set() };
     assert.equal(toDeviceJson(row, full, '{"a":true,"c":true}'),
