@@ -53,7 +53,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
   }, (c, { body }) => {
     const q = body ?? {};
     refuseUnsupported({ ...q, ...q.filter });
-    // visibility is the rights engine's readableDevices, inside queryDevices
+    // visibility is the rights engine's readableDevices, inside selectDevices
     return answerQuery(c, db, { filter: q.filter, conditions: q.conditions, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
   });
 
