@@ -10,7 +10,7 @@
 // Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, INFLUXD, NO_BUILD=1)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,18 @@ const fmt = (n, d = 1) => Number(n).toFixed(d);
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-function request(url, { method = 'GET', headers = {}, body } = {}) {
+
+/** One HTTP request; retried once when a kept-alive socket was closed under it (both stores' writes are idempotent). */
+async function request(url, options = {}) {
+  try {
+    return await requestOnce(url, options);
+  } catch (err) {
+    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+    return requestOnce(url, options);
+  }
+}
+
+function requestOnce(url, { method = 'GET', headers = {}, body } = {}) {
   const u = new URL(url);
   if (u.hostname !== '127.0.0.1') throw new Error('loopback only');
   return new Promise((resolve, reject) => {
@@ -50,6 +61,16 @@ async function expect(res, status, what) {
   const r = await res;
   if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${r.text.slice(0, 300)}`);
   return r;
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (100 Hz)
+  } catch {
+    return NaN;
+  }
 }
 
 const nodeId = (s) => `node-${String(s).padStart(3, '0')}`;
@@ -105,11 +126,13 @@ async function main() {
     log(`ingesting ${POINTS} points in ${POINTS / BATCH} batches into both`);
     let gkMs = 0;
     let inMs = 0;
+    const cpu0 = [cpuSeconds(gk.child.pid), cpuSeconds(influx.child.pid)];
     for (let b = 0; b < POINTS / BATCH; b++) {
       const body = Buffer.from(batchBody(b));
       gkMs += (await expect(request(`${gk.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body }), 204, 'gridkeeper write')).ms;
       inMs += (await expect(request(`${influx.url}/write?db=energy`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write')).ms;
     }
+    const cpu = [cpuSeconds(gk.child.pid) - cpu0[0], cpuSeconds(influx.child.pid) - cpu0[1]];
     const gkRss = rssOf(gk.child.pid);
     const inRss = rssOf(influx.child.pid);
 
@@ -161,6 +184,7 @@ async function main() {
     const inPps = POINTS / (inMs / 1000);
     console.log(`telemetry benchmark: gridkeeper vs InfluxDB ${influx.version} (${POINTS} points, ${SERIES} series, 5 fields, batches of ${BATCH} lines)`);
     console.log(`  ingest            gridkeeper ${fmt(gkPps, 0).padStart(8)} points/s   InfluxDB ${fmt(inPps, 0).padStart(8)} points/s   ratio ${fmt(gkPps / inPps, 2)}   (aim >= 1.0)`);
+    console.log(`  ingest CPU        gridkeeper ${fmt(cpu[0], 2).padStart(8)} s          InfluxDB ${fmt(cpu[1], 2).padStart(8)} s          (user + system, whole ingest)`);
     const labels = { last1000: 'last 1000 x 3 fields', mean1day: '1-day mean', batch1000: '1000-query batch' };
     for (const [name, t] of Object.entries(times)) {
       const g = median(t.gk);
