@@ -7,6 +7,7 @@
 // KILLS (default 20), WORKERS (default 12), DURABILITY_SEED (default 20261121).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
@@ -86,6 +87,40 @@ test(`${KILLS} kill -9 under a mixed write load: every acknowledged write surviv
     if (KILLS >= 20) assert.ok(report!.acked >= 1000, `a meaningful load: ${report!.acked} acknowledged writes`);
   } finally {
     if (run) await kill9(run);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 during the first start (migrations, keys, bootstrap): the next start completes it', { timeout: 120_000 }, async () => {
+  const { dir, exe } = isolatedBinary();
+  const rnd = seeded(SEED + 1);
+  try {
+    for (let i = 0; i < 8; i++) {
+      const dataDir = join(dir, `first-${i}`);
+      // the executable alone, killed at a seeded moment of its first start, before or after it listens
+      const child = spawn(exe, ['--data-dir', dataDir], {
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GRIDKEEPER_PORT: '0', GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'warn' },
+        stdio: 'ignore',
+      });
+      const exited = new Promise((r) => child.once('exit', r));
+      await sleep(rnd.int(5, 400));
+      child.kill('SIGKILL');
+      await exited;
+      const run = await startGridkeeper(exe, dataDir);
+      const client = httpClient(run.url);
+      try {
+        const s = await loginOver(client, ADMIN_EMAIL, ADMIN_PASSWORD);
+        const roles = await client.request('POST', '/v1/role/query', { token: s.access, body: {} });
+        assert.equal(roles.status, 200);
+        assert.deepEqual(roles.body.role.map((r: { id: number; name: string }) => [r.id, r.name]), [[1, 'root']]);
+      } finally {
+        client.close();
+        assert.equal(await run.stop(), 0);
+      }
+      const db = openDataDb(dataDbFile(dataDir));
+      try { assertIntact(db, `first start ${i}`); } finally { db.close(); }
+    }
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

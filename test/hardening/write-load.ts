@@ -44,6 +44,8 @@ export interface Fixture {
   db: string;
 }
 
+const DAY_MS = 86_400_000;
+
 export const FLAGS_ALL = { roleManagement: true, userManagement: true, viewManagement: true, deviceManagement: true, reportManagement: true, alarmManagement: true };
 
 function ok(r: HttpResult, what: string): HttpResult {
@@ -210,7 +212,8 @@ export async function runWorker(o: {
       }
       case 'telemetry': {
         const n = rnd.int(1, 5);
-        const points = Array.from({ length: n }, (_, i) => ({ ts: fixture.telemetryBase + seq * 8 + i, value: seq * 10 + i }));
+        // spread over 40 one-day shard windows: some writes create their shard table (DDL inside the write)
+        const points = Array.from({ length: n }, (_, i) => ({ ts: fixture.telemetryBase - (seq % 40) * DAY_MS + seq * 8 + i, value: seq * 10 + i }));
         w = { ...base, kind, points };
         state.writes.push(w);
         const body = points.map((p) => `load,nodeId=${fixture.controllers[0].nodeId},w=${worker} v=${p.value}i ${p.ts}`).join('\n');
@@ -250,7 +253,9 @@ export async function observe(client: HttpClient, token: string, fixture: Fixtur
     token,
     body: {
       select: ['v'], from: { measurement: 'load', database: fixture.db, retentionPolicy: 'autogen' },
-      where: { time: [{ operator: '>=', value: fixture.telemetryBase }, { operator: '<', value: fixture.telemetryBase + 3_000_000 }], tags: { nodeId: fixture.controllers[0].nodeId } },
+      where: { time: [{ operator: '>=', value: fixture.telemetryBase - 41 * DAY_MS }, { operator: '<', value: fixture.telemetryBase + 3_000_000 }], tags: { nodeId: fixture.controllers[0].nodeId } },
+      // bounds the cost estimate (one datapoint per 10 s of range otherwise); far more than a worker writes
+      limit: 100_000,
     },
   });
   ok(q, 'telemetry query');
