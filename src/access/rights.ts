@@ -124,10 +124,11 @@ function emptyAccess(deviceId: number): DeviceAccess {
   return { deviceId, canRead: false, monitorManagement: false, reads: new Set(), edits: new Set() };
 }
 
-// reads/edits texts repeat across relations ('[]' above all): parse each distinct text once. The arrays are shared,
-// so they are only ever iterated. Bounded: cleared when full.
+// reads/edits texts repeat across relations ('[]' above all): parse each distinct short text once. The arrays are
+// shared, so they are only ever iterated. Bounded in entries and in entry size (at most ~10,000 x 256 characters).
 const parsedLists = new Map<string, readonly string[]>();
 function propertyList(text: string): readonly string[] {
+  if (text.length > 256) return JSON.parse(text) as string[];
   let list = parsedLists.get(text);
   if (list === undefined) {
     if (parsedLists.size >= 10_000) parsedLists.clear();
