@@ -8,9 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
+import { openDatabase } from '../../src/db/open.ts';
 import { httpClient } from '../support/http-client.ts';
 import {
   ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, dataDbFile, envInt, kill9, loginOver, openDataDb, seeded, sleep, startGridkeeper,
@@ -119,6 +121,24 @@ test('kill -9 during the first start (migrations, keys, bootstrap): the next sta
       }
       const db = openDataDb(dataDbFile(dataDir));
       try { assertIntact(db, `first start ${i}`); } finally { db.close(); }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the settings behind the guarantee: WAL, synchronous=FULL (fsync of the WAL on every commit), foreign keys, busy timeout', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gk-settings-'));
+  try {
+    const db = openDatabase({ file: join(dir, 'settings.db') });
+    try {
+      assert.equal(db.sqlite.pragma('journal_mode', { simple: true }), 'wal');
+      // 2 = FULL: with NORMAL a commit acknowledged just before a power cut could be lost
+      assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2);
+      assert.equal(db.sqlite.pragma('foreign_keys', { simple: true }), 1);
+      assert.equal(db.sqlite.pragma('busy_timeout', { simple: true }), 5000);
+    } finally {
+      db.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -39,8 +39,14 @@ async function start(dataDir: string): Promise<RunningBinary> {
 }
 
 function backup(dataDir: string, file: string): Promise<void> {
+  return cli(['backup', file, '--data-dir', dataDir]).then(() => undefined);
+}
+
+/** Runs a gridkeeper command in another process; resolves with its stdout, rejects on a non-zero exit. */
+function cli(args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(exe, ['backup', file, '--data-dir', dataDir], { timeout: 60_000 }, (err, _out, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve()));
+    execFile(exe, args, { timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GRIDKEEPER_LOG: 'warn' } },
+      (err, out, stderr) => (err ? reject(new Error(`gridkeeper ${args.join(' ')}: ${err.message} ${stderr}`)) : resolve(out)));
   });
 }
 
@@ -131,6 +137,67 @@ describe('operations under write load', () => {
       }
     }
     console.log(`backups: ${copies.length} copies under load, ${report.acked} writes acknowledged and verified on the live database`);
+    client.close();
+    assert.equal(await live.stop(), 0);
+  });
+
+  it('the other commands (user add, license create, telemetry prune, migrate, backup) while writers write: no 5xx, their effects visible', { timeout: 120_000 }, async () => {
+    const dataDir = join(dir, 'commands');
+    const live = await start(dataDir);
+    const client = httpClient(live.url, { maxSockets: WORKERS + 2 });
+    const session = await loginOver(client, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const fixture = await createFixture(client, session.access, WORKERS, 'cmd');
+    // old telemetry in its own namespace (100 days ago), for prune to drop while the load writes recent points
+    const old = Date.now() - 100 * 86_400_000;
+    const oldQuery = { select: ['v'], from: { measurement: 'old', database: 'cmdold', retentionPolicy: 'autogen' },
+      where: { tags: { nodeId: fixture.controllers[1].nodeId }, time: [{ operator: '>=', value: old - 10_000 }, { operator: '<', value: old + 10_000 }] } };
+    const writeOld = () => client.request('POST', '/v1/telemetry?db=cmdold&rp=autogen&precision=ms', {
+      token: session.access, raw: `old,nodeId=${fixture.controllers[1].nodeId} v=1i ${old}`, headers: { 'content-type': 'text/plain' },
+    });
+    assert.equal((await writeOld()).status, 204);
+    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
+    const state = newLoadState(WORKERS);
+    let stop = false;
+    const workers = Array.from({ length: WORKERS }, (_, w) => runWorker({
+      client, token: () => session.access, fixture, state, worker: w, seed: 8200 + w, keepGoing: () => !stop,
+    }));
+    let keys: string[] = [];
+    try {
+      await sleep(300);
+      const dd = ['--data-dir', dataDir];
+      const [, created] = await Promise.all([
+        cli(['user', 'add', 'operator@commands.test', '--password', 'operator-password-1', '--role', '1', ...dd]),
+        cli(['license', 'create', '--type', 'commercial', '--duration', '30', '--count', '25', ...dd]),
+        cli(['telemetry', 'prune', '--older-than', '60d', ...dd]),
+        cli(['migrate', ...dd]),
+        backup(dataDir, join(dir, 'commands-copy.db')),
+      ]);
+      keys = created.trim().split('\n');
+      await sleep(300);
+    } finally {
+      stop = true;
+      await Promise.all(workers);
+    }
+    assert.deepEqual([...state.statuses].filter(([s]) => s < 200 || s >= 300), [], 'every write of the load succeeded');
+    // effects, seen by the running service
+    const operator = await loginOver(client, 'operator@commands.test', 'operator-password-1');
+    assert.equal((await client.request('POST', '/v1/role/query', { token: operator.access, body: { filter: { id: [1] } } })).body.role.length, 1);
+    assert.equal(keys.length, 25);
+    const activated = await client.request('POST', '/v1/license/activate', { token: session.access, body: { key: keys[0] } });
+    assert.equal(activated.status, 200, activated.text);
+    const pruned = await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery });
+    assert.equal(pruned.status, 200, pruned.text);
+    assert.equal(pruned.body.series, undefined, 'the pruned points are gone');
+    // ... and the dropped shard comes back on the next write into its window
+    assert.equal((await writeOld()).status, 204);
+    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
+    const db = openDataDb(dataDbFile(dataDir));
+    try {
+      assertIntact(db, 'after the commands');
+      checkLedger(state.writes, await observe(client, session.access, fixture, WORKERS, db), 'after the commands');
+    } finally {
+      db.close();
+    }
     client.close();
     assert.equal(await live.stop(), 0);
   });
