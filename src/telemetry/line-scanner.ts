@@ -19,6 +19,13 @@
 // - String field values may not contain a raw newline (InfluxDB documents the same); escapes are `\"` and `\\`.
 // - Escapes: measurement `\,` `\ `; tag keys, tag values and field keys also `\=`. Any other backslash is literal.
 
+import {
+  BACKSLASH, COMMA, CR, D0, DOT, EQ, HASH, MINUS, POW10, QUOTE, SAFE_DIGITS, SPACE,
+  hasBackslash, isBlank, isDigit, parseFloatToken, sameText, unescapeToken,
+} from './line-text.ts';
+
+export { parseFloatToken } from './line-text.ts';
+
 export type Precision = 'ns' | 'us' | 'ms' | 's';
 
 /** Field kinds as small integers (the scanner's arrays hold these); FIELD_TYPES names them. */
@@ -46,8 +53,6 @@ export class LineProtocolError extends Error {
   }
 }
 
-const CR = 13, SPACE = 32, TAB = 9, HASH = 35, COMMA = 44, EQ = 61, QUOTE = 34, BACKSLASH = 92, MINUS = 45, DOT = 46;
-const D0 = 48, D9 = 57;
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
@@ -71,12 +76,6 @@ const BOOLEANS = new Map<string, boolean>([
 
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 16777619;
-
-/** 10^0 .. 10^22: every one is exact in a double, which makes the float fast path below exact. */
-const POW10 = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
-
-/** Integers of at most this many digits are below 2^53 and kept as exact numbers. */
-const SAFE_DIGITS = 15;
 
 export class LineScanner {
   /** 1-based number of the current line (blank lines and comments count). */
@@ -462,95 +461,4 @@ export class LineScanner {
     this.timeMs = (sub === 0 ? -ms : -ms - 1) + 0;
     this.subMsNs = sub === 0 ? 0 : 1_000_000 - sub;
   }
-}
-
-function isBlank(c: number): boolean {
-  return c === SPACE || c === TAB;
-}
-
-function isDigit(c: number): boolean {
-  return c >= D0 && c <= D9;
-}
-
-/**
- * `-?(digits)(.digits)?([eE][+-]?digits)?` with at least one mantissa digit — what InfluxDB accepts as a float — or
- * NaN when the text is not one. Up to 15 mantissa digits and a decimal exponent within ±22, the value is one exact
- * integer multiplied or divided by one exact power of ten: a single correctly rounded operation, so the result equals
- * Number(text) (Clinger's fast path) without slicing a string. Anything longer goes through Number().
- */
-export function parseFloatToken(s: string, start: number, end: number): number {
-  let i = start;
-  const negative = s.charCodeAt(i) === MINUS;
-  if (negative) i++;
-  let mantissa = 0;
-  let digits = 0;
-  let fraction = 0;
-  for (; i < end; i++) {
-    const d = s.charCodeAt(i) - D0;
-    if (d < 0 || d > 9) break;
-    mantissa = mantissa * 10 + d;
-    digits++;
-  }
-  if (i < end && s.charCodeAt(i) === DOT) {
-    for (i++; i < end; i++) {
-      const d = s.charCodeAt(i) - D0;
-      if (d < 0 || d > 9) break;
-      mantissa = mantissa * 10 + d;
-      digits++;
-      fraction++;
-    }
-  }
-  if (digits === 0) return NaN;
-  let exponent = 0;
-  if (i < end && (s.charCodeAt(i) | 32) === 101 /* e E */) {
-    i++;
-    let expNegative = false;
-    const sign = s.charCodeAt(i);
-    if (i < end && (sign === 43 /* + */ || sign === MINUS)) { expNegative = sign === MINUS; i++; }
-    const expStart = i;
-    for (; i < end; i++) {
-      const d = s.charCodeAt(i) - D0;
-      if (d < 0 || d > 9) break;
-      if (exponent < 100_000) exponent = exponent * 10 + d;
-    }
-    if (i === expStart) return NaN;
-    if (expNegative) exponent = -exponent;
-  }
-  if (i !== end) return NaN;
-  if (digits <= SAFE_DIGITS) {
-    const p = exponent - fraction;
-    let value: number | undefined;
-    if (p === 0) value = mantissa;
-    else if (p > 0 && p <= 22) value = mantissa * POW10[p];
-    else if (p < 0 && p >= -22) value = mantissa / POW10[-p];
-    if (value !== undefined) return negative ? -value : value;
-  }
-  return Number(s.slice(start, end));
-}
-
-function hasBackslash(s: string, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (s.charCodeAt(i) === BACKSLASH) return true;
-  return false;
-}
-
-/** s[start...] begins with `text` — a plain loop, measurably faster than startsWith for these short tokens. */
-function sameText(s: string, start: number, text: string): boolean {
-  for (let j = 0; j < text.length; j++) if (s.charCodeAt(start + j) !== text.charCodeAt(j)) return false;
-  return true;
-}
-
-/** Removes the backslash of `\,` `\ ` and, outside measurement names, `\=`; any other backslash is literal. */
-function unescapeToken(s: string, start: number, end: number, eqEscapes: boolean): string {
-  let out = '';
-  let from = start;
-  for (let i = start; i < end - 1; i++) {
-    if (s.charCodeAt(i) !== BACKSLASH) continue;
-    const n = s.charCodeAt(i + 1);
-    if (n === COMMA || n === SPACE || (eqEscapes && n === EQ)) {
-      out += s.slice(from, i);
-      from = i + 1;
-      i++;
-    }
-  }
-  return out + s.slice(from, end);
 }

@@ -36,12 +36,13 @@ export interface QueryPlan {
   generation: number;
 }
 
-/** Plans inside a read transaction of its own (runQueries plans again if the catalogue changed in between). */
+/**
+ * Plans against the catalogue as it is now. No transaction is needed: runQueries executes in one and plans again if
+ * the catalogue changed in between (a write created a shard, a prune in another process dropped one).
+ */
 export function planQueryRequest(db: Db, body: QueryBody, nowMs: number): QueryPlan {
-  return db.sqlite.transaction(() => {
-    catalogueOf(db).sync();
-    return planQueries(db, body, nowMs);
-  }).deferred();
+  catalogueOf(db).sync();
+  return planQueries(db, body, nowMs);
 }
 
 /** Plans with the catalogue as it is; call inside a transaction after catalogue.sync(). */

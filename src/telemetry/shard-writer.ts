@@ -93,6 +93,8 @@ export class ShardWriter {
   }
 
   private newField(m: MeasurementInfo, sc: LineScanner, k: number): FieldInfo {
+    // A field called time would be indistinguishable from the time column of every answer (InfluxDB refuses it too).
+    if (sc.fieldKeys[k] === 'time') throw new LineProtocolError(sc.line, 'the field name "time" is reserved for the time column');
     if (m.list.length >= MAX_FIELDS_PER_MEASUREMENT) {
       throw new LineProtocolError(sc.line, `measurement "${m.name}" would have more than ${MAX_FIELDS_PER_MEASUREMENT} fields`);
     }

@@ -163,6 +163,7 @@ describe('telemetry write: validation', () => {
       ['power,nodeId=n1 p=1,p=2', /^line 1: duplicate field "p"/],
       ['power,nodeId=n1 p=99999999999999999999i', /^line 1: integer out of range/],
       ['power,nodeId=n1 p=18446744073709551615u', /^line 1: unsigned value of field "p" is above 9223372036854775807/],
+      ['power,nodeId=n1 time=1', /^line 1: the field name "time" is reserved/],
     ];
     for (const [line, message] of cases) {
       // the bad line comes first: line 1
