@@ -13,12 +13,24 @@ export interface BootstrapResult {
   generatedPassword?: string;
 }
 
-export async function bootstrap(db: Db, opts: { adminEmail: string; adminPassword?: string; now: number }): Promise<BootstrapResult> {
+export interface BootstrapOptions {
+  adminEmail: string;
+  adminPassword?: string;
+  now: number;
+  /**
+   * Shows a generated password. Called BEFORE the admin is committed: if the process dies in between, nothing was
+   * stored and the next start generates and shows a new one — the password can never be stored yet unseen.
+   */
+  announcePassword?: (email: string, password: string) => void;
+}
+
+export async function bootstrap(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
   await ensureSigningKey(db, opts.now);
   const root = db.get(db.qb.selectFrom('roles').select('id').where('id', '=', ROOT_ROLE_ID));
   if (root) return { created: false, adminEmail: opts.adminEmail };
   const password = opts.adminPassword ?? generatePassword();
   const hash = await hashSecret(password);
+  if (!opts.adminPassword) opts.announcePassword?.(opts.adminEmail, password);
   db.tx(() => {
     db.run(db.qb.insertInto('roles').values({
       id: ROOT_ROLE_ID, name: 'root',

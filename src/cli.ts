@@ -57,11 +57,12 @@ const serveCommand: Command = {
   async run(config, args, io) {
     if (args.length) throw new ConfigError(`serve: unexpected argument ${args[0]}`);
     const db = openConfiguredDatabase(config);
-    const { deps, bootstrapped, migrated } = await createDeps({ config, db });
+    const { deps, migrated } = await createDeps({
+      config, db,
+      announcePassword: (email, password) =>
+        io.err(`gridkeeper: created admin user ${email} with password ${password} (shown once; change it with PUT /user/password)`),
+    });
     if (migrated.length) deps.log.info('migrated', { applied: migrated });
-    if (bootstrapped.generatedPassword) {
-      io.err(`gridkeeper: created admin user ${bootstrapped.adminEmail} with password ${bootstrapped.generatedPassword} (shown once; change it with PUT /user/password)`);
-    }
     // Handlers go in before the port opens: a signal that arrives the moment the URL is printed still stops cleanly.
     let requested: string | undefined;
     let wake: () => void = () => {};

@@ -3,7 +3,7 @@
 // name, atomic rename) and loaded with process.dlopen. Bundled but not a SEA (node dist/gridkeeper.cjs), the addon sits
 // beside the bundle. From source (development, tests) better-sqlite3 finds its own build: undefined is returned.
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 declare const __GRIDKEEPER_BUNDLED__: boolean | undefined;
@@ -28,6 +28,14 @@ function dlopen(file: string): unknown {
   return mod.exports;
 }
 
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return -1;
+  }
+}
+
 /** The loaded addon to pass as better-sqlite3's nativeBinding, or undefined when better-sqlite3 can find it itself. */
 export function loadNativeBinding(extractDir: string): unknown {
   if (!isBundled()) return undefined;
@@ -36,11 +44,17 @@ export function loadNativeBinding(extractDir: string): unknown {
   const bytes = Buffer.from(sea.getRawAsset(ADDON_ASSET));
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
   const target = join(extractDir, `better_sqlite3-${hash}.node`);
-  if (!existsSync(target)) {
+  // The name carries the content hash; a file of the wrong size (a power cut during an earlier extraction) is rewritten.
+  if (sizeOf(target) !== bytes.length) {
     mkdirSync(extractDir, { recursive: true, mode: 0o700 });
     const tmp = `${target}.${process.pid}.tmp`;
-    writeFileSync(tmp, bytes, { mode: 0o755 });
-    chmodSync(tmp, 0o755);
+    const fd = openSync(tmp, 'w', 0o755);
+    try {
+      writeSync(fd, bytes);
+      fsyncSync(fd); // on disk before the rename makes it visible
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, target); // atomic: a concurrent start never loads a half-written file
   }
   return dlopen(target);

@@ -31,13 +31,17 @@ export interface RuntimeOptions {
   db: Db;
   now?: () => number;
   log?: Logger;
+  /** shows a generated admin password on first start (see bootstrap) */
+  announcePassword?: (email: string, password: string) => void;
 }
 
 export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bootstrapped: BootstrapResult; migrated: string[] }> {
   const now = opts.now ?? Date.now;
   const { db, config } = opts;
   const migrated = migrate(db, now());
-  const bootstrapped = await bootstrap(db, { adminEmail: config.adminEmail, adminPassword: config.adminPassword, now: now() });
+  const bootstrapped = await bootstrap(db, {
+    adminEmail: config.adminEmail, adminPassword: config.adminPassword, now: now(), announcePassword: opts.announcePassword,
+  });
   const keys = await loadKeyRing(db);
   const pageBytes = db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck();
   const deps: Deps = {
