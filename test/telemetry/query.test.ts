@@ -77,6 +77,25 @@ describe('telemetry query: happy', () => {
     t.close();
   });
 
+  it('pages through long answers without losing or repeating a point, nanoseconds included', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    // 25,000 points in one shard; each millisecond holds two points (0 and 500 ns past it)
+    const points = Array.from({ length: 25_000 }, (_, i) => ({ ms: T0 - DAY + 1 + Math.floor(i / 2) * 3, ns: (i % 2) * 500, v: i }));
+    const lines = points.map((x) => `power,nodeId=n1 v=${x.v}i ${BigInt(x.ms) * 1_000_000n + BigInt(x.ns)}`);
+    for (let i = 0; i < lines.length; i += 5000) await writeOk(t, u.token, lines.slice(i, i + 5000).join('\n'));
+    const q = { select: ['v'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0 - DAY)] } };
+    const values = async (extra: object) => (await queryOk(t, u.token, { ...q, ...extra })).series[0].values.map((r: unknown[]) => r[1]);
+    const all = points.map((x) => x.v);
+    assert.deepEqual(await values({}), all);
+    assert.deepEqual(await values({ orderBy: 'DESC' }), [...all].reverse());
+    assert.deepEqual(await values({ limit: 12_345 }), all.slice(0, 12_345));
+    assert.deepEqual(await values({ orderBy: 'DESC', limit: 10_001 }), [...all].reverse().slice(0, 10_001));
+    const first = (await queryOk(t, u.token, { ...q, limit: 2 })).series[0].values;
+    assert.deepEqual(first.map((r: unknown[]) => r[0]), [iso(T0 - DAY + 1), '2025-12-31T00:00:00.001000500Z']);
+    t.close();
+  });
+
   it('applies every time operator in unix ms or ISO, and two conditions intersect', async () => {
     const t = await makeTestApp();
     const u = await writer(t, 'n1');
