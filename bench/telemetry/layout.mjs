@@ -7,10 +7,11 @@
 //   rowid     the same columns in a rowid table plus a UNIQUE index on (series_id, t_ms, t_ns)
 //   eav       one row per field value: (series_id, field, t_ms, t_ns, value) WITHOUT ROWID
 //   json      one row per point, fields as a JSON object: (series_id, t_ms, t_ns, v) WITHOUT ROWID, merged with json_patch
-// Each with single-row statements and, where it matters, 50-row multi-VALUES statements.
+// Rows are written with single-row statements or 64-row multi-VALUES statements, in the time-major order they
+// arrive in or sorted by key within each transaction (what shard-writer.ts does).
 // Queries (median of repeated runs): last 1,000 points of 3 fields of one series; a 1-day mean of one field of one
 // series; 1,000 single-series queries of the last point (the batch shape).
-// Run: node bench/telemetry/layout.mjs [points]
+// Run: node bench/telemetry/layout.mjs [points]   (env ROUNDS, default 3; about 3 minutes)
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,7 +94,7 @@ const layouts = {
   },
 };
 
-function run(name, rowsPerStmt) {
+function run(name, rowsPerStmt, sorted) {
   const L = layouts[name];
   const dir = mkdtempSync(join(tmpdir(), 'gk-layout-'));
   const db = open(dir, name);
@@ -116,34 +117,40 @@ function run(name, rowsPerStmt) {
     return s;
   };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   let idx = 0;
   const timestamps = POINTS / SERIES;
   const perBatch = BATCH / SERIES;
   for (let b = 0; b * perBatch < timestamps; b++) {
     db.transaction(() => {
-      // rows grouped per shard table, flushed in statements of rowsPerStmt rows
+      // one request's points, time-major as devices send them; optionally sorted by (series, time) first
+      const rows = [];
+      for (let k = 0; k < perBatch; k++, idx++) {
+        const ms = START + idx * STEP;
+        for (let s = 0; s < SERIES; s++) rows.push([table(ms), s + 1, ms, idx]);
+      }
+      if (sorted) rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1] || x[2] - y[2]));
       let pending = [];
       let pendingRows = 0;
       let pendingTable;
       const flush = () => {
         if (pendingRows === 0) return;
-        stmt(pendingTable, pendingRows).run(pending);
+        if (pendingRows === rowsPerStmt) stmt(pendingTable, pendingRows).run(pending);
+        else { const one = stmt(pendingTable, 1); const w = pending.length / pendingRows; for (let i = 0; i < pending.length; i += w) one.run(pending.slice(i, i + w)); }
         pending = [];
         pendingRows = 0;
       };
-      for (let k = 0; k < perBatch; k++, idx++) {
-        const ms = START + idx * STEP;
-        const t = table(ms);
+      for (const [t, s, ms, i] of rows) {
         if (t !== pendingTable) { flush(); pendingTable = t; }
-        for (let s = 0; s < SERIES; s++) {
-          L.bind(pending, s + 1, ms, idx);
-          if (++pendingRows === rowsPerStmt) flush();
-        }
+        L.bind(pending, s, ms, i);
+        if (++pendingRows === rowsPerStmt) flush();
       }
       flush();
     }).immediate();
   }
   const ingestS = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuUsPerPoint = (cpu.user + cpu.system) / POINTS;
   db.pragma('wal_checkpoint(TRUNCATE)');
   const size = statSync(join(dir, `${name}.db`)).size;
 
@@ -177,13 +184,18 @@ function run(name, rowsPerStmt) {
   }
   db.close();
   rmSync(dir, { recursive: true, force: true });
-  return { name: `${name} x${rowsPerStmt}`, pps: POINTS / ingestS, mb: size / 1048576, last: median(times.last), mean: median(times.mean), batch: median(times.batch) };
+  return { name: `${name} x${rowsPerStmt}${sorted ? ' sorted' : ''}`, pps: POINTS / ingestS, cpu: cpuUsPerPoint, mb: size / 1048576, last: median(times.last), mean: median(times.mean), batch: median(times.batch) };
 }
 
-const cases = [['columns', 1], ['columns', 50], ['rowid', 50], ['eav', 10], ['json', 50]];
+const cases = [['columns', 1, false], ['columns', 64, false], ['columns', 64, true], ['rowid', 64, true], ['eav', 16, true], ['json', 64, true]];
 console.log(`layout benchmark: ${POINTS} points, ${SERIES} series, 5 fields, ${BATCH} points per transaction`);
-console.log('layout        points/s   file MB   last-1000 ms   1-day mean ms   1000 x last-1 ms');
-for (const [name, n] of cases) {
-  const r = run(name, n);
-  console.log(`${r.name.padEnd(12)} ${r.pps.toFixed(0).padStart(9)}  ${r.mb.toFixed(1).padStart(8)}  ${r.last.toFixed(2).padStart(13)}  ${r.mean.toFixed(2).padStart(14)}  ${r.batch.toFixed(1).padStart(17)}`);
+// Rounds: every case once per round, so background load spreads over all of them; medians are printed.
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const results = cases.map(() => []);
+for (let round = 0; round < ROUNDS; round++) cases.forEach(([name, n, sorted], i) => results[i].push(run(name, n, sorted)));
+console.log(`(median of ${ROUNDS} rounds; CPU = user + system time of this process per point, including the fsyncs' system time)`);
+console.log('layout               points/s   CPU us/point   file MB   last-1000 ms   1-day mean ms   1000 x last-1 ms');
+for (const rs of results) {
+  const m = (k) => median(rs.map((r) => r[k]));
+  console.log(`${rs[0].name.padEnd(19)} ${m('pps').toFixed(0).padStart(9)}  ${m('cpu').toFixed(2).padStart(13)}  ${m('mb').toFixed(1).padStart(8)}  ${m('last').toFixed(2).padStart(13)}  ${m('mean').toFixed(2).padStart(14)}  ${m('batch').toFixed(1).padStart(17)}`);
 }
