@@ -24,8 +24,9 @@ export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, ru
   const wanted = [...new Set(nodeIds)];
   const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
   if (wanted.length === 0) return out;
-  const devices = db.prepare('SELECT id, node_id FROM devices WHERE node_id IN (SELECT value FROM json_each(?))')
-    .all(JSON.stringify(wanted)) as Array<{ id: number; node_id: string }>;
+  const devices = (wanted.length === 1
+    ? db.prepare('SELECT id, node_id FROM devices WHERE node_id = ?').all(wanted[0])
+    : db.prepare('SELECT id, node_id FROM devices WHERE node_id IN (SELECT value FROM json_each(?))').all(JSON.stringify(wanted))) as Array<{ id: number; node_id: string }>;
   if (devices.length === 0) return out;
   const accessById = new Map<number, DeviceAccess>();
   if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, deviceAccess(db, userId, d.id));

@@ -209,25 +209,28 @@ interface Accumulator { count: number; sum: number | bigint; min: number | bigin
 /** The one row of a query with functions: `["<range start>",agg,...]`; '' when no selected field has a value. */
 function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
   const acc: Accumulator[] = columns.map(() => ({ count: 0, sum: 0, min: undefined, max: undefined }));
+  if (q.shards.length === 0) return '';
   const shape = `a${columns.map((c) => `${c.fn}${c.field.ordinal}`).join(',')}`;
-  for (const shard of q.shards) {
-    const stmt = statement(catalogue, `${shard.table}/${shard.columns}/${shape}`, () => {
-      const exprs = columns.map((c) => {
-        const col = columnIn(shard, c.field) ?? 'NULL';
-        // Integer aggregates as decimal text: exact beyond 2^53, combined across shards as bigint.
-        const wrap = (e: string) => (isInteger(c.field) ? `CAST(${e} AS TEXT)` : e);
-        const value = c.fn === 'min' ? `min(${col})` : c.fn === 'max' ? `max(${col})` : `sum(${col})`;
-        return `count(${col}), ${wrap(value)}`;
-      });
-      return `SELECT ${exprs.join(', ')} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`;
+  // One statement over every shard: a row of partial aggregates per shard (UNION ALL), combined below.
+  const key = `${q.shards.map((s) => `${s.table}/${s.columns}`).join('+')}/${shape}`;
+  const stmt = statement(catalogue, key, () => q.shards.map((shard) => {
+    const exprs = columns.map((c) => {
+      const col = columnIn(shard, c.field) ?? 'NULL';
+      // Integer aggregates as decimal text: exact beyond 2^53, combined across shards as bigint.
+      const wrap = (e: string) => (isInteger(c.field) ? `CAST(${e} AS TEXT)` : e);
+      const value = c.fn === 'min' ? `min(${col})` : c.fn === 'max' ? `max(${col})` : `sum(${col})`;
+      return `count(${col}), ${wrap(value)}`;
     });
-    let r: unknown[];
-    try {
-      r = stmt.get(seriesId, q.fromMs, q.toMs) as unknown[];
-    } catch (err) {
-      if (/integer overflow/i.test((err as Error).message)) throw new StatementError('integer overflow in sum()');
-      throw err;
-    }
+    return `SELECT ${exprs.join(', ')} FROM "${shard.table}" WHERE series_id = @series AND t_ms >= @from AND t_ms < @to`;
+  }).join(' UNION ALL '));
+  let partials: unknown[][];
+  try {
+    partials = stmt.all({ series: seriesId, from: q.fromMs, to: q.toMs }) as unknown[][];
+  } catch (err) {
+    if (/integer overflow/i.test((err as Error).message)) throw new StatementError('integer overflow in sum()');
+    throw err;
+  }
+  for (const r of partials) {
     columns.forEach((c, i) => {
       const count = r[i * 2] as number;
       if (count === 0) return;
