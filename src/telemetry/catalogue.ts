@@ -78,6 +78,8 @@ export const MAX_FIELDS_PER_MEASUREMENT = 1997;
 // The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
 const MAX_CACHED_SERIES_TEXTS = 200_000;
 
+const MAX_CACHED_STATEMENTS = 2_000;
+
 let nextUid = 1;
 
 /** The shard table of window k of namespace id: a pure function of both. */
@@ -91,7 +93,7 @@ export class Catalogue {
   /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
   generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
-  readonly statements = new Map<string, Statement>();
+  private readonly statements = new Map<string, Statement>();
 
   constructor(private readonly db: Db) {}
 
@@ -254,9 +256,20 @@ export class Catalogue {
     shard.columns = columns;
   }
 
-  /** A statement outside Db's shared cache: it belongs to this generation of the mirror (see `statements`). */
-  prepareUncached(sqlText: string): Statement {
-    return this.db.sqlite.prepare(sqlText);
+  /**
+   * The statement cached under `key`, prepared from build() on a miss. Kept outside Db's shared cache: statements name
+   * shard tables, so they belong to this generation of the mirror. Bounded: a full cache starts over (statements
+   * are cheap to prepare again; the number of query shapes is up to the clients).
+   */
+  statement(key: string, build: () => string, raw = false): Statement {
+    let stmt = this.statements.get(key);
+    if (stmt === undefined) {
+      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
+      stmt = this.db.sqlite.prepare(build());
+      if (raw) stmt.raw(true);
+      this.statements.set(key, stmt);
+    }
+    return stmt;
   }
 
   private readSchemaVersion(): number {

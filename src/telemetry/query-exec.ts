@@ -101,12 +101,7 @@ function columnIn(shard: ShardInfo, field: FieldInfo): string | undefined {
 
 /** Statements are cached per shard table (and its width) and query shape; the SQL is only built on a miss. */
 function statement(catalogue: Catalogue, key: string, build: () => string): Statement {
-  let stmt = catalogue.statements.get(key);
-  if (stmt === undefined) {
-    stmt = catalogue.prepareUncached(build()).raw(true);
-    catalogue.statements.set(key, stmt);
-  }
-  return stmt;
+  return catalogue.statement(key, build, true);
 }
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */

@@ -153,13 +153,7 @@ export class ShardWriter {
   }
 
   private statement(group: Group, rows: number): Statement {
-    const key = `${group.shard.table}/${group.measurement.uid}/${group.width}/${rows}`;
-    let stmt = this.catalogue.statements.get(key);
-    if (stmt === undefined) {
-      stmt = this.catalogue.prepareUncached(insertSql(group, rows));
-      this.catalogue.statements.set(key, stmt);
-    }
-    return stmt;
+    return this.catalogue.statement(`${group.shard.table}/${group.measurement.uid}/${group.width}/${rows}`, () => insertSql(group, rows));
   }
 }
 
