@@ -30,6 +30,8 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     description: 'Namespace from ?db=&rp= (rp defaults to autogen), ?org=&bucket= or ?namespace=; precision ns (default), us, ms or s. '
       + 'Every line needs a nodeId tag naming a device on which the caller has monitorManagement or may edit nodeInfluxSeries. '
       + 'All-or-nothing: a malformed line -> 400 LINE_PROTOCOL ("line N: ..."), an unauthorized nodeId -> 403, and nothing is stored. '
+      + 'Re-writing a (series, time) overwrites the fields given. A field keeps its first type (another type is a 400). '
+      + 'With a retention setting, points older than it are accepted but not stored. '
       + 'Content-Encoding: gzip is accepted; 32 MiB at most, also after decompression. InfluxDB parameters u, p, consistency and orgID are ignored.',
     auth: auth.requireActor, query: WriteParamsSchema, bodyLimit: WRITE_BODY_LIMIT,
     rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
