@@ -7,6 +7,7 @@
 // that is how a `gridkeeper telemetry prune` run from another process (which drops shard tables) is noticed.
 import type { Db } from '../db/open.ts';
 import type { Statement } from 'better-sqlite3';
+import { BlockStats } from './block-stats.ts';
 import { FIELD_TYPES, type FieldKind } from './line-scanner.ts';
 import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from './namespaces.ts';
 
@@ -95,7 +96,12 @@ export class Catalogue {
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
   private readonly statements = new Map<string, Statement>();
 
-  constructor(private readonly db: Db) {}
+  /** statistics per block of a shard window, for aggregate queries (block-stats.ts) */
+  readonly blockStats: BlockStats;
+
+  constructor(private readonly db: Db) {
+    this.blockStats = new BlockStats((sql) => this.statement(sql, () => sql, true));
+  }
 
   /** Call first inside every telemetry transaction: forgets everything when the schema changed behind our back. */
   sync(): void {
@@ -115,6 +121,7 @@ export class Catalogue {
     this.generation++;
     this.byKey.clear();
     this.statements.clear();
+    this.blockStats.clear();
     this.schemaVersion = -1;
   }
 

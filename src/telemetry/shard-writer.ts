@@ -14,6 +14,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Catalogue, FieldInfo, MeasurementInfo, NamespaceInfo, SeriesInfo, ShardInfo } from './catalogue.ts';
 import { MAX_FIELDS_PER_MEASUREMENT } from './catalogue.ts';
 import { BOOLEAN, FIELD_TYPES, FLOAT, INTEGER, LineProtocolError, STRING, UNSIGNED, type FieldKind, type LineScanner } from './line-scanner.ts';
+import { blockOf } from './block-stats.ts';
 import { floorDiv } from './namespaces.ts';
 
 /** Most rows per statement (a power of two); also bounded by SQLite's 32766 parameters. */
@@ -130,6 +131,7 @@ export class ShardWriter {
     if (rows === 0) return;
     const perRow = 3 + group.width;
     const order = keyOrder(values, rows, perRow);
+    this.markStale(group, order);
     let chunk = 1;
     while (chunk * 2 <= MAX_ROWS && chunk * 2 * perRow <= MAX_PARAMS) chunk *= 2;
     // Full chunks, then the tail in power-of-two statements: at most log2(chunk) + 1 statement shapes per group.
@@ -150,6 +152,26 @@ export class ShardWriter {
     }
     group.values = [];
     group.rows = 0;
+  }
+
+  /** Cached block statistics of the blocks these rows fall in are stale now (rows are in key order: one mark per run). */
+  private markStale(group: Group, order: Uint32Array): void {
+    const { shard, values } = group;
+    const stats = this.catalogue.blockStats;
+    if (!stats.caches(shard.table)) return;
+    const perRow = 3 + group.width;
+    let series = -1;
+    let block = -1;
+    for (let r = 0; r < order.length; r++) {
+      const at = order[r] * perRow;
+      const s = values[at] as number;
+      const b = blockOf(shard, values[at + 1] as number);
+      if (s !== series || b !== block) {
+        stats.markStale(shard, s, values[at + 1] as number);
+        series = s;
+        block = b;
+      }
+    }
   }
 
   private statement(group: Group, rows: number): Statement {

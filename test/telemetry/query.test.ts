@@ -150,6 +150,23 @@ describe('telemetry query: happy', () => {
     t.close();
   });
 
+  it('keeps each measurement\'s field types though measurements share shard tables and columns', async () => {
+    const t = await makeTestApp();
+    const u = await writer(t, 'n1');
+    // field number 0 is a float in `a`, a boolean in `b`, an integer in `c`: all three live in column c0
+    await writeOk(t, u.token, `a,nodeId=n1 x=0.5 ${ns(T0 - 2000)}\nb,nodeId=n1 x=true ${ns(T0 - 2000)}\nc,nodeId=n1 x=7i ${ns(T0 - 2000)}`);
+    const ask = async (measurement: string, select: unknown[]) =>
+      (await queryOk(t, u.token, { select, from: { ...FROM_V1, measurement }, where: { tags: { nodeId: 'n1' } } })).series[0].values[0].slice(1);
+    for (let round = 0; round < 2; round++) {
+      assert.deepEqual(await ask('a', ['x']), [0.5]);
+      assert.deepEqual(await ask('b', ['x']), [true]);
+      assert.deepEqual(await ask('c', ['x']), [7]);
+      assert.deepEqual(await ask('a', [{ field: 'x', function: 'max' }]), [0.5]);
+      assert.deepEqual(await ask('c', [{ field: 'x', function: 'max' }]), [7]);
+    }
+    t.close();
+  });
+
   it('skips times where none of the selected fields has a value', async () => {
     const t = await makeTestApp();
     const u = await writer(t, 'n1');

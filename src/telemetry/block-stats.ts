@@ -1,0 +1,147 @@
+// Per-block statistics for aggregate queries: count, sum, min and max of one field of one series in one shard, per
+// 1/24th of the shard window (an hour in a 1-day shard). A query with functions reads whole blocks from here and
+// scans only the partial blocks at the edges of its range: a 1-day mean of 10 s data reads ~2 partial hours instead
+// of 8,640 rows.
+//
+// Built lazily (the first aggregate over a series' field in a shard scans it once, grouped by block) and kept right by
+// the writer: every row it stores marks its (shard, series, block) stale, and a stale block is recomputed from its
+// rows when next needed. The cache lives in the catalogue mirror, so a rolled-back write or a schema change elsewhere
+// (prune) clears it with everything else.
+import type { Statement } from 'better-sqlite3';
+import type { FieldInfo, ShardInfo } from './catalogue.ts';
+import { INTEGER, UNSIGNED } from './line-scanner.ts';
+
+export const BLOCKS_PER_SHARD = 24;
+
+export interface Stats {
+  count: number;
+  /** number for floats; bigint (exact) for integers */
+  sum: number | bigint;
+  min: number | bigint | undefined;
+  max: number | bigint | undefined;
+}
+
+export const emptyStats = (): Stats => ({ count: 0, sum: 0, min: undefined, max: undefined });
+
+/** Adds b into a. */
+export function mergeStats(a: Stats, b: Stats): void {
+  if (b.count === 0) return;
+  a.count += b.count;
+  a.sum = typeof a.sum === 'bigint' || typeof b.sum === 'bigint' ? BigInt(a.sum) + BigInt(b.sum) : a.sum + b.sum;
+  if (a.min === undefined || (b.min !== undefined && b.min < a.min)) a.min = b.min;
+  if (a.max === undefined || (b.max !== undefined && b.max > a.max)) a.max = b.max;
+}
+
+/** The SQL reading Stats of column `col` (in the order statsFromRow expects); integers as decimal text (exact). */
+export function statsSql(col: string, field: FieldInfo): string {
+  const exact = (e: string) => (field.kind === INTEGER || field.kind === UNSIGNED ? `CAST(${e} AS TEXT)` : e);
+  return `count(${col}), ${exact(`sum(${col})`)}, ${exact(`min(${col})`)}, ${exact(`max(${col})`)}`;
+}
+
+export function statsFromRow(r: readonly unknown[], at: number, field: FieldInfo): Stats {
+  const count = r[at] as number;
+  if (count === 0) return emptyStats();
+  const int = field.kind === INTEGER || field.kind === UNSIGNED;
+  const value = (v: unknown) => (int ? BigInt(v as string) : v as number);
+  return { count, sum: value(r[at + 1]), min: value(r[at + 2]), max: value(r[at + 3]) };
+}
+
+export class IntegerOverflow extends Error {}
+
+// Bounds the memory: (shard, series, field) entries of 24 blocks each.
+const MAX_ENTRIES = 20_000;
+
+type Blocks = Array<Stats | undefined>;
+
+export class BlockStats {
+  /** `${table}/${seriesId}` -> field ordinal -> blocks (undefined: stale) */
+  private readonly entries = new Map<string, Map<number, Blocks>>();
+  /** tables with at least one entry: the writer only marks blocks of these */
+  private readonly tables = new Map<string, number>();
+  private size = 0;
+
+  /** `statement(sql)`: a prepared, raw statement (the catalogue's cache: statements name shard tables). */
+  constructor(private readonly statement: (sql: string) => Statement) {}
+
+  clear(): void {
+    this.entries.clear();
+    this.tables.clear();
+    this.size = 0;
+  }
+
+  /** Whether any block of this shard table is cached (when not, writes need not mark anything). */
+  caches(table: string): boolean {
+    return this.tables.has(table);
+  }
+
+  /** The writer stored a row of this series at this time: its block is stale (for every field). */
+  markStale(shard: ShardInfo, seriesId: number, timeMs: number): void {
+    const fields = this.entries.get(`${shard.table}/${seriesId}`);
+    if (fields === undefined) return;
+    const block = blockOf(shard, timeMs);
+    for (const blocks of fields.values()) blocks[block] = undefined;
+  }
+
+  /**
+   * Stats of blocks [first, last) of a field of a series in a shard, building the entry or recomputing stale blocks
+   * as needed. Throws IntegerOverflow when an integer sum does not fit int64 (the caller falls back to scanning).
+   */
+  read(shard: ShardInfo, seriesId: number, field: FieldInfo, first: number, last: number, into: Stats): void {
+    const key = `${shard.table}/${seriesId}`;
+    let fields = this.entries.get(key);
+    let blocks = fields?.get(field.ordinal);
+    if (blocks === undefined) {
+      blocks = this.build(shard, seriesId, field);
+      if (this.size >= MAX_ENTRIES) this.clear();
+      if (fields === undefined || !this.entries.has(key)) {
+        fields = new Map();
+        this.entries.set(key, fields);
+        this.tables.set(shard.table, (this.tables.get(shard.table) ?? 0) + 1);
+      }
+      fields.set(field.ordinal, blocks);
+      this.size++;
+    }
+    for (let b = first; b < last; b++) {
+      let stats = blocks[b];
+      if (stats === undefined) blocks[b] = stats = this.scanBlock(shard, seriesId, field, b);
+      mergeStats(into, stats);
+    }
+  }
+
+  /** Every block of the field in one scan, grouped by block. */
+  private build(shard: ShardInfo, seriesId: number, field: FieldInfo): Blocks {
+    const blocks: Blocks = Array.from({ length: BLOCKS_PER_SHARD }, emptyStats);
+    if (field.ordinal >= shard.columns) return blocks;
+    const col = `c${field.ordinal}`;
+    // Literal integers (bound JavaScript numbers would be REAL, and the division with them)
+    const rows = this.run(`SELECT (t_ms - ${shard.startMs}) / ${blockMs(shard)} AS block, ${statsSql(col, field)} FROM "${shard.table}"
+      WHERE series_id = ? AND ${col} IS NOT NULL GROUP BY block`, seriesId);
+    for (const r of rows) blocks[r[0] as number] = statsFromRow(r, 1, field);
+    return blocks;
+  }
+
+  private scanBlock(shard: ShardInfo, seriesId: number, field: FieldInfo, block: number): Stats {
+    if (field.ordinal >= shard.columns) return emptyStats();
+    const from = shard.startMs + block * blockMs(shard);
+    const [r] = this.run(`SELECT ${statsSql(`c${field.ordinal}`, field)} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
+      seriesId, from, from + blockMs(shard));
+    return statsFromRow(r, 0, field);
+  }
+
+  private run(sql: string, ...params: number[]): unknown[][] {
+    try {
+      return this.statement(sql).all(...params) as unknown[][];
+    } catch (err) {
+      if (/integer overflow/i.test((err as Error).message)) throw new IntegerOverflow();
+      throw err;
+    }
+  }
+}
+
+export function blockMs(shard: ShardInfo): number {
+  return (shard.endMs - shard.startMs) / BLOCKS_PER_SHARD;
+}
+
+export function blockOf(shard: ShardInfo, timeMs: number): number {
+  return Math.floor((timeMs - shard.startMs) / blockMs(shard));
+}
