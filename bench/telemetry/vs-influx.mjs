@@ -180,6 +180,13 @@ async function main() {
       }
     }
 
+    // The HTTP floor of each server, for reading the query figures: an empty round trip from the same client.
+    const floor = { gk: [], in: [] };
+    for (let r = 0; r < 200; r++) {
+      floor.gk.push((await request(`${gk.url}/healthz`)).ms);
+      floor.in.push((await request(`${influx.url}/ping`)).ms);
+    }
+
     const gkPps = POINTS / (gkMs / 1000);
     const inPps = POINTS / (inMs / 1000);
     console.log(`telemetry benchmark: gridkeeper vs InfluxDB ${influx.version} (${POINTS} points, ${SERIES} series, 5 fields, batches of ${BATCH} lines)`);
@@ -191,6 +198,7 @@ async function main() {
       const i = median(t.in);
       console.log(`  ${labels[name].padEnd(21)} gridkeeper ${fmt(g, 2).padStart(8)} ms   InfluxDB ${fmt(i, 2).padStart(8)} ms   ratio ${fmt(g / i, 2)}   (median of ${RUNS}; aim <= 1.0)`);
     }
+    console.log(`  HTTP floor            gridkeeper ${fmt(median(floor.gk), 2).padStart(8)} ms   InfluxDB ${fmt(median(floor.in), 2).padStart(8)} ms   (GET /healthz vs GET /ping, median of 200)`);
     console.log(`  peak RSS          gridkeeper ${fmt(gkRss.peak)} MB   (InfluxDB ${fmt(inRss.peak)} MB)`);
   } finally {
     agent.destroy();
