@@ -28,8 +28,38 @@ interface Group {
   /** value columns bound per row (the measurement's field count when the group began) */
   width: number;
   /** rows, flat: (series_id, t_ms, t_ns, c0 .. c<width - 1>) per row */
-  values: unknown[];
+  cells: Cells;
   rows: number;
+}
+
+/**
+ * A request's rows as cells: numbers in a growable Float64Array (NaN is NULL: no field value is NaN), strings and
+ * big integers beside it by cell index. Typed cells cost 8 bytes instead of a pointer and a boxed number, and die
+ * with the request without being promoted by the garbage collector first.
+ */
+class Cells {
+  numbers = new Float64Array(4096);
+  length = 0;
+  private others: Map<number, string | bigint> | undefined;
+
+  /** Makes room for `count` more cells. */
+  reserve(count: number): void {
+    if (this.length + count <= this.numbers.length) return;
+    const grown = new Float64Array(Math.max(this.numbers.length * 2, this.length + count));
+    grown.set(this.numbers.subarray(0, this.length));
+    this.numbers = grown;
+  }
+
+  setOther(i: number, value: string | bigint): void {
+    this.numbers[i] = Number.NaN;
+    (this.others ??= new Map()).set(i, value);
+  }
+
+  /** The cell as better-sqlite3 binds it. */
+  value(i: number): number | string | bigint | null {
+    const v = this.numbers[i];
+    return Number.isNaN(v) ? this.others?.get(i) ?? null : v;
+  }
 }
 
 export class ShardWriter {
@@ -74,17 +104,22 @@ export class ShardWriter {
       }
     }
     const group = this.group(this.shardFor(sc.timeMs, list.length), m);
-    const values = group.values;
     const width = group.width;
-    values.push(series.id, sc.timeMs, sc.subMsNs);
+    const cells = group.cells;
+    cells.reserve(3 + width);
+    const at = cells.length;
+    const numbers = cells.numbers;
+    numbers[at] = series.id;
+    numbers[at + 1] = sc.timeMs;
+    numbers[at + 2] = sc.subMsNs;
     if (this.inOrder && n === width) {
       // every field of the measurement, in column order: the common case
-      for (let k = 0; k < n; k++) values.push(bindable(sc, k));
+      for (let k = 0; k < n; k++) setCell(cells, at + 3 + k, sc, k);
     } else {
-      const at = values.length;
-      for (let c = 0; c < width; c++) values.push(null);
-      for (let k = 0; k < n; k++) values[at + ordinals[k]] = bindable(sc, k);
+      numbers.fill(Number.NaN, at + 3, at + 3 + width);
+      for (let k = 0; k < n; k++) setCell(cells, at + 3 + ordinals[k], sc, k);
     }
+    cells.length += 3 + width;
     group.rows++;
   }
 
@@ -120,17 +155,17 @@ export class ShardWriter {
     if (group === undefined || group.width !== width) {
       // One pending group per (table, measurement): rows for the same (series, time) are written in line order.
       if (group !== undefined) this.flushGroup(group);
-      group = { shard, measurement: m, width, values: [], rows: 0 };
+      group = { shard, measurement: m, width, cells: new Cells(), rows: 0 };
       this.groups.set(key, group);
     }
     return (this.lastGroup = group);
   }
 
   private flushGroup(group: Group): void {
-    const { rows, values } = group;
+    const { rows, cells } = group;
     if (rows === 0) return;
     const perRow = 3 + group.width;
-    const order = keyOrder(values, rows, perRow);
+    const order = keyOrder(cells.numbers, rows, perRow);
     this.markStale(group, order);
     let chunk = 1;
     while (chunk * 2 <= MAX_ROWS && chunk * 2 * perRow <= MAX_PARAMS) chunk *= 2;
@@ -144,30 +179,31 @@ export class ShardWriter {
         for (let r = 0; r < size; r++) {
           const from = order[done + r] * perRow;
           const to = r * perRow;
-          for (let c = 0; c < perRow; c++) args[to + c] = values[from + c];
+          for (let c = 0; c < perRow; c++) args[to + c] = cells.value(from + c);
         }
         stmt.run(args);
         done += size;
       }
     }
-    group.values = [];
+    group.cells = new Cells();
     group.rows = 0;
   }
 
   /** Cached block statistics of the blocks these rows fall in are stale now (rows are in key order: one mark per run). */
   private markStale(group: Group, order: Uint32Array): void {
-    const { shard, values } = group;
+    const { shard } = group;
     const stats = this.catalogue.blockStats;
     if (!stats.caches(shard.table)) return;
+    const numbers = group.cells.numbers;
     const perRow = 3 + group.width;
     let series = -1;
     let block = -1;
     for (let r = 0; r < order.length; r++) {
       const at = order[r] * perRow;
-      const s = values[at] as number;
-      const b = blockOf(shard, values[at + 1] as number);
+      const s = numbers[at];
+      const b = blockOf(shard, numbers[at + 1]);
       if (s !== series || b !== block) {
-        stats.markStale(shard, s, values[at + 1] as number);
+        stats.markStale(shard, s, numbers[at + 1]);
         series = s;
         block = b;
       }
@@ -192,43 +228,45 @@ function isIntegerKind(kind: FieldKind): boolean {
   return kind === INTEGER || kind === UNSIGNED || kind === BOOLEAN;
 }
 
-/** The value of field k of the scanner's line as better-sqlite3 binds it. */
-function bindable(sc: LineScanner, k: number): number | bigint | string {
+/** Stores field k of the scanner's line in cell i, as better-sqlite3 will bind it. */
+function setCell(cells: Cells, i: number, sc: LineScanner, k: number): void {
   switch (sc.fieldKinds[k]) {
     case FLOAT:
     case BOOLEAN:
-      return sc.fieldNumbers[k];
+      cells.numbers[i] = sc.fieldNumbers[k];
+      return;
     case INTEGER: {
       const big = sc.fieldValues[k];
-      return big === undefined ? sc.fieldNumbers[k] : big as bigint;
+      if (big === undefined) cells.numbers[i] = sc.fieldNumbers[k];
+      else cells.setOther(i, big as bigint);
+      return;
     }
     case UNSIGNED: {
       const big = sc.fieldValues[k];
-      if (big === undefined) return sc.fieldNumbers[k];
+      if (big === undefined) { cells.numbers[i] = sc.fieldNumbers[k]; return; }
       // SQLite integers are int64: larger unsigned values are refused rather than stored inexactly (InfluxDB 1.x
       // refuses unsigned integers altogether).
       if ((big as bigint) > INT64_MAX) throw new LineProtocolError(sc.line, `unsigned value of field "${sc.fieldKeys[k]}" is above ${INT64_MAX}, the largest this store keeps`);
-      return big as bigint;
+      cells.setOther(i, big as bigint);
+      return;
     }
     case STRING:
-      return sc.fieldValues[k] as string;
+      cells.setOther(i, sc.fieldValues[k] as string);
   }
 }
 
 /** Row indexes in (series_id, t_ms, t_ns) order; equal keys keep their line order (the last line must win). */
-function keyOrder(values: readonly unknown[], rows: number, perRow: number): Uint32Array {
+function keyOrder(numbers: Float64Array, rows: number, perRow: number): Uint32Array {
   const order = new Uint32Array(rows);
   let sorted = true;
   for (let r = 0; r < rows; r++) {
     order[r] = r;
-    if (sorted && r > 0 && compareRows(values, (r - 1) * perRow, r * perRow) > 0) sorted = false;
+    if (sorted && r > 0 && compareRows(numbers, (r - 1) * perRow, r * perRow) > 0) sorted = false;
   }
   if (sorted) return order;
-  return order.sort((a, b) => compareRows(values, a * perRow, b * perRow) || a - b);
+  return order.sort((a, b) => compareRows(numbers, a * perRow, b * perRow) || a - b);
 }
 
-function compareRows(values: readonly unknown[], a: number, b: number): number {
-  return (values[a] as number) - (values[b] as number)
-    || (values[a + 1] as number) - (values[b + 1] as number)
-    || (values[a + 2] as number) - (values[b + 2] as number);
+function compareRows(numbers: Float64Array, a: number, b: number): number {
+  return numbers[a] - numbers[b] || numbers[a + 1] - numbers[b + 1] || numbers[a + 2] - numbers[b + 2];
 }
