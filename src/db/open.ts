@@ -147,5 +147,10 @@ function applyPragmas(sqlite: Database.Database, memory: boolean): void {
   sqlite.pragma('temp_store = MEMORY');
   // A bounded page cache (~32 MiB) keeps RSS predictable on small gateways.
   sqlite.pragma('cache_size = -32000');
-  sqlite.pragma('wal_autocheckpoint = 1000');
+  // Checkpoint every ~10,000 pages (~40 MB of WAL) instead of SQLite's 1,000: fewer, larger checkpoints cut a telemetry
+  // write's commit from 10.8 to 8.3 ms (bench/telemetry).
+  sqlite.pragma('wal_autocheckpoint = 10000');
+  // SQLite reuses the WAL file without shrinking it: after a checkpoint, cut it back to 64 MiB at most, so one large
+  // telemetry write (up to 32 MiB) does not leave a huge file on a small gateway's disk.
+  sqlite.pragma('journal_size_limit = 67108864');
 }
