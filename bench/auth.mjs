@@ -5,24 +5,21 @@
 //  - login latency for a wrong password, known vs unknown user (timing parity).
 // The HTTP server is a separate process (dist/gridkeeper when GK_EXE is set, else the sources through the test loader).
 // Every load is bounded by a request count and a time cap.   Run: node bench/auth.mjs
-import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { load } from './lib/load.mjs';
+import { cpuMs, load } from './lib/load.mjs';
+
+/** utime + stime of a process in µs. */
+const cpuUs = (pid) => cpuMs(pid) * 1000;
 import { startServer } from './lib/spawn.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const REQUESTS = Number(process.env.REQUESTS ?? 30000);
 const ADMIN_PASSWORD = 'bench-password-1';
 const fmt = (n, d = 1) => Number(n).toFixed(d);
-
-/** utime + stime of a process in µs (Linux /proc; clock ticks of 10 ms). */
-function cpuOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
-}
 
 function inProcess() {
   const r = spawnSync(process.execPath, ['--import', join(root, 'test/support/register.mjs'), join(root, 'bench/auth-cpu.ts')],
@@ -54,10 +51,10 @@ async function http() {
     // interleave rounds so background load does not favour one side
     for (let round = 0; round < 2; round++) {
       for (const [name, t] of Object.entries(targets)) {
-        const c0 = cpuOf(server.child.pid);
+        const c0 = cpuUs(server.child.pid);
         const r = await load({ ...t, ...opts });
         if (r.errors) throw new Error(`${name}: ${r.errors} errors ${JSON.stringify(r.statuses)}`);
-        results[name].push({ rps: r.rps, cpuUsPerReq: (cpuOf(server.child.pid) - c0) / r.requests, p50: r.p50 });
+        results[name].push({ rps: r.rps, cpuUsPerReq: (cpuUs(server.child.pid) - c0) / r.requests, p50: r.p50 });
       }
     }
     const avg = (xs, k) => xs.reduce((s, x) => s + x[k], 0) / xs.length;

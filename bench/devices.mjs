@@ -4,11 +4,12 @@
 //  - peak RSS of the server.
 // The server is a separate process on loopback (dist/gridkeeper when GK_EXE is set, else the sources through the
 // test loader). Every load is bounded by a request count and a time cap. Run: node bench/devices.mjs
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, percentile, rssOf } from './lib/load.mjs';
+import { cpuMs, load, percentile, rssOf } from './lib/load.mjs';
+import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 import { writeDevicesInstallation } from './lib/devices-installation.mjs';
 
@@ -23,32 +24,6 @@ function server(dir) {
   const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir };
   if (process.env.GK_EXE) return startServer(process.env.GK_EXE, ['serve'], { env, timeoutMs: 60_000 });
   return startServer(process.execPath, ['--import', join(root, 'test/support/register.mjs'), join(root, 'src/main.ts'), 'serve'], { env, timeoutMs: 60_000 });
-}
-
-async function call(url, method, path, { token, body, expect = 200 } = {}) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return text;
-}
-
-async function accessToken(url, username, password) {
-  const refresh = await call(url, 'POST', '/auth/login', { body: { username, password } });
-  return call(url, 'GET', '/auth/accesstoken', { token: refresh });
-}
-
-/** CPU time (user + system) the process has used so far, in ms; from /proc (Linux), clock ticks of 10 ms. */
-function cpuMs(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
 }
 
 /**

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from './lib/load.mjs';
+import { call as httpCall, accessToken as adminAccessToken } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -17,21 +18,8 @@ const REQUESTS = Number(process.env.PATCH_REQUESTS ?? 4000);
 const ADMIN_PASSWORD = 'bench-password-1';
 const fmt = (n, d = 1) => Number(n).toFixed(d);
 
-async function call(url, method, path, { token, body, raw, type = 'application/json' } = {}) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined || raw !== undefined ? { 'content-type': type } : {}) },
-    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
-  });
-  const text = await res.text();
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-  return text;
-}
-
-async function accessToken(url) {
-  const refresh = await call(url, 'POST', '/auth/login', { body: { username: 'admin@localhost', password: ADMIN_PASSWORD } });
-  return call(url, 'GET', '/auth/accesstoken', { token: refresh });
-}
+const call = (url, method, path, options = {}) => httpCall(url, method, path, { expect: '2xx', ...options });
+const accessToken = (url) => adminAccessToken(url, 'admin@localhost', ADMIN_PASSWORD);
 
 async function patchThroughput(mode) {
   const dir = mkdtempSync(join(tmpdir(), 'gk-bench-sync-'));

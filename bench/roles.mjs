@@ -24,6 +24,7 @@ import { managesFromParents, wouldCycle } from '../src/roles/manages.store.ts';
 import { membersOfRoles } from '../src/roles/members.store.ts';
 import { writeRoleInstallation, ancestorAtLevel, levelOf, BENCH_PROPERTIES } from './lib/installation.mjs';
 import { percentile, rssOf } from './lib/load.mjs';
+import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -93,22 +94,6 @@ function printPlans(db, label, fn) {
     }
   }
   return fullScans;
-}
-
-async function call(url, method, path, { token, body, expect = 200 } = {}) {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
-  return text;
-}
-
-async function accessToken(url, username, password) {
-  const refresh = await call(url, 'POST', '/auth/login', { body: { username, password } });
-  return call(url, 'GET', '/auth/accesstoken', { token: refresh });
 }
 
 async function roleQuery(url, token, body) {

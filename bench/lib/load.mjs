@@ -81,3 +81,13 @@ export function rssOf(pid) {
     return { rss: NaN, peak: NaN };
   }
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). NaN if gone. */
+export function cpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
