@@ -1,6 +1,7 @@
 // Request and response schemas of roles, manages and member relations (CONTRACT §4): the same objects validate
 // requests and feed /openapi.json.
 import * as v from 'valibot';
+import { EMAIL } from '../config.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
 import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt } from '../http/validate.ts';
 
@@ -101,11 +102,11 @@ export const ManagesListQuery = v.strictObject({
   childRoleId: v.optional(qIntList),
 });
 
-// Loose on purpose: users created by the CLI or at bootstrap may have addresses without a dot (admin@localhost).
+// The same loose pattern as configuration: addresses without a dot (admin@localhost) are normal on an appliance.
 const Email = v.pipe(
   v.string('expected a string'),
   v.maxLength(MAX_SECRET, `expected at most ${MAX_SECRET} characters`),
-  v.regex(/^[^\s@]+@[^\s@]+$/, 'expected an e-mail address'),
+  v.regex(EMAIL, 'expected an e-mail address'),
 );
 
 export const MemberUpsertQuery = v.strictObject({
