@@ -3,7 +3,8 @@ import { Hono, type Context } from 'hono';
 import { randomUUID } from 'node:crypto';
 import { ApiError, errorBody } from './http/errors.ts';
 import { Api } from './http/route.ts';
-import { makeAuthenticators, type Authenticators } from './http/auth.ts';
+import { makeAuthenticators } from './http/auth.ts';
+import type { RouteContext } from './http/route-context.ts';
 import type { AppEnv } from './http/env.ts';
 import type { Deps } from './deps.ts';
 import { registerSystemRoutes } from './http/system.routes.ts';
@@ -14,12 +15,6 @@ import { registerDeviceRoutes } from './devices/devices.routes.ts';
 import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
-
-export interface RouteContext {
-  api: Api;
-  deps: Deps;
-  auth: Authenticators;
-}
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

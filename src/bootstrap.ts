@@ -1,10 +1,9 @@
 // First start on an empty database: the root role (id 1, all six selfRights), the admin user as its member, and the
 // signing keys. Idempotent: a database that already has a root role is left alone.
 import type { Db } from './db/open.ts';
+import { ROOT_ROLE_ID } from './access/root.ts';
 import { ensureSigningKey } from './auth/keys.ts';
 import { generatePassword, hashSecret } from './auth/passwords.ts';
-
-export const ROOT_ROLE_ID = 1;
 
 export interface BootstrapResult {
   created: boolean;

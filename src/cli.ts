@@ -10,17 +10,7 @@ import { addUserCommand } from './auth/users.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 
-export interface CommandIo {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-export interface Command {
-  /** words that select it, e.g. ['user', 'add'] */
-  words: string[];
-  usage: string;
-  run(config: Config, args: string[], io: CommandIo): Promise<number>;
-}
+import type { Command, CommandIo } from './command.ts';
 
 const HELP = `gridkeeper ${VERSION} — device, role and license management for energy installations
 

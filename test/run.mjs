@@ -3,6 +3,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { ensureSystemPackages } from './support/system-packages.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const filters = process.argv.slice(2);
@@ -16,6 +17,7 @@ const files = [];
 })(join(root, 'test'));
 const chosen = filters.length ? files.filter((f) => filters.some((s) => f.includes(s))) : files;
 if (chosen.length === 0) { console.error('no test files matched'); process.exit(1); }
+ensureSystemPackages();
 const r = spawnSync(process.execPath, [
   '--import', './test/support/register.mjs',
   '--test', '--test-concurrency=2', '--test-reporter=spec',

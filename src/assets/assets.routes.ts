@@ -1,6 +1,6 @@
 // GET /assets/estimateCost.ts and /assets/estimateCost.py (contract §7.4): the standalone cost scripts, served verbatim
 // from the bundle (no files beside the executable), no token needed.
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from '../http/route-context.ts';
 import tsScript from './estimateCost.ts?raw';
 import pyScript from './estimateCost.py';
 

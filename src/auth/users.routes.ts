@@ -1,5 +1,5 @@
 // PUT /v1/user/{email}/tier: the telemetry tier of a user (contract §7.4), set by members of the root role.
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { setTier } from './users.store.ts';
 import { isRootMember } from '../access/root.ts';

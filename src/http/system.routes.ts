@@ -1,6 +1,6 @@
 // Operational endpoints: health, metrics, the OpenAPI document and the offline reference page. No token needed.
 import * as v from 'valibot';
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from './route-context.ts';
 import { buildOpenApi } from './openapi.ts';
 import docsHtml from './docs.html';
 

@@ -3,7 +3,7 @@
 // (the output is meant for a script or a label printer; nothing is logged).
 import * as v from 'valibot';
 import { ConfigError } from '../config.ts';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';

@@ -6,7 +6,7 @@
 // "Last incoming relation" depends on what the cascade has already removed, so this is a fixpoint, not one recursive
 // CTE: a worklist of roles to re-examine, each step a few index seeks. Run inside the caller's transaction.
 import type { Db } from '../db/open.ts';
-import { ROOT_ROLE_ID } from '../bootstrap.ts';
+import { ROOT_ROLE_ID } from '../access/root.ts';
 
 export interface Deleted {
   roles: number[];

@@ -1,6 +1,6 @@
 // Manages relations (CONTRACT §4): upsert with or without the child's join password, query (and its deprecated GET),
 // flag updates by id, and delete with the cascade.
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { dummyHash, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';

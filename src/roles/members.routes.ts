@@ -1,12 +1,12 @@
 // Member relations (CONTRACT §4): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
 // and delete (own membership allowed; never the last member of the root role).
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';
 import { findUserByEmail } from '../auth/users.store.ts';
 import { rightsOverReach } from '../access/rights.ts';
 import { requireRights, requireVisibleRole, rightsHold, type RightOver } from '../access/guards.ts';
-import { ROOT_ROLE_ID } from '../bootstrap.ts';
+import { ROOT_ROLE_ID } from '../access/root.ts';
 import { countMembers, deleteMembers, findMembersByIds, insertUserIfAbsent, membersOfRoles, upsertMember } from './members.store.ts';
 import { toDeletionInfo } from './cascade.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';

@@ -1,6 +1,6 @@
 // Roles (CONTRACT §4): create under a parent, update, query (and its deprecated GET). Manages and member relations
 // live in manages.routes.ts and members.routes.ts. Every handler first states the right it needs and asks src/access.
-import type { RouteContext } from '../app.ts';
+import type { RouteContext } from '../http/route-context.ts';
 import { hashSecret } from '../auth/passwords.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
 import { requireRights, requireVisibleRole } from '../access/guards.ts';

@@ -8,7 +8,7 @@
 // rows when next needed. The cache lives in the catalogue mirror, so a rolled-back write or a schema change elsewhere
 // (prune) clears it with everything else.
 import type { Statement } from 'better-sqlite3';
-import type { FieldInfo, ShardInfo } from './catalogue.ts';
+import type { FieldInfo, ShardInfo } from './catalogue-types.ts';
 import { INTEGER, UNSIGNED } from './line-scanner.ts';
 
 export const BLOCKS_PER_SHARD = 24;

@@ -11,68 +11,8 @@ import { BlockStats } from './block-stats.ts';
 import { FIELD_TYPES, type FieldKind } from './line-scanner.ts';
 import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from './namespaces.ts';
 
-export interface FieldInfo {
-  name: string;
-  /** shard-table column c<ordinal> */
-  ordinal: number;
-  kind: FieldKind;
-}
-
-export interface MeasurementInfo {
-  /** unique within the process: names prepared statements */
-  uid: number;
-  name: string;
-  fields: Map<string, FieldInfo>;
-  /** by ordinal */
-  list: FieldInfo[];
-}
-
-export interface SeriesInfo {
-  id: number;
-  nodeId: string;
-  measurement: MeasurementInfo;
-  /** ingest bookkeeping: the last write request that saw this series */
-  seenBy: number;
-}
-
-/** A series as queries see it: its id and full tag set. */
-export interface SeriesTags {
-  id: number;
-  tags: Record<string, string>;
-}
-
-export interface ShardInfo {
-  window: number;
-  table: string;
-  startMs: number;
-  endMs: number;
-  /** value columns c0 .. c<columns - 1> */
-  columns: number;
-}
-
-export interface NamespaceInfo {
-  id: number;
-  key: string;
-  namespace: Namespace;
-  profile: NamespaceProfile;
-  createdAt: number;
-  measurements: Map<string, MeasurementInfo>;
-  /** widest measurement (field count): new shard tables get this many columns */
-  maxFields: number;
-  shards: Map<number, ShardInfo>;
-  /** series by the hash of a line's series section (measurement and tags as written), chained on collisions */
-  seriesByText: Map<number, SeriesText>;
-  seriesTexts: number;
-  /** queries: the series of a (measurement, nodeId), in series-key order; dropped when a series of it is created */
-  seriesByNode: Map<string, SeriesTags[]>;
-}
-
-/** A series section text seen in a line, and its series (several texts may name one series: tag order differs). */
-export interface SeriesText {
-  text: string;
-  series: SeriesInfo;
-  next: SeriesText | undefined;
-}
+export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
+import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
 
 /** SQLite allows 2000 columns per table; three hold the key. */
 export const MAX_FIELDS_PER_MEASUREMENT = 1997;

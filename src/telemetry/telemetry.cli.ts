@@ -2,7 +2,7 @@
 // duration (default: the retention setting). Safe while the service runs: the service notices the dropped tables
 // through SQLite's schema cookie before its next telemetry request.
 import { ConfigError } from '../config.ts';
-import type { Command } from '../cli.ts';
+import type { Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { DURATION_HINT, parseDurationMs } from './duration.ts';

@@ -10,7 +10,7 @@ import { hashSecret } from '../../src/auth/passwords.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Deps } from '../../src/deps.ts';
 import type { TokenType } from '../../src/http/env.ts';
-import { ROOT_ROLE_ID } from '../../src/bootstrap.ts';
+import { ROOT_ROLE_ID } from '../../src/access/root.ts';
 
 export const ADMIN_EMAIL = 'admin@localhost';
 export const ADMIN_PASSWORD = 'admin-password-123';

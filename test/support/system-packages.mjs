@@ -1,0 +1,23 @@
+// Debian packages that some suites need (a browser, real InfluxDB clients, ...). test/run.mjs installs the missing ones
+// before any test starts, so a fresh machine needs nothing beyond the README's `npm ci && npm test`.
+// Each entry: the file whose presence shows the package is installed, the Debian package, and who needs it.
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+
+/** @type {{ file: string, pkg: string, for: string }[]} */
+export const SYSTEM_PACKAGES = [];
+
+export function ensureSystemPackages(list = SYSTEM_PACKAGES) {
+  const missing = [...new Set(list.filter((p) => !existsSync(p.file)).map((p) => p.pkg))];
+  if (missing.length === 0) return;
+  console.error(`installing Debian packages for the tests: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const run = (args) => spawnSync('apt-get', args, { stdio: ['ignore', 'ignore', 'inherit'], env });
+  const update = run(['update', '-q']);
+  const install = update.status === 0 ? run(['install', '-y', '-q', '--no-install-recommends', ...missing]) : update;
+  const still = list.filter((p) => !existsSync(p.file));
+  if (install.status !== 0 || still.length) {
+    throw new Error(`could not install ${missing.join(', ')} with apt-get (run as root on Debian: apt-get install ${missing.join(' ')}); `
+      + `needed by ${[...new Set(still.map((p) => p.for))].join(', ') || 'the tests'}`);
+  }
+}
