@@ -3,9 +3,10 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import {
-  authorizersWithMonitorManagement, authorizersWithRight, canEditProperty, canReadProperty, deviceAccess, reaches,
+  authorizersWithMonitorManagement, authorizersWithRight, canEditProperty, canReadProperty, deviceAccess,
   readableDevices, type DeviceAccess,
 } from '../access/rights.ts';
+import { requireVisibleRole } from '../access/guards.ts';
 
 // Up to this many ids, one upward walk per device is cheaper than a downward walk over everything u reaches.
 const PER_DEVICE_WALKS = 32;
@@ -40,11 +41,6 @@ export function requirePropertyRights(access: DeviceAccess, writes: Iterable<str
 
 export function requireMonitorManagement(access: DeviceAccess, what: string): void {
   if (!access.monitorManagement) throw new ApiError('FORBIDDEN', `${what} needs monitorManagement on device ${access.deviceId}`);
-}
-
-/** 404 unless role R is in Reach(u) (a right over R implies it, so nothing is revealed by answering 404 first). */
-export function requireVisibleRole(db: Db, userId: number, roleId: number): void {
-  if (!reaches(db, userId, roleId)) throw new ApiError('NOT_FOUND', `role ${roleId} not found`);
 }
 
 /** The member roles that on their own meet (a): direct or indirect deviceManagement over R, or indirect roleManagement. */

@@ -4,6 +4,8 @@ import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
+import { oneOrMany } from '../http/validate.ts';
+import { markDeprecated } from '../http/deprecation.ts';
 import type { Db } from '../db/open.ts';
 import { requireDeviceCreation, requireMonitorManagement, requirePropertyRights, requireReadableDevices } from './authorize.ts';
 import { devicesJson, selectDevices, type DeviceQuery } from './device-query.ts';
@@ -64,8 +66,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
   }, (c, { query: q }) => {
     refuseUnsupported(q);
-    c.header('Deprecation', 'true');
-    c.header('Link', '</v1/device/query>; rel="successor-version"');
+    markDeprecated(c, '/v1/device/query');
     const filter = { id: q.id, nodeId: q.nodeId, nodeType: q.nodeType, isActive: q.isActive };
     return answerQuery(c, db, { filter, conditions: q.conditions as Record<string, unknown[]> | undefined, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
   });
@@ -86,7 +87,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
       return patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
     });
-    return c.json({ device: severalIds(c) ? devices : devices[0] });
+    return c.json({ device: oneOrMany(params.ids.several, devices) });
   });
 
   api.route({
@@ -108,7 +109,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       }
       return putDevices(db, targets, properties, mode, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
     });
-    return c.json({ device: severalIds(c) ? devices : devices[0] });
+    return c.json({ device: oneOrMany(params.ids.several, devices) });
   });
 
   api.route({
@@ -148,9 +149,4 @@ function unmodifiedSinceHeader(c: Context<AppEnv>, now: number): number | undefi
   const at = parseUnmodifiedSince(header, now);
   if (at === undefined) throw badRequest('If-Unmodified-Since: expected an ISO 8601 date-time with a zone or an HTTP-date');
   return at;
-}
-
-/** Several ids written in the path (`7,8`) answer with an array, one id with an object (contract §1). */
-function severalIds(c: Context<AppEnv>): boolean {
-  return c.req.param('ids')?.includes(',') ?? false;
 }

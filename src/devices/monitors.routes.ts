@@ -4,7 +4,10 @@ import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import type { Db } from '../db/open.ts';
 import { reach } from '../access/rights.ts';
-import { monitorsManagers, requireMonitorsChange, requireReadableDevices, requireVisibleRole } from './authorize.ts';
+import { requireVisibleRole } from '../access/guards.ts';
+import { oneOrMany } from '../http/validate.ts';
+import { markDeprecated } from '../http/deprecation.ts';
+import { monitorsManagers, requireMonitorsChange, requireReadableDevices } from './authorize.ts';
 import {
   DeletionInfo, MonitorsBody, MonitorsIdsParams, MonitorsListQuery, MonitorsListResponse, MonitorsQueryBody,
   MonitorsQueryParams, MonitorsResponse, MonitorsUpsertQuery, RoleParams,
@@ -37,7 +40,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
       for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
       return putMonitorsOnDevices(db, params.roleId, deviceIds, body);
     });
-    return c.json({ monitors: query.deviceId.length > 1 ? monitors : monitors[0] });
+    return c.json({ monitors: oneOrMany(query.deviceId.length > 1, monitors) });
   });
 
   api.route({
@@ -47,7 +50,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
   }, async (c, { params, body }) => {
     const monitors = await writes.run(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
-    return c.json({ monitors: severalIds(c) ? monitors : monitors[0] });
+    return c.json({ monitors: oneOrMany(params.ids.several, monitors) });
   });
 
   api.route({
@@ -72,8 +75,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
     deprecated: true, auth: auth.requireActor, params: MonitorsQueryParams, query: MonitorsListQuery,
     responses: { 200: { description: 'the relations, by id', schema: MonitorsListResponse } },
   }, (c, { params, query }) => {
-    c.header('Deprecation', 'true');
-    c.header('Link', `</v1/role/${c.req.param('roleId')}/monitors/query>; rel="successor-version"`);
+    markDeprecated(c, `/v1/role/${c.req.param('roleId')}/monitors/query`);
     return c.json({ monitors: findVisibleMonitors(db, c.var.actor.userId, params.roleId, query) });
   });
 }
@@ -94,8 +96,4 @@ function findVisibleMonitors(db: Db, userId: number, roles: '*' | number[], filt
   const wanted = roles === '*' ? undefined : new Set(roles);
   const roleIds = wanted ? reachable.filter((id) => wanted.has(id)) : reachable;
   return queryMonitors(db, roleIds, filter).map(toMonitors);
-}
-
-function severalIds(c: Context<AppEnv>): boolean {
-  return c.req.param('ids')?.includes(',') ?? false;
 }

@@ -121,13 +121,27 @@ export const qIntList = v.pipe(
   v.transform((list) => list.map(Number)),
 );
 
-/** Path segment holding one id or a comma-separated list (`7` or `7,8,9`), returned in request order, deduplicated. */
+/** Ids from a path segment; `several` records whether the caller wrote a list (see oneOrMany). */
+export type IdList = number[] & { readonly several: boolean };
+
+/**
+ * Path segment holding one id or a comma-separated list (`7` or `7,8,9`): the ids in request order, each once (`5,5`
+ * acts on 5 once), with `several` set when the segment was written as a list (docs/api.md#id-lists).
+ */
 export const idList = v.pipe(
   v.string(),
   v.regex(/^(0|[1-9]\d{0,15})(,(0|[1-9]\d{0,15})){0,999}$/, 'expected an id or comma-separated ids'),
-  v.transform((s) => [...new Set(s.split(',').map(Number))]),
+  v.transform((s): IdList => Object.assign([...new Set(s.split(',').map(Number))], { several: s.includes(',') })),
   v.check((ids) => ids.every(Number.isSafeInteger), 'expected ids >= 0'),
 );
+
+/**
+ * The one answer-shape rule for id lists: ids written as a list (`7,8`, `5,5`, `?deviceId=1&deviceId=2`) answer with an
+ * array in request order, a single id with the object itself.
+ */
+export function oneOrMany<T>(several: boolean, items: readonly T[]): T | readonly T[] {
+  return several ? items : items[0];
+}
 
 /** Path segment: an id, comma-separated ids, or `*` (every role visible to the caller). */
 export const idListOrStar = v.union([v.literal('*'), idList]);

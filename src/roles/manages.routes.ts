@@ -9,7 +9,8 @@ import { findManagesByIds, managesFromParents, updateManagesFlags, upsertManages
 import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
 import { releaseRolePasswordAttempt, reserveRolePasswordAttempt } from './password-throttle.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
-import { markDeprecated } from './deprecation.ts';
+import { markDeprecated } from '../http/deprecation.ts';
+import { oneOrMany } from '../http/validate.ts';
 import { toManages, type ManagesRow } from './serialize.ts';
 import {
   DeletionResponse, Flags6, ManagesIdParams, ManagesListQuery, ManagesListResponse, ManagesParentParams, ManagesParentsParams,
@@ -133,7 +134,7 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       return relationsOf(parentRoleId, managesId);
     });
     const out = rows.map(toManages);
-    return c.json({ manages: out.length === 1 ? out[0] : out });
+    return c.json({ manages: oneOrMany(managesId.several, out) });
   });
 
   api.route({
@@ -154,6 +155,6 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       relationsOf(parentRoleId, managesId);
       return managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));
     });
-    return c.json(infos.length === 1 ? infos[0] : infos);
+    return c.json(oneOrMany(managesId.several, infos));
   });
 }

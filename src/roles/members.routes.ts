@@ -10,7 +10,8 @@ import { ROOT_ROLE_ID } from '../access/root.ts';
 import { countMembers, deleteMembers, findMembersByIds, insertUserIfAbsent, membersOfRoles, upsertMember } from './members.store.ts';
 import { toDeletionInfo } from './cascade.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
-import { markDeprecated } from './deprecation.ts';
+import { markDeprecated } from '../http/deprecation.ts';
+import { oneOrMany } from '../http/validate.ts';
 import { toMember, type MemberRow } from './serialize.ts';
 import {
   DeletionResponse, EmptyBody, MemberIdParams, MemberListQuery, MemberQueryBody, MemberResponse, MemberUpsertQuery, MembersResponse,
@@ -119,7 +120,7 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
   }, (c, { params }) => {
     authorizeRole(c.var.actor.userId, params.roleId);
     const out = relationsOf(params.roleId, params.memberId).map(toMember);
-    return c.json({ member: out.length === 1 ? out[0] : out });
+    return c.json({ member: oneOrMany(params.memberId.several, out) });
   });
 
   api.route({
@@ -147,6 +148,6 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       deleteMembers(db, memberId);
       return memberId.map((id) => toDeletionInfo({ roles: [], devices: [], manages: [], members: [id], monitors: [] }));
     });
-    return c.json(infos.length === 1 ? infos[0] : infos);
+    return c.json(oneOrMany(memberId.several, infos));
   });
 }

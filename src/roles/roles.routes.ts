@@ -8,7 +8,7 @@ import { findRole, insertRole, updateRole } from './roles.store.ts';
 import { upsertManages } from './manages.store.ts';
 import { queryRoles, refuseUnsupported } from './role-query.ts';
 import { toManages, toRole } from './serialize.ts';
-import { markDeprecated } from './deprecation.ts';
+import { markDeprecated } from '../http/deprecation.ts';
 import { registerManagesRoutes } from './manages.routes.ts';
 import { registerMemberRoutes } from './members.routes.ts';
 import {
