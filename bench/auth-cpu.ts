@@ -19,7 +19,7 @@ let now = Date.UTC(2026, 0, 1);
 const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: 'bench-password-1', GRIDKEEPER_LOG: 'error' }, []);
 const db = openDatabase({ file: ':memory:' });
 const { deps } = await createDeps({ config, db, now: () => now, log: createLogger('error') });
-const sid = openSession(db, 1, now);
+const sid = await openSession(db, 1, now);
 
 const cpuUs = (from: NodeJS.CpuUsage) => { const d = process.cpuUsage(from); return d.user + d.system; };
 

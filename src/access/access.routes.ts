@@ -3,9 +3,11 @@ import * as v from 'valibot';
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { qInt, qString } from '../http/validate.ts';
-import { RIGHTS, reaches } from './rights.ts';
+import { RIGHTS } from './rights.ts';
 import { explainDeviceAccess, explainRoleRight, type Step } from './explain.ts';
 import { toManages, toMember } from '../roles/serialize.ts';
+import { toMonitors } from '../devices/serialize.ts';
+import { requireVisibleRole } from './guards.ts';
 
 const ExplainQuery = v.strictObject({
   deviceId: v.optional(qInt),
@@ -41,13 +43,7 @@ function toStep(step: Step): Record<string, unknown> {
   switch (step.kind) {
     case 'member': return { kind: 'member', ...toMember(step.row) };
     case 'manages': return { kind: 'manages', ...toManages(step.row) };
-    case 'monitors': {
-      const m = step.row;
-      return {
-        kind: 'monitors', id: m.id, roleId: m.role_id, deviceId: m.device_id, monitorManagement: m.monitor_management === 1,
-        reads: JSON.parse(m.reads) as string[], edits: JSON.parse(m.edits) as string[],
-      };
-    }
+    case 'monitors': return { kind: 'monitors', ...toMonitors(step.row) };
   }
 }
 
@@ -81,7 +77,7 @@ export function registerAccessRoutes({ api, deps, auth }: RouteContext): void {
     let explanation;
     if (roleAsk) {
       const roleId = query.roleId!;
-      if (!reaches(db, userId, roleId)) throw new ApiError('NOT_FOUND', `role ${roleId} not found`);
+      requireVisibleRole(db, userId, roleId);
       explanation = explainRoleRight(db, userId, roleId, query.right!, query.mode ?? 'either');
     } else {
       explanation = explainDeviceAccess(db, userId, query.deviceId!, query.action ?? 'read', query.property);

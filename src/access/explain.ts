@@ -11,7 +11,7 @@ export interface ManagesEdge {
   device_management: number; report_management: number; alarm_management: number;
 }
 export interface MemberLink { id: number; role_id: number; email: string }
-export interface MonitorsLink { id: number; role_id: number; device_id: number; monitor_management: number; reads: string; edits: string }
+export interface MonitorsLink { id: number; role_id: number; device_id: number; monitor_management: 0 | 1; reads: string; edits: string }
 
 export type Step =
   | { kind: 'member'; row: MemberLink }

@@ -6,7 +6,7 @@ import { signToken } from './tokens.ts';
 
 export async function issueRefreshToken(deps: Deps, userId: number): Promise<string> {
   const now = deps.now();
-  const sid = openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now);
   return (await signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now)).token;
 }
 
@@ -17,7 +17,7 @@ export async function issueToken(deps: Deps, typ: 'access' | 'sudo' | 'partial',
 /** The end of a two-factor login: a new session and all three kinds of token from it. */
 export async function issueLoginTokens(deps: Deps, userId: number): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
   const now = deps.now();
-  const sid = openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now);
   const [refresh, access, sudo] = await Promise.all([
     signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now),
     signToken(deps.keys, { typ: 'access', sub: userId, sid }, now),

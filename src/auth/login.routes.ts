@@ -41,12 +41,12 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
       user = findUserByEmail(db, body.username);
       // Unknown users cost one scrypt too, and get the same answer: no user-enumeration oracle.
       ok = await verifySecret(body.password, user?.password_hash ?? await dummyHash());
-      if (user && ok) releaseAttempt(db, attempt);
+      if (user && ok) await db.write(() => releaseAttempt(db, attempt));
     } finally {
       attempt.settle();
     }
     if (!user || !ok) throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
-    resetThrottle(db, keys[0]);
+    await db.write(() => resetThrottle(db, keys[0]));
     if (isTwoFactorEnabled(db, user.id)) {
       const partialAuthToken = await issueToken(deps, 'partial', user.id);
       throw new ApiError('TWO_FACTOR_REQUIRED', TWO_FACTOR_MESSAGE, { extra: { partialAuthToken } });
@@ -87,9 +87,9 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     description: 'The refresh token and every access or sudo token minted from it stop working, also after a restart.',
     auth: auth.requireRefresh,
     responses: { 204: { description: 'logged out' } },
-  }, (c) => {
+  }, async (c) => {
     // requireRefresh only lets refresh tokens with a live session through, so sessionId is set
-    revokeSession(db, c.var.actor.sessionId!, deps.now());
+    await revokeSession(db, c.var.actor.sessionId!, deps.now());
     return c.body(null, 204);
   });
 }

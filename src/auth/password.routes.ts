@@ -34,15 +34,15 @@ export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void 
         { rule: RULES.passwordPerUser, subject: user.email.toLowerCase() },
         { rule: RULES.passwordPerIp, subject: ipThrottleKey(clientIp(c, deps)) },
       ];
-      const attempt = reserveAttempt(db, keys, 'TOO_MANY_FAILED_PASSWORD_CHECKS', deps.now());
+      const attempt = await reserveAttempt(db, keys, 'TOO_MANY_FAILED_PASSWORD_CHECKS', deps.now());
       if (!(await verifySecret(body.currentPassword, user.password_hash))) {
         throw new ApiError('PASSWORD_INCORRECT', 'currentPassword is incorrect');
       }
-      releaseAttempt(db, attempt);
+      await db.write(() => releaseAttempt(db, attempt));
     }
     const hash = await hashSecret(body.newPassword);
     const now = deps.now();
-    db.tx(() => {
+    await db.write(() => {
       setPasswordHash(db, user.id, hash, now);
       revokeUserSessions(db, user.id, now);
     });

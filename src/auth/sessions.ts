@@ -31,19 +31,23 @@ export function createSessionGuard(db: Db): SessionGuard {
   };
 }
 
-/** Opens a session for a new refresh token; returns its sid. Also drops rows no token can name any more. */
-export function openSession(db: Db, userId: number, now: number): string {
+/** Opens a session for a new refresh token; resolves to its sid once committed. Also drops rows no token can name any more. */
+export function openSession(db: Db, userId: number, now: number): Promise<string> {
   const sid = randomBytes(16).toString('base64url');
-  db.run(db.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
-  db.run(db.qb.insertInto('sessions').values({
-    sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
-  }));
-  return sid;
+  return db.write(() => {
+    db.run(db.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
+    db.run(db.qb.insertInto('sessions').values({
+      sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
+    }));
+    return sid;
+  });
 }
 
-/** Logout: the session's refresh token and every token minted from it stop working. */
-export function revokeSession(db: Db, sid: string, now: number): void {
-  db.run(db.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
+/** Logout: the session's refresh token and every token minted from it stop working (committed when this resolves). */
+export function revokeSession(db: Db, sid: string, now: number): Promise<void> {
+  return db.write(() => {
+    db.run(db.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
+  });
 }
 
 /** Password change: every session of the user ends. */

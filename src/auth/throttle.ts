@@ -4,8 +4,8 @@
 // bounded in-memory map can be flushed by spraying made-up usernames, evicting the victim's counter. Every counted
 // attempt already costs a scrypt hash (~tens of ms) or is capped per user, so one small indexed write is noise.
 //
-// An attempt is *reserved* before the secret is checked — counted as a failure in the same synchronous step as the
-// limit check — and released when the secret turns out correct. So parallel requests cannot all pass the check while
+// An attempt is *reserved* before the secret is checked — counted as a failure in the same unit of work as the limit
+// check, committed before the secret is looked at — and released when the secret turns out correct. So parallel requests cannot all pass the check while
 // their hashes are still being computed: the limit holds exactly, whatever the concurrency.
 import type { Db } from '../db/open.ts';
 import type { AuthFailuresTable } from '../db/schema.ts';
@@ -54,11 +54,11 @@ export function waitMs(db: Db, key: ThrottleKey, now: number): number {
 
 /**
  * Checks every key and, when none is exhausted, records one failure under each (the reservation) — atomically, in one
- * synchronous transaction. Throws 429 `code` with `retryAfter` (seconds, rounded up) when any key is exhausted;
- * nothing is recorded then, so a refused attempt does not extend the lockout.
+ * unit of work, committed before this resolves. Rejects with 429 `code` and `retryAfter` (seconds, rounded up) when any
+ * key is exhausted; nothing is recorded then, so a refused attempt does not extend the lockout.
  */
-export function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: number): Attempt {
-  return db.tx(() => {
+export function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: number): Promise<Attempt> {
+  return db.write(() => {
     const wait = Math.max(0, ...keys.map((k) => waitMs(db, k, now)));
     if (wait > 0) throw tooMany(code, wait);
     pruneExpired(db, now);
@@ -90,13 +90,16 @@ export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[]
   if (!set) checking.set(db, (set = new Set()));
   const waitUntil = performance.now() + MAX_WAIT_MS;
   for (;;) {
+    // Registered before the reservation is written, so a request deciding meanwhile waits for this one.
+    let done!: () => void;
+    const entry: Checking = { keys, settled: new Promise((r) => { done = r; }) };
+    const settle = () => { set.delete(entry); done(); };
+    set.add(entry);
     try {
-      const attempt = reserveAttempt(db, keys, code, now());
-      let done!: () => void;
-      const entry: Checking = { keys, settled: new Promise((r) => { done = r; }) };
-      set.add(entry);
-      return { ...attempt, settle: () => { set.delete(entry); done(); } };
+      const attempt = await reserveAttempt(db, keys, code, now());
+      return { ...attempt, settle };
     } catch (err) {
+      settle();
       const same = (a: ThrottleKey, b: ThrottleKey) => a.rule.scope === b.rule.scope && a.subject === b.subject;
       const blocking = [...set].filter((e) => e.keys.some((k) => keys.some((mine) => same(k, mine))));
       const left = waitUntil - performance.now();
@@ -108,13 +111,13 @@ export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[]
   }
 }
 
-/** The secret was right: the reserved rows were not failures. */
+/** The secret was right: the reserved rows were not failures. Called inside a unit of work (Db.write). */
 export function releaseAttempt(db: Db, attempt: Attempt): void {
   if (attempt.ids.length === 0) return;
   db.run(db.qb.deleteFrom('auth_failures').where('id', 'in', attempt.ids));
 }
 
-/** Forgets every failure counted under `key` (a correct second factor resets its counter). */
+/** Forgets every failure counted under `key` (a correct second factor resets its counter). Inside a unit of work. */
 export function resetThrottle(db: Db, key: ThrottleKey): void {
   db.run(db.qb.deleteFrom('auth_failures').where('scope', '=', key.rule.scope).where('subject', '=', key.subject));
 }

@@ -5,7 +5,7 @@ import type { RouteContext } from '../http/route-context.ts';
 import type { Deps } from '../deps.ts';
 import type { Actor, AppEnv } from '../http/env.ts';
 import type { Authenticator } from '../http/route.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, type ErrorCode } from '../http/errors.ts';
 import { findUserById } from './users.store.ts';
 import { newTotpSecret, otpauthUrl, totpStep } from './totp.ts';
 import { generateRecoveryCodes, matchRecoveryCode } from './recovery-codes.ts';
@@ -52,6 +52,20 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       requireFresh(c.var.actor, deps);
     },
   };
+  /**
+   * The second-factor step of both factors: a failure is counted (and committed) before the code is looked at; `check`
+   * throws when the code is wrong, and otherwise spends it in the same unit of work that forgets the counted failures.
+   */
+  async function secondFactor(c: Context<AppEnv>, key: ThrottleKey, throttled: ErrorCode, check: (now: number) => void): Promise<Response> {
+    const now = deps.now();
+    const attempt = await reserveAttempt(db, [key], throttled, now);
+    await db.write(() => {
+      check(now);
+      releaseAttempt(db, attempt);
+      resetThrottle(db, key);
+    });
+    return secondFactorAnswer(c, deps);
+  }
   const totpKey = (userId: number): ThrottleKey => ({ rule: RULES.totp, subject: String(userId) });
   const recoveryKey = (userId: number): ThrottleKey => ({ rule: RULES.recoveryCode, subject: String(userId) });
 
@@ -76,7 +90,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       + 'The new secret takes effect with /user/2fa/totp/enable.',
     auth: auth.requireActor,
     responses: { 200: { description: 'the secret and its otpauth:// URL (for a QR code)', schema: TotpSetupResponse } },
-  }, (c) => {
+  }, async (c) => {
     const actor = c.var.actor;
     if (actor.tokenType !== 'sudo') {
       if (getTwoFactor(db, actor.userId)?.totp_secret != null) {
@@ -87,7 +101,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const user = findUserById(db, actor.userId);
     if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
     const secret = newTotpSecret();
-    setPendingSecret(db, actor.userId, secret, deps.now());
+    await db.write(() => setPendingSecret(db, actor.userId, secret, deps.now()));
     return c.json({ secret, otpauthUrl: otpauthUrl(user.email, secret) });
   });
 
@@ -100,7 +114,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       200: { description: '2FA is on', schema: RecoveryCodesResponse },
       429: { description: 'TOO_MANY_TOTP_CHECKS', schema: ThrottledError },
     },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     const { userId, tokenType } = c.var.actor;
     const tf = getTwoFactor(db, userId);
     if (tf?.totp_secret != null && tokenType !== 'sudo') {
@@ -109,11 +123,11 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const pending = tf?.pending_secret;
     if (pending == null) throw new ApiError('TOTP_UNINITIALIZED', 'no TOTP setup in progress: call /user/2fa/totp/setup first');
     const now = deps.now();
-    const attempt = reserveAttempt(db, [totpKey(userId)], 'TOO_MANY_TOTP_CHECKS', now);
+    const attempt = await reserveAttempt(db, [totpKey(userId)], 'TOO_MANY_TOTP_CHECKS', now);
     const step = totpStep(pending, body.totp, now);
     if (step === undefined) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
     const recoveryCodes = generateRecoveryCodes();
-    db.tx(() => {
+    await db.write(() => {
       activatePendingSecret(db, userId, pending, step, now);
       replaceRecoveryCodes(db, userId, recoveryCodes, now);
       releaseAttempt(db, attempt);
@@ -132,17 +146,14 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       429: { description: 'TOO_MANY_TOTP_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
     },
   }, async (c, { body }) => {
-    const actor = c.var.actor;
-    const secret = getTwoFactor(db, actor.userId)?.totp_secret;
+    const userId = c.var.actor.userId;
+    const secret = getTwoFactor(db, userId)?.totp_secret;
     if (secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
-    const now = deps.now();
-    const attempt = reserveAttempt(db, [totpKey(actor.userId)], 'TOO_MANY_TOTP_CHECKS', now);
-    const step = totpStep(secret, body.totp, now);
-    // no replay: a code (time step) accepted once is refused, as is any code older than the last one accepted
-    if (step === undefined || !acceptTotpStep(db, actor.userId, step)) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
-    releaseAttempt(db, attempt);
-    resetThrottle(db, totpKey(actor.userId));
-    return secondFactorAnswer(c, deps);
+    return secondFactor(c, totpKey(userId), 'TOO_MANY_TOTP_CHECKS', (now) => {
+      const step = totpStep(secret, body.totp, now);
+      // no replay: a code (time step) accepted once is refused, as is any code older than the last one accepted
+      if (step === undefined || !acceptTotpStep(db, userId, step)) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
+    });
   });
 
   api.route({
@@ -154,19 +165,16 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       429: { description: 'TOO_MANY_RECOVERY_CODE_CHECKS (5 wrong codes within 15 minutes)', schema: ThrottledError },
     },
   }, async (c, { body }) => {
-    const actor = c.var.actor;
-    if (countRecoveryCodes(db, actor.userId).total === 0) {
+    const userId = c.var.actor.userId;
+    if (countRecoveryCodes(db, userId).total === 0) {
       throw new ApiError('RECOVERY_CODES_UNINITIALIZED', 'this user has no recovery codes');
     }
-    const now = deps.now();
-    const attempt = reserveAttempt(db, [recoveryKey(actor.userId)], 'TOO_MANY_RECOVERY_CODE_CHECKS', now);
-    const id = matchRecoveryCode(body.recoveryCode, unusedRecoveryCodes(db, actor.userId));
-    if (id === undefined || !spendRecoveryCode(db, id, now)) {
-      throw new ApiError('RECOVERY_CODE_INCORRECT', 'the recovery code is incorrect or was already used');
-    }
-    releaseAttempt(db, attempt);
-    resetThrottle(db, recoveryKey(actor.userId));
-    return secondFactorAnswer(c, deps);
+    return secondFactor(c, recoveryKey(userId), 'TOO_MANY_RECOVERY_CODE_CHECKS', (now) => {
+      const id = matchRecoveryCode(body.recoveryCode, unusedRecoveryCodes(db, userId));
+      if (id === undefined || !spendRecoveryCode(db, id, now)) {
+        throw new ApiError('RECOVERY_CODE_INCORRECT', 'the recovery code is incorrect or was already used');
+      }
+    });
   });
 
   api.route({
@@ -174,11 +182,11 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     description: '10 new codes, shown once; the old ones stop working.',
     auth: auth.requireSudo,
     responses: { 200: { description: 'the new codes', schema: RecoveryCodesResponse } },
-  }, (c) => {
+  }, async (c) => {
     const userId = c.var.actor.userId;
     if (getTwoFactor(db, userId)?.totp_secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
     const recoveryCodes = generateRecoveryCodes();
-    replaceRecoveryCodes(db, userId, recoveryCodes, deps.now());
+    await db.write(() => replaceRecoveryCodes(db, userId, recoveryCodes, deps.now()));
     return c.json({ recoveryCodes });
   });
 
@@ -187,8 +195,8 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     description: 'Removes the TOTP secret and the recovery codes.',
     auth: auth.requireSudo,
     responses: { 204: { description: '2FA is off' } },
-  }, (c) => {
-    deleteTwoFactor(db, c.var.actor.userId);
+  }, async (c) => {
+    await db.write(() => deleteTwoFactor(db, c.var.actor.userId));
     return c.body(null, 204);
   });
 }

@@ -13,9 +13,9 @@ export function registerUserRoutes({ api, deps, auth }: RouteContext): void {
     description: 'Members of the root role only. Tiers: free, basic (default), premium.',
     auth: auth.requireActor, params: TierParams, body: TierBody,
     responses: { 204: { description: 'tier set' } },
-  }, (c, { params, body }) => {
+  }, async (c, { params, body }) => {
     if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'setting a tier needs membership of the root role');
-    if (!setTier(db, params.email, body.tier)) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
+    if (!await db.write(() => setTier(db, params.email, body.tier))) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
     return c.body(null, 204);
   });
 }

@@ -7,6 +7,7 @@ import {
   type Compilable, type CompiledQuery, type RawBuilder,
 } from 'kysely';
 import type { Schema } from './schema.ts';
+import { groupCommit } from './group-commit.ts';
 
 export interface Db {
   readonly sqlite: Database.Database;
@@ -17,6 +18,11 @@ export interface Db {
   run(query: Compilable<unknown> | RawBuilder<unknown>): { changes: number; lastInsertRowid: number };
   /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
   tx<T>(fn: () => T): T;
+  /**
+   * How the HTTP API writes: `unit` (synchronous, all-or-nothing) runs in the next group commit, which it shares with
+   * the other units of the same event-loop turn; the promise settles after that commit (see group-commit.ts).
+   */
+  write<T>(unit: () => T): Promise<T>;
   /** A cached prepared statement for hand-written SQL (recursive CTEs in src/access). */
   prepare(sqlText: string): Database.Statement;
   close(): void;
@@ -103,6 +109,7 @@ export function openDatabase(options: OpenOptions): Db {
   function compile(q: Compilable<unknown> | RawBuilder<unknown>): CompiledQuery {
     return isRaw(q) ? q.compile(builder) : q.compile();
   }
+  const writes = groupCommit(transaction);
   const db: Db = {
     sqlite,
     qb: builder,
@@ -123,6 +130,7 @@ export function openDatabase(options: OpenOptions): Db {
     tx<T>(fn: () => T): T {
       return transaction(fn);
     },
+    write: (unit) => writes.run(unit),
     prepare,
     close() {
       cache.clear();

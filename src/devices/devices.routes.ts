@@ -18,7 +18,6 @@ import { nodeTypeJsonSchema, nodeTypes } from './node-types.ts';
 import { parsePatchOps, touchedProperties } from './patch.ts';
 import { parseUnmodifiedSince } from './unmodified-since.ts';
 import { registerMonitorRoutes } from './monitors.routes.ts';
-import { groupCommit } from './group-commit.ts';
 
 const TAG = 'devices';
 const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zone, or HTTP-date): when any targeted device '
@@ -28,8 +27,6 @@ const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zo
 export function registerDeviceRoutes(ctx: RouteContext): void {
   const { api, deps, auth } = ctx;
   const { db } = deps;
-  // every write of this domain: authorization and change in one unit of work, committed with its neighbours
-  const writes = groupCommit(db);
 
   api.route({
     method: 'post', path: '/v1/device', tag: TAG, summary: 'Create a device and its monitors relation with the role',
@@ -39,7 +36,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     responses: { 200: { description: 'the device and its monitors relation', schema: CreateDeviceResponse } },
   }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
-    const created = await writes.run(() => {
+    const created = await db.write(() => {
       requireDeviceCreation(db, userId, query.roleId);
       return createDevice(db, userId, query.roleId, body.properties as Record<string, unknown>, { now: deps.now(), validate: query.validate ?? false });
     });
@@ -82,7 +79,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
     const userId = c.var.actor.userId;
     const touched = touchedProperties(parsed.ops);
-    const devices = await writes.run(() => {
+    const devices = await db.write(() => {
       const targets = requireReadableDevices(db, userId, params.ids);
       for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
       return patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
@@ -101,7 +98,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const userId = c.var.actor.userId;
     const mode = query.mode ?? 'legacy';
     const properties = body.properties as Record<string, unknown>;
-    const devices = await writes.run(() => {
+    const devices = await db.write(() => {
       const targets = requireReadableDevices(db, userId, params.ids);
       for (const access of targets) {
         if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
@@ -127,7 +124,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     return c.json(schema);
   });
 
-  registerMonitorRoutes(ctx, writes);
+  registerMonitorRoutes(ctx);
 }
 
 function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Response {

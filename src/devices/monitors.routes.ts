@@ -15,14 +15,12 @@ import {
 import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
 import { queryMonitors } from './monitors.store.ts';
 import { toMonitors } from './serialize.ts';
-import type { GroupCommit } from './group-commit.ts';
 
 const TAG = 'monitors';
 const RULE = 'Needs one member role with (a) direct or indirect deviceManagement over the role, or indirect roleManagement '
   + 'over it, and (b) monitorManagement on the device.';
 
-/** `writes` is the domain's group commit (see devices.routes.ts): authorization and change in one unit of work. */
-export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes: GroupCommit): void {
+export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
 
   api.route({
@@ -33,7 +31,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
   }, async (c, { params, query, body }) => {
     const userId = c.var.actor.userId;
     const deviceIds = [...new Set(query.deviceId)];
-    const monitors = await writes.run(() => {
+    const monitors = await db.write(() => {
       requireVisibleRole(db, userId, params.roleId);
       requireReadableDevices(db, userId, deviceIds);
       const managers = monitorsManagers(db, userId, params.roleId);
@@ -49,7 +47,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
     auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
   }, async (c, { params, body }) => {
-    const monitors = await writes.run(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
+    const monitors = await db.write(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
     return c.json({ monitors: oneOrMany(params.ids.several, monitors) });
   });
 
@@ -60,7 +58,7 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext, writes:
     auth: auth.requireActor, params: MonitorsIdsParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionInfo } },
   }, async (c, { params }) => {
-    return c.json(await writes.run(() => deleteMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids))));
+    return c.json(await db.write(() => deleteMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids))));
   });
 
   api.route({

@@ -18,9 +18,9 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
       + '(GK-XXXXX-XXXXX-XXXXX-XXXXX-XXXXX, 125 random bits), or one license with the given `key` (409 when taken).',
     auth: auth.requireActor, body: CreateLicenseBody,
     responses: { 200: { description: 'the created licenses', schema: LicensesResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'creating licenses needs membership of the root role');
-    const created = createLicenses(db, body, deps.now());
+    const created = await db.write(() => createLicenses(db, body, deps.now()));
     if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');
     return c.json({ licenses: created.map(toLicense) });
   });
@@ -31,9 +31,9 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
       + 'activate a license that is not linked to a controller; a linked one needs read access to the controller.',
     auth: auth.requireActor, body: ActivateBody,
     responses: { 200: { description: 'the activated license', schema: ActivateResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     // Rights depend on the license's link, so they are checked inside the service's transaction.
-    const license = activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now());
+    const license = await db.write(() => activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now()));
     return c.json({ success: true, license: toLicense(license) });
   });
 
@@ -43,9 +43,9 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
       + 'readable without that right, 404 when it is invisible or missing.',
     auth: auth.requireActor, body: ClaimBody,
     responses: { 200: { description: 'the license and the controller it is linked to', schema: ClaimResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     // Rights on the controller are checked inside the service's transaction, before the key is looked at.
-    const license = claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now());
+    const license = await db.write(() => claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now()));
     return c.json({ success: true, license });
   });
 

@@ -75,7 +75,7 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
       releaseRolePasswordAttempt(db, attempt);
     }
-    const row = db.tx(() => {
+    const row = await db.write(() => {
       authorize();
       if (!findRole(db, childId)) throw new ApiError('NOT_FOUND', `role ${childId} not found`);
       // inside the transaction, so no concurrent write can slip a reverse path in between test and insert
@@ -124,10 +124,10 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       + `for several; an id that is not a relation of this parent is 404 and nothing is written. ${MANAGES_SHAPE}`,
     auth: auth.requireActor, params: ManagesIdParams, body: Flags6,
     responses: { 200: { description: 'the updated relations', schema: ManagesResponse } },
-  }, (c, { params, body }) => {
+  }, async (c, { params, body }) => {
     const userId = c.var.actor.userId;
     const { parentRoleId, managesId } = params;
-    const rows = db.tx(() => {
+    const rows = await db.write(() => {
       authorizeParent(userId, parentRoleId);
       relationsOf(parentRoleId, managesId);
       for (const id of managesId) updateManagesFlags(db, id, body);
@@ -147,10 +147,10 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       + 'several comma-separated ids, an array of those in request order, each listing what its own deletion removed.',
     auth: auth.requireActor, params: ManagesIdParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionResponse } },
-  }, (c, { params }) => {
+  }, async (c, { params }) => {
     const userId = c.var.actor.userId;
     const { parentRoleId, managesId } = params;
-    const infos = db.tx(() => {
+    const infos = await db.write(() => {
       authorizeParent(userId, parentRoleId);
       relationsOf(parentRoleId, managesId);
       return managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));

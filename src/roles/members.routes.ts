@@ -60,7 +60,7 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       const generated = query.password === undefined ? generatePassword() : undefined;
       newUser = { hash: await hashSecret(query.password ?? generated!), ...(generated ? { generated } : {}) };
     }
-    const { row, createdId } = db.tx(() => {
+    const { row, createdId } = await db.write(() => {
       authorizeRole(userId, roleId);
       // the e-mail may have been registered while the hash was computed: then that user is the one added
       const createdId = newUser ? insertUserIfAbsent(db, query.userEmail, newUser.hash, deps.now()) : undefined;
@@ -131,10 +131,10 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       + 'for comma-separated ids an array of those in request order. All or nothing.',
     auth: auth.requireActor, params: MemberIdParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionResponse } },
-  }, (c, { params }) => {
+  }, async (c, { params }) => {
     const userId = c.var.actor.userId;
     const { roleId, memberId } = params;
-    const infos = db.tx(() => {
+    const infos = await db.write(() => {
       requireVisibleRole(db, userId, roleId);
       if (!rightsHold(db, userId, memberRule(roleId))) {
         // only the caller's own memberships; the 403 does not depend on whether another id exists

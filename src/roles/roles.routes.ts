@@ -40,7 +40,7 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     authorize();
     const passwordHash = typeof body.role.password === 'string' ? await hashSecret(body.role.password) : null;
     // checked again inside the transaction: the hash was computed while other requests ran
-    const created = db.tx(() => {
+    const created = await db.write(() => {
       authorize();
       const roleId = insertRole(db, { name: body.role.name, selfRights: body.role.selfRights, passwordHash }, deps.now());
       return { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
@@ -63,7 +63,7 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     };
     authorize();
     const passwordHash = typeof body.password === 'string' ? await hashSecret(body.password) : body.password;
-    const row = db.tx(() => {
+    const row = await db.write(() => {
       authorize();
       updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash });
       return findRole(db, roleId)!;

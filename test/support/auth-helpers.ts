@@ -21,7 +21,7 @@ import type { TokenType } from '../../src/http/env.ts';
 /** A token exactly as the service issues it: refresh tokens open a session, access/sudo tokens join it. */
 export async function liveToken(t: TestApp, userId: number, typ: TokenType, sid?: string): Promise<{ token: string; sid?: string }> {
   const now = t.clock.now();
-  const session = typ === 'refresh' ? openSession(t.deps.db, userId, now) : sid;
+  const session = typ === 'refresh' ? await openSession(t.deps.db, userId, now) : sid;
   const { token } = await signToken(t.deps.keys, { typ, sub: userId, ...(session ? { sid: session } : {}) }, now);
   return { token, ...(session ? { sid: session } : {}) };
 }

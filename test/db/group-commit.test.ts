@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDatabase, type Db } from '../../src/db/open.ts';
-import { groupCommit } from '../../src/devices/group-commit.ts';
+import { groupCommit } from '../../src/db/group-commit.ts';
 
 function scratch(): { db: Db; commits: () => number } {
   const db = openDatabase({ file: ':memory:' });
@@ -19,7 +19,7 @@ const value = (db: Db, k: string) => (db.sqlite.prepare('SELECT v FROM t WHERE k
 describe('group commit', () => {
   it('units of one turn share one commit, run in order and see each other\'s writes', async () => {
     const { db, commits } = scratch();
-    const writes = groupCommit(db);
+    const writes = groupCommit(db.tx);
     const seen: number[] = [];
     const results = await Promise.all([1, 2, 3, 4].map((i) => writes.run(() => {
       seen.push(db.sqlite.prepare('SELECT count(*) FROM t').pluck().get() as number);
@@ -36,7 +36,7 @@ describe('group commit', () => {
 
   it('a unit that throws is rolled back alone; its caller gets the error, the others succeed', async () => {
     const { db } = scratch();
-    const writes = groupCommit(db);
+    const writes = groupCommit(db.tx);
     const boom = new Error('boom');
     const [a, b, c] = await Promise.allSettled([
       writes.run(() => db.sqlite.prepare('INSERT INTO t VALUES (?, ?)').run('a', 1)),
@@ -51,7 +51,7 @@ describe('group commit', () => {
 
   it('callers settle only after the commit', async () => {
     const { db } = scratch();
-    const writes = groupCommit(db);
+    const writes = groupCommit(db.tx);
     let settled = false;
     const p = writes.run(() => { db.sqlite.prepare('INSERT INTO t VALUES (?, ?)').run('x', 1); }).then(() => { settled = true; });
     await Promise.resolve();
@@ -64,7 +64,7 @@ describe('group commit', () => {
 
   it('a commit that fails fails every unit of the batch and stores nothing', async () => {
     const { db } = scratch();
-    const writes = groupCommit(db);
+    const writes = groupCommit(db.tx);
     const results = await Promise.allSettled([
       writes.run(() => db.sqlite.prepare('INSERT INTO t VALUES (?, ?)').run('ok', 1)),
       // a deferred foreign key violation is only detected by COMMIT

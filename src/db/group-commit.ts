@@ -1,4 +1,4 @@
-// Group commit for the writes of this domain. The database fsyncs on every commit (synchronous=FULL: a 2xx survives
+// Group commit: the one way every write of the HTTP API reaches the database (Db.write). The database fsyncs on every commit (synchronous=FULL: a 2xx survives
 // power loss), which costs milliseconds, far more than the work of a PATCH. Units of work that arrive in the same turn
 // of the event loop therefore run one after another in ONE transaction and share its commit:
 // - each unit runs in its own savepoint, so it stays all-or-nothing: a unit that throws is rolled back alone and its
@@ -7,7 +7,8 @@
 //   write such as If-Unmodified-Since still lets exactly one of N racing writers win);
 // - the transaction opens and commits within one synchronous stretch, so no other request ever reads uncommitted data;
 // - every caller's promise settles only after the commit returned: a success answer still means durable.
-import type { Db } from '../db/open.ts';
+/** Runs fn in a transaction; called inside one it becomes a savepoint (Db.tx). */
+export type Transact = <T>(fn: () => T) => T;
 
 export interface GroupCommit {
   /** Runs `unit` (synchronous; it may throw) in the next batch; settles after that batch's commit. */
@@ -23,7 +24,7 @@ interface Job {
 /** Bounds the work done in one synchronous stretch; the rest goes to the next turn. */
 const MAX_BATCH = 256;
 
-export function groupCommit(db: Db): GroupCommit {
+export function groupCommit(tx: Transact): GroupCommit {
   let queue: Job[] = [];
   let scheduled = false;
 
@@ -34,10 +35,10 @@ export function groupCommit(db: Db): GroupCommit {
     if (queue.length > 0) schedule();
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      db.tx(() => {
+      tx(() => {
         for (const job of jobs) {
           try {
-            outcomes.push({ ok: true, value: db.tx(job.unit) }); // nested: a savepoint
+            outcomes.push({ ok: true, value: tx(job.unit) }); // nested: a savepoint
           } catch (error) {
             outcomes.push({ ok: false, error });
           }

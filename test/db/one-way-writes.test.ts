@@ -1,0 +1,68 @@
+// Every write of the HTTP API goes one way: a unit of work handed to Db.write (group commit), never a transaction of
+// its own nor an autocommitted statement. The spy counts writes that bypass it while a tour of write routes runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { makeTestApp, ADMIN_EMAIL, ADMIN_PASSWORD, ROOT_ROLE_ID } from '../support/app.ts';
+import { accessFrom, enableTotp, loginRefresh, totpCode } from '../support/auth-helpers.ts';
+import { addDevice, addMonitors } from '../roles/fixtures.ts';
+
+const FLAGS = { roleManagement: true, userManagement: true, viewManagement: false, deviceManagement: true, reportManagement: false, alarmManagement: false };
+const NO_FLAGS = { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
+const WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
+test('role, member, manages, device, license, tier, password, session and 2FA writes all go through Db.write', async (t) => {
+  const app = await makeTestApp();
+  t.after(() => app.close());
+  const db = app.deps.db;
+  const { write, tx, run } = db;
+  let inUnit = 0;
+  let units = 0;
+  const bypasses: string[] = [];
+  db.write = (unit) => write((() => { inUnit++; units++; try { return unit(); } finally { inUnit--; } }) as typeof unit);
+  db.tx = (fn) => { if (!inUnit) bypasses.push('a transaction of its own'); return tx(fn); };
+  db.run = (q) => {
+    if (!inUnit && !db.sqlite.inTransaction) bypasses.push(`autocommit: ${q.compile(db.qb).sql.slice(0, 60)}`);
+    return run(q);
+  };
+  const prepare = db.prepare;
+  db.prepare = (text) => {
+    if (WRITE.test(text) && !inUnit && !db.sqlite.inTransaction) bypasses.push(`autocommit: ${text.slice(0, 60)}`);
+    return prepare(text);
+  };
+
+  const token = app.adminToken;
+  const ok = async (method: string, path: string, body?: unknown, status = 200, auth = token) => {
+    const res = await app.request(method, path, { token: auth, body });
+    assert.equal(res.status, status, `${method} ${path}: ${res.text}`);
+    return res.body;
+  };
+  const created = await ok('POST', `/v1/role?parentRoleId=${ROOT_ROLE_ID}`, {
+    role: { name: 'site', selfRights: NO_FLAGS }, manages: FLAGS,
+  });
+  const roleId = created.role.id;
+  await ok('PUT', `/v1/role/${roleId}`, { name: 'site-2', selfRights: NO_FLAGS });
+  await ok('PUT', `/v1/role/${ROOT_ROLE_ID}/manages/${created.manages.id}`, FLAGS);
+  const member = await ok('PUT', `/v1/role/${roleId}/member?userEmail=new@example.test&password=new-user-password`, {});
+  await ok('DELETE', `/v1/role/${roleId}/member/${member.member.id}`);
+  const device = await ok('POST', `/v1/device?roleId=${roleId}`, { properties: { nodeId: 'ctl-1', nodeType: 'smartgridController' } });
+  await ok('PATCH', `/v1/device/${device.device.id}`, [{ op: 'add', path: '/name', value: 'x' }]);
+  const other = addDevice(app);
+  addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
+  await ok('PUT', `/v1/role/${roleId}/monitors?deviceId=${other}`, { monitorManagement: false, reads: [], edits: [] });
+  const [license] = (await ok('POST', '/v1/license', { type: 'residential', duration: 365 })).licenses;
+  await ok('POST', '/v1/license/claim', { licenseKey: license.key, nodeId: 'ctl-1' });
+  await ok('POST', '/v1/license/activate', { key: license.key });
+  await ok('PUT', `/v1/user/${ADMIN_EMAIL}/tier`, { tier: 'premium' }, 204);
+  const refresh = await loginRefresh(app, ADMIN_EMAIL, ADMIN_PASSWORD);
+  const access = await accessFrom(app, refresh);
+  const { secret } = await enableTotp(app, access);
+  const sudo = (await ok('POST', '/user/2fa/totp/authenticate', { totp: totpCode(app, secret, 1) }, 200, access)).sudoToken;
+  await ok('POST', '/user/2fa/recovery-code/regenerate', undefined, 200, sudo);
+  await ok('DELETE', '/user/2fa', undefined, 204, sudo);
+  await ok('PUT', '/user/password', { newPassword: 'another-password-1' }, 204, sudo);
+  const res = await app.request('POST', '/auth/logout', { token: refresh });
+  assert.equal(res.status, 401, 'the password change ended the session');
+
+  assert.deepEqual(bypasses, []);
+  assert.ok(units >= 20, `expected every write route to hand in a unit, saw ${units}`);
+});
