@@ -7,6 +7,8 @@
 // Recursive CTEs use UNION, which deduplicates on the whole row (node + state), so shared sub-DAGs are visited once per
 // state and cycles could not loop (the graph is a DAG anyway: see roles' cycle check).
 import type { Db } from '../db/open.ts';
+import { inJson, listParam } from '../db/in-list.ts';
+import { LruCache } from '../lru-cache.ts';
 
 export const RIGHTS = ['roleManagement', 'userManagement', 'viewManagement', 'deviceManagement', 'reportManagement', 'alarmManagement'] as const;
 export type Right = (typeof RIGHTS)[number];
@@ -126,14 +128,11 @@ function emptyAccess(deviceId: number): DeviceAccess {
 
 // reads/edits texts repeat across relations ('[]' above all): parse each distinct short text once. The arrays are
 // shared, so they are only ever iterated. Bounded in entries and in entry size (at most ~10,000 x 256 characters).
-const parsedLists = new Map<string, readonly string[]>();
+const parsedLists = new LruCache<string, readonly string[]>(10_000);
 function propertyList(text: string): readonly string[] {
   if (text.length > 256) return JSON.parse(text) as string[];
   let list = parsedLists.get(text);
-  if (list === undefined) {
-    if (parsedLists.size >= 10_000) parsedLists.clear();
-    parsedLists.set(text, list = JSON.parse(text) as string[]);
-  }
+  if (list === undefined) parsedLists.set(text, list = JSON.parse(text) as string[]);
   return list;
 }
 
@@ -179,13 +178,13 @@ export function readableDevices(db: Db, userId: number, onlyIds?: readonly numbe
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
   // for every user. With an id list the planner's device-first plan is the right one.
-  const join = onlyIds ? `JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id IN (SELECT value FROM json_each(:ids))`
+  const join = onlyIds ? `JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id ${inJson(':ids')}`
     : 'CROSS JOIN monitors mo ON mo.role_id = reach.id';
   const rows = db.prepare(`
     WITH RECURSIVE ${REACH_CTE}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
     FROM reach ${join}
-    ORDER BY mo.device_id`).all(onlyIds ? { userId, ids: JSON.stringify(onlyIds) } : { userId }) as MonitorGrant[];
+    ORDER BY mo.device_id`).all(onlyIds ? { userId, ids: listParam(onlyIds) } : { userId }) as MonitorGrant[];
   const out: DeviceAccess[] = [];
   let current: DeviceAccess | undefined;
   for (const row of rows) {

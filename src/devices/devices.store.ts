@@ -1,6 +1,7 @@
 // All SQL on the devices table. Properties are stored as JSON text; nodeId/nodeType are generated, indexed columns.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
+import { valuesIn } from '../db/in-list.ts';
 
 export interface DeviceRow {
   id: number;
@@ -12,7 +13,6 @@ export interface DeviceRow {
 
 const COLUMNS = ['id', 'properties', 'last_update'] as const;
 /** `id IN (...)` with the list bound as one JSON parameter: one cached statement whatever the list's length */
-const inIds = (ids: readonly number[]) => sql<number>`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 /** `{"<key>":true,...}` over the stored top-level keys, in stored order: the editabilities of a full editor */
 const ALL_EDITABLE = sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`;
 
@@ -22,7 +22,7 @@ export function findDevice(db: Db, id: number): DeviceRow | undefined {
 
 /** The devices with the given ids, ascending. */
 export function findDevices(db: Db, ids: readonly number[]): DeviceRow[] {
-  return db.all(db.qb.selectFrom('devices').select(COLUMNS).where('id', 'in', inIds(ids)).orderBy('id'));
+  return db.all(db.qb.selectFrom('devices').select(COLUMNS).where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
 export interface DeviceListRow extends DeviceRow {
@@ -37,7 +37,7 @@ export interface DeviceListRow extends DeviceRow {
 export function listDevices(db: Db, ids: readonly number[]): DeviceListRow[] {
   return db.all(db.qb.selectFrom('devices')
     .select([...COLUMNS, ALL_EDITABLE.as('all_editable')])
-    .where('id', 'in', inIds(ids)).orderBy('id'));
+    .where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
 /** What a scan reads besides id and lastUpdate: nothing, the properties (to evaluate conditions), or a listing row. */
@@ -51,11 +51,11 @@ export type ScannedDevice = { id: number; last_update: number; properties?: stri
 export function scanDevices(
   db: Db, ids: readonly number[], where: { nodeId?: readonly string[]; nodeType?: readonly string[]; isActive?: boolean }, mode: ScanMode,
 ): ScannedDevice[] {
-  let q = db.qb.selectFrom('devices').select(['id', 'last_update']).where('id', 'in', inIds(ids));
+  let q = db.qb.selectFrom('devices').select(['id', 'last_update']).where('id', 'in', valuesIn(ids));
   if (mode !== 'times') q = q.select('properties');
   if (mode === 'listing') q = q.select(ALL_EDITABLE.as('all_editable'));
-  if (where.nodeId) q = q.where('node_id', 'in', sql<string>`(SELECT value FROM json_each(${JSON.stringify(where.nodeId)}))`);
-  if (where.nodeType) q = q.where('node_type', 'in', sql<string>`(SELECT value FROM json_each(${JSON.stringify(where.nodeType)}))`);
+  if (where.nodeId) q = q.where('node_id', 'in', valuesIn(where.nodeId));
+  if (where.nodeType) q = q.where('node_type', 'in', valuesIn(where.nodeType));
   if (where.isActive !== undefined) q = q.where(sql<string>`json_type(devices.properties, '$.isActive')`, '=', where.isActive ? 'true' : 'false');
   return db.all(q.orderBy('id'));
 }

@@ -1,6 +1,7 @@
 // All SQL on the monitors table (role -> device relations with monitorManagement and the reads/edits lists).
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
+import { valuesIn } from '../db/in-list.ts';
 
 export interface MonitorsRow {
   id: number;
@@ -19,10 +20,9 @@ export interface MonitorsInput {
 }
 
 const COLUMNS = ['id', 'role_id', 'device_id', 'monitor_management', 'reads', 'edits'] as const;
-const inJson = (values: readonly number[]) => sql<number>`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 export function findMonitorsByIds(db: Db, ids: readonly number[]): MonitorsRow[] {
-  return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where('id', 'in', inJson(ids)).orderBy('id'));
+  return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
 export function findMonitorsOf(db: Db, roleId: number, deviceId: number): MonitorsRow | undefined {
@@ -31,10 +31,10 @@ export function findMonitorsOf(db: Db, roleId: number, deviceId: number): Monito
 
 /** Relations of the given roles matching every given filter, ascending by id. */
 export function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?: readonly number[]; roleId?: readonly number[]; deviceId?: readonly number[] }): MonitorsRow[] {
-  let q = db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', 'in', inJson(roleIds));
-  if (filter.id) q = q.where('id', 'in', inJson(filter.id));
-  if (filter.roleId) q = q.where('role_id', 'in', inJson(filter.roleId));
-  if (filter.deviceId) q = q.where('device_id', 'in', inJson(filter.deviceId));
+  let q = db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', 'in', valuesIn(roleIds));
+  if (filter.id) q = q.where('id', 'in', valuesIn(filter.id));
+  if (filter.roleId) q = q.where('role_id', 'in', valuesIn(filter.roleId));
+  if (filter.deviceId) q = q.where('device_id', 'in', valuesIn(filter.deviceId));
   return db.all(q.orderBy('id'));
 }
 
@@ -59,7 +59,7 @@ export function updateMonitors(db: Db, id: number, input: MonitorsInput): Monito
 }
 
 export function deleteMonitors(db: Db, ids: readonly number[]): void {
-  if (ids.length > 0) db.run(db.qb.deleteFrom('monitors').where('id', 'in', inJson(ids)));
+  if (ids.length > 0) db.run(db.qb.deleteFrom('monitors').where('id', 'in', valuesIn(ids)));
 }
 
 export function monitorsIdsOfDevice(db: Db, deviceId: number): number[] {

@@ -1,6 +1,7 @@
 // SQL of manages relations: upsert, flag updates, lookups, and the cycle test.
 import type { Db } from '../db/open.ts';
 import { MANAGES_COLUMNS, managesColumns, type Flags, type ManagesRow } from './serialize.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 const SELECT = `SELECT ${MANAGES_COLUMNS.join(', ')} FROM manages`;
 
@@ -37,11 +38,11 @@ export function updateManagesFlags(db: Db, managesId: number, flags: Flags): voi
 
 /** Relations by id, ascending (missing ids skipped). */
 export function findManagesByIds(db: Db, ids: readonly number[]): ManagesRow[] {
-  return db.prepare(`${SELECT} WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`).all(JSON.stringify(ids)) as ManagesRow[];
+  return db.prepare(`${SELECT} WHERE id ${inJson()} ORDER BY id`).all(listParam(ids)) as ManagesRow[];
 }
 
 /** Every relation whose parent is one of these roles, ascending by id. */
 export function managesFromParents(db: Db, parentIds: readonly number[]): ManagesRow[] {
-  return db.prepare(`${SELECT} WHERE parent_role_id IN (SELECT value FROM json_each(?)) ORDER BY id`)
-    .all(JSON.stringify(parentIds)) as ManagesRow[];
+  return db.prepare(`${SELECT} WHERE parent_role_id ${inJson()} ORDER BY id`)
+    .all(listParam(parentIds)) as ManagesRow[];
 }

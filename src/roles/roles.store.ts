@@ -2,6 +2,7 @@
 // rights (src/access does).
 import type { Db } from '../db/open.ts';
 import { ROLE_COLUMNS, selfRightsColumns, type Flags, type RoleRow } from './serialize.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 export interface RoleWrite {
   name: string;
@@ -27,10 +28,10 @@ export function findRole(db: Db, roleId: number): RoleRow | undefined {
   return db.get(db.qb.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', roleId)) as RoleRow | undefined;
 }
 
-/** The roles with these ids, ascending by id (missing ids are skipped). json_each keeps one cached statement. */
+/** The roles with these ids, ascending by id (missing ids are skipped). */
 export function findRoles(db: Db, ids: readonly number[]): RoleRow[] {
-  return db.prepare(`SELECT ${ROLE_COLUMNS.join(', ')} FROM roles WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`)
-    .all(JSON.stringify(ids)) as RoleRow[];
+  return db.prepare(`SELECT ${ROLE_COLUMNS.join(', ')} FROM roles WHERE id ${inJson()} ORDER BY id`)
+    .all(listParam(ids)) as RoleRow[];
 }
 
 /** The join password hash of a role; undefined when the role does not exist, null when it has none. */
@@ -42,9 +43,9 @@ export function rolePasswordHash(db: Db, roleId: number): string | null | undefi
 export function descendantsOf(db: Db, roleIds: readonly number[]): Set<number> {
   return new Set(db.prepare(`
     WITH RECURSIVE down(id) AS (
-      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id IN (SELECT value FROM json_each(?))
+      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inJson()}
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT id FROM down`).pluck().all(JSON.stringify(roleIds)) as number[]);
+    SELECT id FROM down`).pluck().all(listParam(roleIds)) as number[]);
 }

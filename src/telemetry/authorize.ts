@@ -3,6 +3,7 @@
 // A request's distinct nodeIds are checked together, once each: rights may change between requests, never within one.
 import type { Db } from '../db/open.ts';
 import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
 export const TELEMETRY_PROPERTY = 'nodeInfluxSeries';
@@ -26,7 +27,7 @@ export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, ru
   if (wanted.length === 0) return out;
   const devices = (wanted.length === 1
     ? db.prepare('SELECT id, node_id FROM devices WHERE node_id = ?').all(wanted[0])
-    : db.prepare('SELECT id, node_id FROM devices WHERE node_id IN (SELECT value FROM json_each(?))').all(JSON.stringify(wanted))) as Array<{ id: number; node_id: string }>;
+    : db.prepare(`SELECT id, node_id FROM devices WHERE node_id ${inJson()}`).all(listParam(wanted))) as Array<{ id: number; node_id: string }>;
   if (devices.length === 0) return out;
   const accessById = new Map<number, DeviceAccess>();
   if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, deviceAccess(db, userId, d.id));

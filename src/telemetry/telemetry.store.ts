@@ -4,6 +4,7 @@ import type { Db } from '../db/open.ts';
 import { readableDevices } from '../access/rights.ts';
 import { catalogueOf } from './catalogue.ts';
 import type { Namespace } from './namespaces.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 export interface NamespaceRow {
   namespace: Namespace;
@@ -29,8 +30,8 @@ export function listVisibleNamespaces(db: Db, userId: number): NamespaceRow[] {
     FROM telemetry_namespaces n
     WHERE n.id IN (
       SELECT se.namespace_id FROM devices d JOIN telemetry_series se ON se.node_id = d.node_id
-      WHERE d.id IN (SELECT value FROM json_each(?)))
-    ORDER BY n.key`).all(JSON.stringify(deviceIds)) as Array<{
+      WHERE d.id ${inJson()})
+    ORDER BY n.key`).all(listParam(deviceIds)) as Array<{
     namespace: string; interval_ms: number; shard_duration_ms: number; worst_case_range_ms: number; created_at: number;
     shards: number; oldest: number | null;
   }>;
