@@ -4,6 +4,7 @@ import type { Db } from './db/open.ts';
 import { ROOT_ROLE_ID } from './access/root.ts';
 import { ensureSigningKey } from './auth/keys.ts';
 import { generatePassword, hashSecret } from './auth/passwords.ts';
+import { findUserByEmail, insertUser } from './auth/users.store.ts';
 
 export interface BootstrapResult {
   created: boolean;
@@ -37,11 +38,9 @@ export async function bootstrap(db: Db, opts: BootstrapOptions): Promise<Bootstr
       self_device_management: 1, self_report_management: 1, self_alarm_management: 1,
       password_hash: null, created_at: opts.now,
     }));
-    const user = db.get(db.qb.insertInto('users')
-      .values({ email: opts.adminEmail, password_hash: hash, password_changed_at: opts.now, created_at: opts.now })
-      .onConflict((oc) => oc.column('email').doUpdateSet({ email: opts.adminEmail }))
-      .returning('id'))!;
-    db.run(db.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: user.id }).onConflict((oc) => oc.doNothing()));
+    // a user with the admin's e-mail may exist already (created before the root role): it becomes the root member
+    const userId = insertUser(db, opts.adminEmail, hash, opts.now) ?? findUserByEmail(db, opts.adminEmail)!.id;
+    db.run(db.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: userId }).onConflict((oc) => oc.doNothing()));
   });
   return { created: true, adminEmail: opts.adminEmail, ...(opts.adminPassword ? {} : { generatedPassword: password }) };
 }

@@ -5,6 +5,7 @@ import type { Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
+import { insertUser } from './users.store.ts';
 
 const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.maxLength(256), v.regex(EMAIL));
 
@@ -31,12 +32,11 @@ export const addUserCommand: Command = {
       const hash = await hashSecret(clear);
       const now = Date.now();
       const result = db.tx(() => {
-        if (db.get(db.qb.selectFrom('users').select('id').where('email', '=', email.output))) return 'exists' as const;
         if (roleId !== undefined && !db.get(db.qb.selectFrom('roles').select('id').where('id', '=', roleId))) return 'no-role' as const;
-        const user = db.get(db.qb.insertInto('users')
-          .values({ email: email.output, password_hash: hash, password_changed_at: now, created_at: now }).returning('id'))!;
-        if (roleId !== undefined) db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: user.id }));
-        return user.id;
+        const userId = insertUser(db, email.output, hash, now);
+        if (userId === undefined) return 'exists' as const;
+        if (roleId !== undefined) db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }));
+        return userId;
       });
       if (result === 'exists') throw new ConfigError(`user add: ${email.output} already exists`);
       if (result === 'no-role') throw new ConfigError(`user add: role ${roleId} does not exist`);

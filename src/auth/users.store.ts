@@ -23,6 +23,17 @@ export function findUserById(db: Db, id: number): UserRow | undefined {
   return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('id', '=', id));
 }
 
+/**
+ * The one way a user is created (first start, `gridkeeper user add`, a member relation naming an unknown e-mail):
+ * inserted unless the e-mail is taken (case-insensitively); returns the new id, or undefined when it existed.
+ */
+export function insertUser(db: Db, email: string, passwordHash: string, now: number): number | undefined {
+  return db.get(db.qb.insertInto('users')
+    .values({ email, password_hash: passwordHash, password_changed_at: now, created_at: now })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .returning('id'))?.id;
+}
+
 export function setPasswordHash(db: Db, userId: number, hash: string, now: number): void {
   db.run(db.qb.updateTable('users').set({ password_hash: hash, password_changed_at: now }).where('id', '=', userId));
 }

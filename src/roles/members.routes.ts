@@ -3,11 +3,11 @@
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';
-import { findUserByEmail } from '../auth/users.store.ts';
+import { findUserByEmail, insertUser } from '../auth/users.store.ts';
 import { rightsOverReach } from '../access/rights.ts';
 import { requireRights, requireVisibleRole, rightsHold, type RightOver } from '../access/guards.ts';
 import { ROOT_ROLE_ID } from '../access/root.ts';
-import { countMembers, deleteMembers, findMembersByIds, insertUserIfAbsent, membersOfRoles, upsertMember } from './members.store.ts';
+import { countMembers, deleteMembers, findMembersByIds, membersOfRoles, upsertMember } from './members.store.ts';
 import { toDeletionInfo } from './cascade.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
 import { markDeprecated } from '../http/deprecation.ts';
@@ -63,7 +63,7 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
     const { row, createdId } = await db.write(() => {
       authorizeRole(userId, roleId);
       // the e-mail may have been registered while the hash was computed: then that user is the one added
-      const createdId = newUser ? insertUserIfAbsent(db, query.userEmail, newUser.hash, deps.now()) : undefined;
+      const createdId = newUser ? insertUser(db, query.userEmail, newUser.hash, deps.now()) : undefined;
       const user = findUserByEmail(db, query.userEmail)!;
       return { row: upsertMember(db, roleId, user.id), createdId };
     });

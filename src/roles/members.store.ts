@@ -1,16 +1,9 @@
-// SQL of member relations (and the one user insert members need: PUT member creates unknown users).
+// SQL of member relations.
 import type { Db } from '../db/open.ts';
 import type { MemberRow } from './serialize.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 const SELECT = 'SELECT mb.id AS id, mb.role_id AS role_id, u.email AS email FROM members mb JOIN users u ON u.id = mb.user_id';
-
-/** Inserts a user unless the e-mail is taken (case-insensitively); returns the new id, or undefined when it existed. */
-export function insertUserIfAbsent(db: Db, email: string, passwordHash: string, now: number): number | undefined {
-  return db.get(db.qb.insertInto('users')
-    .values({ email, password_hash: passwordHash, password_changed_at: now, created_at: now })
-    .onConflict((oc) => oc.column('email').doNothing())
-    .returning('id'))?.id;
-}
 
 /** Creates the member relation (R, u) unless it exists; returns it. */
 export function upsertMember(db: Db, roleId: number, userId: number): MemberRow {
@@ -21,15 +14,15 @@ export function upsertMember(db: Db, roleId: number, userId: number): MemberRow 
 /** Member relations by id with their user id, ascending (missing ids skipped). */
 export function findMembersByIds(db: Db, ids: readonly number[]): (MemberRow & { user_id: number })[] {
   return db.prepare(`SELECT mb.id AS id, mb.role_id AS role_id, mb.user_id AS user_id, u.email AS email
-    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.id IN (SELECT value FROM json_each(?)) ORDER BY mb.id`)
-    .all(JSON.stringify(ids)) as (MemberRow & { user_id: number })[];
+    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.id ${inJson()} ORDER BY mb.id`)
+    .all(listParam(ids)) as (MemberRow & { user_id: number })[];
 }
 
 /** Member relations of these roles with their user id, ascending by id. */
 export function membersOfRoles(db: Db, roleIds: readonly number[]): (MemberRow & { user_id: number })[] {
   return db.prepare(`SELECT mb.id AS id, mb.role_id AS role_id, mb.user_id AS user_id, u.email AS email
-    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.role_id IN (SELECT value FROM json_each(?)) ORDER BY mb.id`)
-    .all(JSON.stringify(roleIds)) as (MemberRow & { user_id: number })[];
+    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.role_id ${inJson()} ORDER BY mb.id`)
+    .all(listParam(roleIds)) as (MemberRow & { user_id: number })[];
 }
 
 export function countMembers(db: Db, roleId: number): number {
@@ -37,5 +30,5 @@ export function countMembers(db: Db, roleId: number): number {
 }
 
 export function deleteMembers(db: Db, ids: readonly number[]): void {
-  db.prepare('DELETE FROM members WHERE id IN (SELECT value FROM json_each(?))').run(JSON.stringify(ids));
+  db.prepare(`DELETE FROM members WHERE id ${inJson()}`).run(listParam(ids));
 }

@@ -7,6 +7,7 @@ import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import { hashSecret } from '../../src/auth/passwords.ts';
+import { insertUser } from '../../src/auth/users.store.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Deps } from '../../src/deps.ts';
 import type { TokenType } from '../../src/http/env.ts';
@@ -97,9 +98,9 @@ export async function makeTestApp(options: { now?: number; env?: Record<string, 
     async createUser(email: string, password?: string) {
       // Hashing is slow on purpose; tests that do not log in share one hash of a fixed password.
       const hash = password ? await hashSecret(password) : await (userHash ??= hashSecret('user-password-123'));
-      const row = db.get(db.qb.insertInto('users')
-        .values({ email, password_hash: hash, password_changed_at: clock.now(), created_at: clock.now() }).returning('id'))!;
-      return { id: row.id, token: await token(row.id) };
+      const id = insertUser(db, email, hash, clock.now());
+      assert.ok(id !== undefined, `user ${email} exists already`);
+      return { id, token: await token(id) };
     },
     close: () => db.close(),
   };
