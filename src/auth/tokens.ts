@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
 import type { TokenType } from '../http/env.ts';
 import type { KeyRing } from './keys.ts';
+import { LruCache } from '../lru-cache.ts';
 
 /** Lifetimes in seconds (contract §3). */
 export const TOKEN_LIFETIME: Record<TokenType, number> = {
@@ -55,11 +56,11 @@ const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', mes
  * least recently used entry goes first.
  */
 const CACHE_SIZE = 4096;
-const verified = new WeakMap<KeyRing, Map<string, TokenClaims>>();
+const verified = new WeakMap<KeyRing, LruCache<string, TokenClaims>>();
 
-function cacheFor(keys: KeyRing): Map<string, TokenClaims> {
+function cacheFor(keys: KeyRing): LruCache<string, TokenClaims> {
   let cache = verified.get(keys);
-  if (!cache) verified.set(keys, (cache = new Map()));
+  if (!cache) verified.set(keys, (cache = new LruCache(CACHE_SIZE)));
   return cache;
 }
 
@@ -68,14 +69,14 @@ export async function verifyToken(keys: KeyRing, token: string, accepted: readon
   const cache = cacheFor(keys);
   let claims = cache.get(token);
   if (claims) {
-    cache.delete(token);
     // same rule as jose: expired when exp <= now (whole seconds)
-    if (claims.exp <= Math.floor(nowMs / 1000)) throw unauthenticated('token expired');
-    cache.set(token, claims);
+    if (claims.exp <= Math.floor(nowMs / 1000)) {
+      cache.delete(token);
+      throw unauthenticated('token expired');
+    }
   } else {
     claims = await verifySignedToken(keys, token, nowMs);
     cache.set(token, claims);
-    if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   }
   if (!accepted.includes(claims.typ)) throw unauthenticated(`a ${claims.typ} token is not accepted here (expected ${accepted.join(' or ')})`);
   return claims;

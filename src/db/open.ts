@@ -8,6 +8,7 @@ import {
 } from 'kysely';
 import type { Schema } from './schema.ts';
 import { groupCommit } from './group-commit.ts';
+import { LruCache } from '../lru-cache.ts';
 
 export interface Db {
   readonly sqlite: Database.Database;
@@ -61,18 +62,11 @@ export function openDatabase(options: OpenOptions): Db {
   });
   applyPragmas(sqlite, options.file === ':memory:');
 
-  // Bounded statement cache: hot queries skip preparation; dynamic SQL (IN lists of varying length) cannot grow it forever.
-  const cache = new Map<string, Database.Statement>();
+  // Bounded statement cache: hot queries skip preparation; dynamic SQL cannot grow it forever.
+  const cache = new LruCache<string, Database.Statement>(500);
   function prepare(sqlText: string): Database.Statement {
     let stmt = cache.get(sqlText);
-    if (stmt) {
-      cache.delete(sqlText);
-      cache.set(sqlText, stmt);
-      return stmt;
-    }
-    stmt = sqlite.prepare(sqlText);
-    cache.set(sqlText, stmt);
-    if (cache.size > 500) cache.delete(cache.keys().next().value as string);
+    if (stmt === undefined) cache.set(sqlText, stmt = sqlite.prepare(sqlText));
     return stmt;
   }
   // Transactions from cached statements: better-sqlite3's transaction(fn) builds a new wrapper on every call, which

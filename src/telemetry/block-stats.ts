@@ -10,6 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { FieldInfo, ShardInfo } from './catalogue-types.ts';
 import { INTEGER, UNSIGNED } from './line-scanner.ts';
+import { LruCache } from '../lru-cache.ts';
 
 export const BLOCKS_PER_SHARD = 24;
 
@@ -53,20 +54,38 @@ const MAX_ENTRIES = 20_000;
 
 type Blocks = Array<Stats | undefined>;
 
+interface Entry {
+  table: string;
+  /** `${table}/${seriesId}`: the key of fieldsOf */
+  series: string;
+  ordinal: number;
+  blocks: Blocks;
+}
+
 export class BlockStats {
-  /** `${table}/${seriesId}` -> field ordinal -> blocks (undefined: stale) */
-  private readonly entries = new Map<string, Map<number, Blocks>>();
-  /** tables with at least one entry: the writer only marks blocks of these */
+  /** `${table}/${seriesId}/${ordinal}` -> the field's blocks (undefined: stale); the least recently read go first */
+  private readonly entries = new LruCache<string, Entry>(MAX_ENTRIES, (_key, entry) => this.forget(entry));
+  /** `${table}/${seriesId}` -> the ordinals with an entry: what a write of that series makes stale */
+  private readonly fieldsOf = new Map<string, Set<number>>();
+  /** tables with at least one entry, and how many: the writer only marks blocks of these */
   private readonly tables = new Map<string, number>();
-  private size = 0;
 
   /** `statement(sql)`: a prepared, raw statement (the catalogue's cache: statements name shard tables). */
   constructor(private readonly statement: (sql: string) => Statement) {}
 
   clear(): void {
     this.entries.clear();
+    this.fieldsOf.clear();
     this.tables.clear();
-    this.size = 0;
+  }
+
+  private forget(entry: Entry): void {
+    const fields = this.fieldsOf.get(entry.series);
+    fields?.delete(entry.ordinal);
+    if (fields?.size === 0) this.fieldsOf.delete(entry.series);
+    const left = (this.tables.get(entry.table) ?? 1) - 1;
+    if (left > 0) this.tables.set(entry.table, left);
+    else this.tables.delete(entry.table);
   }
 
   /** Whether any block of this shard table is cached (when not, writes need not mark anything). */
@@ -76,10 +95,11 @@ export class BlockStats {
 
   /** The writer stored a row of this series at this time: its block is stale (for every field). */
   markStale(shard: ShardInfo, seriesId: number, timeMs: number): void {
-    const fields = this.entries.get(`${shard.table}/${seriesId}`);
+    const series = `${shard.table}/${seriesId}`;
+    const fields = this.fieldsOf.get(series);
     if (fields === undefined) return;
     const block = blockOf(shard, timeMs);
-    for (const blocks of fields.values()) blocks[block] = undefined;
+    for (const ordinal of fields) this.entries.peek(`${series}/${ordinal}`)!.blocks[block] = undefined;
   }
 
   /**
@@ -87,19 +107,16 @@ export class BlockStats {
    * as needed. Throws IntegerOverflow when an integer sum does not fit int64 (the caller falls back to scanning).
    */
   read(shard: ShardInfo, seriesId: number, field: FieldInfo, first: number, last: number, into: Stats): void {
-    const key = `${shard.table}/${seriesId}`;
-    let fields = this.entries.get(key);
-    let blocks = fields?.get(field.ordinal);
+    const series = `${shard.table}/${seriesId}`;
+    const key = `${series}/${field.ordinal}`;
+    let blocks = this.entries.get(key)?.blocks;
     if (blocks === undefined) {
       blocks = this.build(shard, seriesId, field);
-      if (this.size >= MAX_ENTRIES) this.clear();
-      if (fields === undefined || !this.entries.has(key)) {
-        fields = new Map();
-        this.entries.set(key, fields);
-        this.tables.set(shard.table, (this.tables.get(shard.table) ?? 0) + 1);
-      }
-      fields.set(field.ordinal, blocks);
-      this.size++;
+      this.entries.set(key, { table: shard.table, series, ordinal: field.ordinal, blocks });
+      let fields = this.fieldsOf.get(series);
+      if (fields === undefined) this.fieldsOf.set(series, fields = new Set());
+      fields.add(field.ordinal);
+      this.tables.set(shard.table, (this.tables.get(shard.table) ?? 0) + 1);
     }
     for (let b = first; b < last; b++) {
       let stats = blocks[b];

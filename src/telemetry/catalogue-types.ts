@@ -2,6 +2,7 @@
 // owns (block statistics) can name them without importing the catalogue back.
 import type { FieldKind } from './line-scanner.ts';
 import type { Namespace, NamespaceProfile } from './namespaces.ts';
+import type { LruCache } from '../lru-cache.ts';
 
 export interface FieldInfo {
   name: string;
@@ -53,10 +54,9 @@ export interface NamespaceInfo {
   maxFields: number;
   shards: Map<number, ShardInfo>;
   /** series by the hash of a line's series section (measurement and tags as written), chained on collisions */
-  seriesByText: Map<number, SeriesText>;
-  seriesTexts: number;
+  seriesByText: LruCache<number, SeriesText>;
   /** queries: the series of a (measurement, nodeId), in series-key order; dropped when a series of it is created */
-  seriesByNode: Map<string, SeriesTags[]>;
+  seriesByNode: LruCache<string, SeriesTags[]>;
 }
 
 /** A series section text seen in a line, and its series (several texts may name one series: tag order differs). */

@@ -13,6 +13,7 @@ import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile }
 
 export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
 import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
+import { LruCache } from '../lru-cache.ts';
 
 /** SQLite allows 2000 columns per table; three hold the key. */
 export const MAX_FIELDS_PER_MEASUREMENT = 1997;
@@ -34,7 +35,7 @@ export class Catalogue {
   /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
   generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
-  private readonly statements = new Map<string, Statement>();
+  private readonly statements = new LruCache<string, Statement>(MAX_CACHED_STATEMENTS);
 
   /** statistics per block of a shard window, for aggregate queries (block-stats.ts) */
   readonly blockStats: BlockStats;
@@ -95,7 +96,7 @@ export class Catalogue {
   private load(id: number, key: string, namespace: Namespace, createdAt: number): NamespaceInfo {
     const info: NamespaceInfo = {
       id, key, namespace, profile: namespaceProfile(namespace), createdAt,
-      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new Map(), seriesTexts: 0, seriesByNode: new Map(),
+      measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new LruCache(MAX_CACHED_SERIES_TEXTS), seriesByNode: new LruCache(MAX_CACHED_SERIES_TEXTS),
     };
     const fields = this.db.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
       .all(id) as Array<{ measurement: string; field: string; ordinal: number; type: string }>;
@@ -153,9 +154,7 @@ export class Catalogue {
       ns.seriesByNode.delete(nodeKey(measurementName, nodeId));
     }
     const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), seenBy: 0 };
-    if (ns.seriesTexts >= MAX_CACHED_SERIES_TEXTS) { ns.seriesByText.clear(); ns.seriesTexts = 0; }
-    ns.seriesByText.set(hash, { text, series, next: ns.seriesByText.get(hash) });
-    ns.seriesTexts++;
+    ns.seriesByText.set(hash, { text, series, next: ns.seriesByText.peek(hash) });
     return series;
   }
 
@@ -168,7 +167,6 @@ export class Catalogue {
         .raw(true).all(ns.id, measurement, nodeId) as Array<[number, string]>;
       list = rows.map(([id, tags]) => ({ id, tags: JSON.parse(tags) as Record<string, string> }));
       list.sort((a, b) => compareTagSets(a.tags, b.tags));
-      if (ns.seriesByNode.size >= MAX_CACHED_SERIES_TEXTS) ns.seriesByNode.clear();
       ns.seriesByNode.set(key, list);
     }
     return list;
@@ -205,13 +203,12 @@ export class Catalogue {
 
   /**
    * The statement cached under `key`, prepared from build() on a miss. Kept outside Db's shared cache: statements name
-   * shard tables, so they belong to this generation of the mirror. Bounded: a full cache starts over (statements
-   * are cheap to prepare again; the number of query shapes is up to the clients).
+   * shard tables, so they belong to this generation of the mirror. Bounded (least recently used first): statements
+   * are cheap to prepare again, and the number of query shapes is up to the clients.
    */
   statement(key: string, build: () => string, raw = false): Statement {
     let stmt = this.statements.get(key);
     if (stmt === undefined) {
-      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
       stmt = this.db.sqlite.prepare(build());
       if (raw) stmt.raw(true);
       this.statements.set(key, stmt);
