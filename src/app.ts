@@ -1,5 +1,6 @@
 // createApp(deps): request id, one log line per request, metrics, the one error renderer, and every domain's routes.
 import { Hono, type Context } from 'hono';
+import { requestId } from 'hono/request-id';
 import { randomUUID } from 'node:crypto';
 import { ApiError, errorBody } from './http/errors.ts';
 import { Api } from './http/route.ts';
@@ -16,28 +17,29 @@ import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
 
-const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const DOTTED_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   const app = new Hono<AppEnv>();
   const api = new Api(app);
   const ctx: RouteContext = { api, deps, auth: makeAuthenticators(deps) };
 
+  // Echoes a well-formed X-Request-Id (word characters, '-' and '=', at most 128; also '.', which Hono's own check
+  // refuses), otherwise a new UUID. It sets the header before next(): touching c.res.headers afterwards would force
+  // @hono/node-server to materialise a full Response object (measured: ~3x slower /healthz).
+  app.use('*', requestId({ limitLength: 128, generator: (c) => {
+    const incoming = c.req.header('x-request-id');
+    return incoming && DOTTED_ID.test(incoming) ? incoming : randomUUID();
+  } }));
   app.use('*', async (c, next) => {
     const started = performance.now();
-    const incoming = c.req.header('x-request-id');
-    const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    c.set('requestId', requestId);
-    // Set before next(): Hono applies it to the response when it is created. Touching c.res.headers afterwards would
-    // force @hono/node-server to materialise a full Response object (measured: ~3x slower /healthz).
-    c.header('X-Request-Id', requestId);
     await next();
     const route = c.get('routePattern') ?? 'unmatched';
     const seconds = (performance.now() - started) / 1000;
     deps.metrics.requests.inc({ method: c.req.method, route, status: String(c.res.status) });
     deps.metrics.latency.observe({ method: c.req.method, route }, seconds);
     deps.log.info('request', {
-      requestId, method: c.req.method, route, path: c.req.path, status: c.res.status,
+      requestId: c.get('requestId'), method: c.req.method, route, path: c.req.path, status: c.res.status,
       ms: Math.round(seconds * 10000) / 10, userId: c.get('actor')?.userId,
     });
   });

@@ -3,6 +3,7 @@
 // could otherwise pick its own address and walk around IP throttles and bans.
 import type { Context } from 'hono';
 import { isIP } from 'node:net';
+import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Deps } from '../deps.ts';
 
 export function clientIp(c: Context, deps: Pick<Deps, 'config'>): string {
@@ -11,8 +12,8 @@ export function clientIp(c: Context, deps: Pick<Deps, 'config'>): string {
     const first = forwarded?.split(',')[0]?.trim();
     if (first && isIP(normalizeIp(first))) return normalizeIp(first);
   }
-  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } }; server?: { incoming?: { socket?: { remoteAddress?: string } } } } | undefined;
-  const address = (env?.server ?? env)?.incoming?.socket?.remoteAddress;
+  // c.env is absent only when a request is handed to the app without a socket (app.request in a script)
+  const address = c.env ? getConnInfo(c).remote.address : undefined;
   return address ? normalizeIp(address) : 'unknown';
 }
 
