@@ -1,6 +1,7 @@
 // Every setting, from environment variables and command-line flags, parsed once by one valibot schema.
 // Flags win over the environment. A bad value is a ConfigError: main prints it and exits with code 2.
 import * as v from 'valibot';
+import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { DURATION_HINT, parseDurationMs } from './telemetry/duration.ts';
 
@@ -79,19 +80,19 @@ export function parseConfig(env: NodeJS.ProcessEnv, argv: string[]): { config: C
     const value = env[name];
     if (value !== undefined && value !== '') input[key] = value;
   }
+  // The settings' flags are taken out; every other argument (a command's own flags, positionals) is handed on as is.
   const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const eq = arg.indexOf('=');
-    const flag = eq > 0 ? arg.slice(0, eq) : arg;
-    const key = FLAGS[flag];
-    if (!key) { rest.push(arg); continue; }
-    let value: string | undefined = eq > 0 ? arg.slice(eq + 1) : argv[i + 1];
-    if (eq < 0) {
-      if (key === 'trustProxy' && (value === undefined || value.startsWith('--'))) value = 'true';
-      else i++;
+  const options = Object.fromEntries(Object.entries(FLAGS).map(([flag, key]) => [flag.slice(2), { type: key === 'trustProxy' ? 'boolean' as const : 'string' as const }]));
+  const { tokens } = parseArgs({ args: argv, options, strict: false, allowPositionals: true, tokens: true });
+  for (const token of tokens) {
+    const key = token.kind === 'option' ? FLAGS[token.rawName] : undefined;
+    if (token.kind !== 'option' || key === undefined) {
+      rest.push(argv[token.index]);
+      continue;
     }
-    if (value === undefined) throw new ConfigError(`${flag}: a value is required`);
+    // `--trust-proxy` alone means true; `--trust-proxy=false` says it explicitly
+    const value = key === 'trustProxy' ? token.value ?? 'true' : token.value;
+    if (value === undefined || (!token.inlineValue && value.startsWith('--'))) throw new ConfigError(`${token.rawName}: a value is required`);
     input[key] = value;
   }
   const parsed = v.safeParse(ConfigSchema, input);

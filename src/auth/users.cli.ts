@@ -1,7 +1,7 @@
 // `gridkeeper user add <email> [--password P] [--role ID]`
 import * as v from 'valibot';
 import { ConfigError, EMAIL } from '../config.ts';
-import type { Command } from '../command.ts';
+import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
@@ -13,16 +13,11 @@ export const addUserCommand: Command = {
   words: ['user', 'add'],
   usage: 'user add <email> [--password P] [--role ID]',
   async run(config, args, io) {
-    let password: string | undefined;
-    let roleId: number | undefined;
-    const positional: string[] = [];
-    for (let i = 0; i < args.length; i++) {
-      if (args[i] === '--password') password = args[++i];
-      else if (args[i] === '--role') roleId = Number(args[++i]);
-      else positional.push(args[i]);
-    }
-    const email = v.safeParse(Email, positional[0]);
-    if (positional.length !== 1 || !email.success) throw new ConfigError('user add: expected one e-mail address');
+    const { values, positionals } = parseFlags('user add', this.usage, args, ['password', 'role'], 1);
+    const password = values.password;
+    const roleId = values.role === undefined ? undefined : Number(values.role);
+    const email = v.safeParse(Email, positionals[0]);
+    if (positionals.length !== 1 || !email.success) throw new ConfigError('user add: expected one e-mail address');
     if (password !== undefined && password.length < 10) throw new ConfigError('user add: --password needs at least 10 characters');
     if (roleId !== undefined && !(Number.isSafeInteger(roleId) && roleId >= 0)) throw new ConfigError('user add: --role expects a role id');
     const db = openConfiguredDatabase(config);

@@ -3,7 +3,7 @@
 // (the output is meant for a script or a label printer; nothing is logged).
 import * as v from 'valibot';
 import { ConfigError } from '../config.ts';
-import type { Command } from '../command.ts';
+import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';
@@ -14,29 +14,23 @@ const USAGE = 'license create --type residential|commercial --duration DAYS [--g
   + '[--ev-kw N] [--count N] [--key K]';
 
 /** flag -> body field, and whether its value is a number */
-const FLAGS: Record<string, [field: string, numeric: boolean]> = {
-  '--type': ['type', false],
-  '--duration': ['duration', true],
-  '--grid-kw': ['gridKw', true],
-  '--solar-kw': ['solarKw', true],
-  '--battery-kw': ['batteryKw', true],
-  '--ev-kw': ['evKw', true],
-  '--count': ['count', true],
-  '--key': ['key', false],
-};
+const FLAGS = {
+  type: ['type', false],
+  duration: ['duration', true],
+  'grid-kw': ['gridKw', true],
+  'solar-kw': ['solarKw', true],
+  'battery-kw': ['batteryKw', true],
+  'ev-kw': ['evKw', true],
+  count: ['count', true],
+  key: ['key', false],
+} as const satisfies Record<string, readonly [field: string, numeric: boolean]>;
 
 /** The flags as a request body, so the CLI and POST /v1/license share one schema and one set of rules. */
 function bodyFromArgs(args: string[]): Record<string, unknown> {
+  const { values } = parseFlags('license create', USAGE, args, Object.keys(FLAGS) as (keyof typeof FLAGS)[]);
   const body: Record<string, unknown> = {};
-  for (let i = 0; i < args.length; i++) {
-    const eq = args[i].indexOf('=');
-    const flag = eq > 0 ? args[i].slice(0, eq) : args[i];
-    const spec = FLAGS[flag];
-    if (!spec) throw new ConfigError(`license create: unknown argument ${args[i]} (usage: gridkeeper ${USAGE})`);
-    const value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
-    if (value === undefined) throw new ConfigError(`license create: ${flag} needs a value`);
-    const [field, numeric] = spec;
-    if (field in body) throw new ConfigError(`license create: ${flag} given twice`);
+  for (const [flag, value] of Object.entries(values) as [keyof typeof FLAGS, string][]) {
+    const [field, numeric] = FLAGS[flag];
     body[field] = numeric && /^-?\d+$/.test(value) ? Number(value) : value;
   }
   return body;

@@ -2,7 +2,7 @@
 // duration (default: the retention setting). Safe while the service runs: the service notices the dropped tables
 // through SQLite's schema cookie before its next telemetry request.
 import { ConfigError } from '../config.ts';
-import type { Command } from '../command.ts';
+import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { DURATION_HINT, parseDurationMs } from './duration.ts';
@@ -10,24 +10,12 @@ import { pruneShards } from './telemetry.store.ts';
 
 const USAGE = 'telemetry prune [--older-than DURATION]';
 
-function olderThanFromArgs(args: string[]): string | undefined {
-  let value: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const eq = args[i].indexOf('=');
-    const flag = eq > 0 ? args[i].slice(0, eq) : args[i];
-    if (flag !== '--older-than') throw new ConfigError(`telemetry prune: unknown argument ${args[i]} (usage: gridkeeper ${USAGE})`);
-    if (value !== undefined) throw new ConfigError('telemetry prune: --older-than given twice');
-    value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
-    if (value === undefined) throw new ConfigError('telemetry prune: --older-than needs a value');
-  }
-  return value;
-}
 
 export const pruneTelemetryCommand: Command = {
   words: ['telemetry', 'prune'],
   usage: USAGE,
   async run(config, args, io) {
-    const given = olderThanFromArgs(args);
+    const given = parseFlags('telemetry prune', USAGE, args, ['older-than']).values['older-than'];
     let olderThanMs: number | null;
     if (given !== undefined) {
       const parsed = parseDurationMs(given);
