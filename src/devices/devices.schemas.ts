@@ -1,13 +1,11 @@
 // Request and response schemas of the device and monitors routes: the same objects validate requests and feed
 // /openapi.json.
 import * as v from 'valibot';
-import { idList, idListOrStar, jsonId, parseJsonBody, pathInt, qBool, qInt, qIntList, qString, qStringList } from '../http/validate.ts';
+import { idList, idListOrStar, jsonId, jsonObject, parseJsonBody, pathInt, qBool, qInt, qIntList, qString, qStringList } from '../http/validate.ts';
 import { PUT_MODES } from './put-modes.ts';
 import { MAX_PATCH_OPS } from './patch.ts';
 import { PropertiesInput } from './well-known.ts';
 
-const jsonObject = v.custom<Record<string, unknown>>(
-  (input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'expected an object');
 const positiveInt = v.pipe(v.number(), v.safeInteger('expected an integer >= 1'), v.minValue(1, 'expected an integer >= 1'));
 const propertyName = v.pipe(v.string(), v.maxLength(200, 'expected at most 200 characters'));
 /** One value or a list of them; always a list after parsing. */

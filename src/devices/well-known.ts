@@ -4,6 +4,7 @@
 // free-form unless the caller asks for `?validate=true` (node-types.ts).
 import * as v from 'valibot';
 import { dottedPath } from './node-types.ts';
+import { jsonObject } from '../http/validate.ts';
 
 const MAX_KEY_VALUE = 200;
 
@@ -16,9 +17,6 @@ const WELL_KNOWN = {
 };
 const WELL_KNOWN_KEYS = Object.keys(WELL_KNOWN);
 
-// valibot's object schemas read keys off arrays too; a JSON object is never an array
-const jsonObject = v.custom<Record<string, unknown>>(
-  (input) => typeof input === 'object' && input !== null && !Array.isArray(input), 'expected an object');
 
 /** Device properties in a request body: a free-form JSON object whose well-known keys have their types. */
 export const PropertiesInput = v.pipe(

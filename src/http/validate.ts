@@ -74,7 +74,51 @@ export function formatIssue(issue: v.BaseIssue<unknown>, where: string): string 
   return `${at}: ${issue.message}`;
 }
 
+const OBJECT_TYPES = new Set(['object', 'strict_object', 'loose_object', 'object_with_rest', 'record']);
+const WRAPPER_TYPES = new Set(['optional', 'nullable', 'nullish', 'exact_optional', 'undefinedable', 'non_optional', 'non_nullable', 'non_nullish']);
+
+interface SchemaShape {
+  type: string;
+  wrapped?: SchemaShape;
+  entries?: Record<string, SchemaShape>;
+  item?: SchemaShape;
+  options?: SchemaShape[];
+}
+
+/**
+ * The path of the first JSON array given where the schema wants an object, or undefined. valibot accepts an array as
+ * an object (arrays are objects) and reads the wanted keys off it: `[]` passes as `{}`, and `filter` finds
+ * Array.prototype.filter. Followed through wrappers, object entries, array items, and unions whose options all agree.
+ */
+export function arrayForObject(schema: SchemaShape, input: unknown, path = ''): string | undefined {
+  while (WRAPPER_TYPES.has(schema.type) && schema.wrapped) schema = schema.wrapped;
+  if (OBJECT_TYPES.has(schema.type)) {
+    if (Array.isArray(input)) return path;
+    if (input === null || typeof input !== 'object' || !schema.entries) return undefined;
+    for (const [key, entry] of Object.entries(schema.entries)) {
+      if (!Object.hasOwn(input, key)) continue;
+      const found = arrayForObject(entry, (input as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`);
+      if (found !== undefined) return found;
+    }
+  } else if (schema.type === 'array' && schema.item && Array.isArray(input)) {
+    for (let i = 0; i < input.length; i++) {
+      const found = arrayForObject(schema.item, input[i], `${path}[${i}]`);
+      if (found !== undefined) return found;
+    }
+  } else if (schema.type === 'union' && schema.options && Array.isArray(input)) {
+    // an array is refused only when no option takes arrays
+    const objectOnly = schema.options.every((o) => arrayForObject(o, input, path) !== undefined);
+    if (objectOnly) return path;
+  }
+  return undefined;
+}
+
 export function parseWith<S extends v.GenericSchema>(schema: S, input: unknown, where: string): v.InferOutput<S> {
+  const misplaced = arrayForObject(schema as unknown as SchemaShape, input);
+  if (misplaced !== undefined) {
+    const at = misplaced === '' ? where : where === 'body' ? misplaced : `${where}.${misplaced}`;
+    throw new ApiError('BAD_REQUEST', `${at}: expected an object, received an array`);
+  }
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
   if (!result.success) throw new ApiError('BAD_REQUEST', formatIssue(result.issues[0], where));
   return result.output;
@@ -149,5 +193,10 @@ export const idListOrStar = v.union([v.literal('*'), idList]);
 export const pathInt = v.pipe(v.string(), v.regex(INT, 'expected an integer >= 0'), v.transform(Number), v.safeInteger());
 
 // ---- JSON body building blocks ----
+
+/** A free-form JSON object (valibot's own object schemas read keys off arrays too; a JSON object is never an array). */
+export const jsonObject = v.custom<Record<string, unknown>>(
+  (input) => typeof input === 'object' && input !== null && !Array.isArray(input),
+  (issue) => (Array.isArray(issue.input) ? 'expected an object, received an array' : 'expected an object'));
 
 export const jsonId = v.pipe(v.number(), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'));
