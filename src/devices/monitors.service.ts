@@ -9,6 +9,7 @@ import {
   type MonitorsInput, type MonitorsRow,
 } from './monitors.store.ts';
 import { toMonitors, type Monitors } from './serialize.ts';
+import { relationsOfRole } from '../http/validate.ts';
 
 export interface DeletionInfo {
   deletedNodeIds: number[];
@@ -17,12 +18,7 @@ export interface DeletionInfo {
 
 /** The relations with these ids, in request order; 404 for one that does not exist or belongs to another role. */
 export function requireMonitorsOfRole(db: Db, roleId: number, ids: readonly number[]): MonitorsRow[] {
-  const byId = new Map(findMonitorsByIds(db, ids).map((row) => [row.id, row]));
-  return ids.map((id) => {
-    const row = byId.get(id);
-    if (!row || row.role_id !== roleId) throw new ApiError('NOT_FOUND', `monitors relation ${id} of role ${roleId} not found`);
-    return row;
-  });
+  return relationsOfRole(findMonitorsByIds(db, ids), ids, roleId, (r) => r.role_id, 'monitors relation');
 }
 
 /** Creates or updates (R, D) for each device, in the given order. */

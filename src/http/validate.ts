@@ -187,6 +187,19 @@ export function oneOrMany<T>(several: boolean, items: readonly T[]): T | readonl
   return several ? items : items[0];
 }
 
+/**
+ * The relations named by an id list of a role's path (`/v1/role/R/member/7,8`), in request order, from the rows found
+ * for those ids: 404 for an id that is not a relation of role R, whether it exists elsewhere or not.
+ */
+export function relationsOfRole<R extends { id: number }>(found: readonly R[], ids: readonly number[], roleId: number, roleOf: (row: R) => number, what: string): R[] {
+  const byId = new Map(found.map((row) => [row.id, row]));
+  return ids.map((id) => {
+    const row = byId.get(id);
+    if (!row || roleOf(row) !== roleId) throw new ApiError('NOT_FOUND', `${what} ${id} of role ${roleId} not found`);
+    return row;
+  });
+}
+
 /** Path segment: an id, comma-separated ids, or `*` (every role visible to the caller). */
 export const idListOrStar = v.union([v.literal('*'), idList]);
 

@@ -10,7 +10,7 @@ import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
 import { releaseRolePasswordAttempt, reserveRolePasswordAttempt } from './password-throttle.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
 import { markDeprecated } from '../http/deprecation.ts';
-import { oneOrMany } from '../http/validate.ts';
+import { oneOrMany, relationsOfRole } from '../http/validate.ts';
 import { toManages, type ManagesRow } from './serialize.ts';
 import {
   DeletionResponse, Flags6, ManagesIdParams, ManagesListQuery, ManagesListResponse, ManagesParentParams, ManagesParentsParams,
@@ -32,12 +32,7 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
 
   /** The relations `ids` of parent P, in request order; 404 for an id that is not a relation of P. */
   function relationsOf(parentId: number, ids: number[]): ManagesRow[] {
-    const rows = new Map(findManagesByIds(db, ids).map((r) => [r.id, r]));
-    return ids.map((id) => {
-      const row = rows.get(id);
-      if (!row || row.parent_role_id !== parentId) throw new ApiError('NOT_FOUND', `manages relation ${id} of role ${parentId} not found`);
-      return row;
-    });
+    return relationsOfRole(findManagesByIds(db, ids), ids, parentId, (r) => r.parent_role_id, 'manages relation');
   }
 
   api.route({

@@ -11,7 +11,7 @@ import { countMembers, deleteMembers, findMembersByIds, membersOfRoles, upsertMe
 import { toDeletionInfo } from './cascade.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
 import { markDeprecated } from '../http/deprecation.ts';
-import { oneOrMany } from '../http/validate.ts';
+import { oneOrMany, relationsOfRole } from '../http/validate.ts';
 import { toMember, type MemberRow } from './serialize.ts';
 import {
   DeletionResponse, EmptyBody, MemberIdParams, MemberListQuery, MemberQueryBody, MemberResponse, MemberUpsertQuery, MembersResponse,
@@ -35,12 +35,7 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
 
   /** The member relations `ids` of role R, in request order; 404 for an id that is not a member relation of R. */
   function relationsOf(roleId: number, ids: number[]): (MemberRow & { user_id: number })[] {
-    const rows = new Map(findMembersByIds(db, ids).map((r) => [r.id, r]));
-    return ids.map((id) => {
-      const row = rows.get(id);
-      if (!row || row.role_id !== roleId) throw new ApiError('NOT_FOUND', `member relation ${id} of role ${roleId} not found`);
-      return row;
-    });
+    return relationsOfRole(findMembersByIds(db, ids), ids, roleId, (r) => r.role_id, 'member relation');
   }
 
   api.route({
