@@ -3,8 +3,10 @@
 // not revoked and belongs to the token's user — one primary-key lookup per request, in the database, so logout and
 // password changes survive restarts and take effect on the next request.
 //
-// Tokens without a sid are only ever partial tokens (a login waiting for its second factor) — and tokens minted
-// directly by tests. They die with a password change: issued (iat, whole seconds) before the second of the change.
+// Every token also carries the user's token generation (`gen`); a password change increments it in the same unit of work
+// that revokes the sessions, so every token issued before the change is refused — exactly: no clock comparison, so a
+// token issued in the same second or millisecond as the change is refused too. Tokens without a sid are only ever
+// partial tokens (a login waiting for its second factor) — and tokens minted directly by tests.
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import type { SessionGuard } from '../deps.ts';
@@ -15,18 +17,19 @@ import { TOKEN_LIFETIME } from './tokens.ts';
 const KEEP_AFTER_EXPIRY_MS = 60 * 60 * 1000;
 
 export function createSessionGuard(db: Db): SessionGuard {
-  const bySid = db.sqlite.prepare('SELECT user_id, revoked_at FROM sessions WHERE sid = ?');
-  const byUser = db.sqlite.prepare('SELECT password_changed_at FROM users WHERE id = ?');
+  const bySid = db.sqlite.prepare(`SELECT s.user_id, s.revoked_at, u.token_generation FROM sessions s
+    JOIN users u ON u.id = s.user_id WHERE s.sid = ?`);
+  const byUser = db.sqlite.prepare('SELECT token_generation FROM users WHERE id = ?');
   return {
     isRevoked(claims: TokenClaims): boolean {
       if (claims.sid !== undefined) {
-        const row = bySid.get(claims.sid) as { user_id: number; revoked_at: number | null } | undefined;
-        return !row || row.revoked_at !== null || row.user_id !== claims.sub;
+        const row = bySid.get(claims.sid) as { user_id: number; revoked_at: number | null; token_generation: number } | undefined;
+        return !row || row.revoked_at !== null || row.user_id !== claims.sub || row.token_generation !== claims.gen;
       }
       // a refresh token always opens a session; one without is not ours to honour
       if (claims.typ === 'refresh') return true;
-      const user = byUser.get(claims.sub) as { password_changed_at: number } | undefined;
-      return !user || claims.iat < Math.floor(user.password_changed_at / 1000);
+      const user = byUser.get(claims.sub) as { token_generation: number } | undefined;
+      return !user || user.token_generation !== claims.gen;
     },
   };
 }

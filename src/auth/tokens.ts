@@ -22,6 +22,8 @@ export interface TokenClaims {
   jti: string;
   /** the refresh-token session this token descends from */
   sid?: string;
+  /** the user's token generation at issue: a password change increments it, voiding every earlier token */
+  gen: number;
   /** issued at, Unix seconds */
   iat: number;
   exp: number;
@@ -29,7 +31,7 @@ export interface TokenClaims {
 
 export async function signToken(
   keys: KeyRing,
-  claims: { typ: TokenType; sub: number; sid?: string; jti?: string },
+  claims: { typ: TokenType; sub: number; sid?: string; jti?: string; gen?: number },
   nowMs: number,
 ): Promise<{ token: string; claims: TokenClaims }> {
   const iat = Math.floor(nowMs / 1000);
@@ -38,6 +40,7 @@ export async function signToken(
     sub: claims.sub,
     jti: claims.jti ?? randomBytes(12).toString('base64url'),
     ...(claims.sid ? { sid: claims.sid } : {}),
+    gen: claims.gen ?? 0,
     iat,
     exp: iat + TOKEN_LIFETIME[claims.typ],
   };
@@ -98,12 +101,12 @@ async function verifySignedToken(keys: KeyRing, token: string, nowMs: number): P
   const typ = payload.typ as TokenType;
   const sub = Number(payload.sub);
   if (!['refresh', 'access', 'partial', 'sudo'].includes(typ) || !Number.isSafeInteger(sub) || typeof payload.jti !== 'string'
-    || typeof payload.iat !== 'number' || typeof payload.exp !== 'number') {
+    || typeof payload.iat !== 'number' || typeof payload.exp !== 'number' || (payload.gen !== undefined && !Number.isSafeInteger(payload.gen))) {
     throw unauthenticated('invalid token');
   }
   // frozen: the same object is handed out again on cache hits
   return Object.freeze({
-    typ, sub, jti: payload.jti, iat: payload.iat, exp: payload.exp,
+    typ, sub, jti: payload.jti, iat: payload.iat, exp: payload.exp, gen: (payload.gen as number | undefined) ?? 0,
     ...(typeof payload.sid === 'string' ? { sid: payload.sid } : {}),
   });
 }

@@ -34,8 +34,16 @@ export function insertUser(db: Db, email: string, passwordHash: string, now: num
     .returning('id'))?.id;
 }
 
+/** A new password: every token issued before it is void (the token generation moves on). */
 export function setPasswordHash(db: Db, userId: number, hash: string, now: number): void {
-  db.run(db.qb.updateTable('users').set({ password_hash: hash, password_changed_at: now }).where('id', '=', userId));
+  db.run(db.qb.updateTable('users')
+    .set((eb) => ({ password_hash: hash, password_changed_at: now, token_generation: eb('token_generation', '+', 1) }))
+    .where('id', '=', userId));
+}
+
+/** The generation a token issued now carries (0 for an unknown user: such a token is refused anyway). */
+export function tokenGeneration(db: Db, userId: number): number {
+  return db.get(db.qb.selectFrom('users').select('token_generation').where('id', '=', userId))?.token_generation ?? 0;
 }
 
 /** Returns false when no user has that e-mail. */

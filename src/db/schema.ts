@@ -20,7 +20,16 @@ export interface UsersTable {
   password_hash: string;
   tier: Generated<'free' | 'basic' | 'premium'>;
   password_changed_at: number;
+  /** incremented by a password change: tokens carry it as `gen` (sql/0008_security.sql) */
+  token_generation: Generated<number>;
   created_at: number;
+}
+
+export interface JoinFailuresTable {
+  id: Generated<number>;
+  user_id: number;
+  ip_key: string;
+  at: number;
 }
 
 export interface RolesTable {
@@ -175,6 +184,7 @@ export interface Schema {
   settings: SettingsTable;
   signing_keys: SigningKeysTable;
   users: UsersTable;
+  join_failures: JoinFailuresTable;
   roles: RolesTable;
   manages: ManagesTable;
   members: MembersTable;

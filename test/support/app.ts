@@ -7,7 +7,7 @@ import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import { hashSecret } from '../../src/auth/passwords.ts';
-import { insertUser } from '../../src/auth/users.store.ts';
+import { insertUser, tokenGeneration } from '../../src/auth/users.store.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Deps } from '../../src/deps.ts';
 import type { TokenType } from '../../src/http/env.ts';
@@ -70,7 +70,7 @@ export async function makeTestApp(options: { now?: number; env?: Record<string, 
   const admin = db.get(db.qb.selectFrom('users').select('id').where('email', '=', ADMIN_EMAIL))!;
 
   const token = async (userId: number, typ: TokenType = 'access', extra: { sid?: string } = {}) =>
-    (await signToken(deps.keys, { typ, sub: userId, ...extra }, clock.now())).token;
+    (await signToken(deps.keys, { typ, sub: userId, gen: tokenGeneration(db, userId), ...extra }, clock.now())).token;
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -15,6 +15,7 @@ import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openSession } from '../../src/auth/sessions.ts';
+import { tokenGeneration } from '../../src/auth/users.store.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import type { TokenType } from '../../src/http/env.ts';
 
@@ -22,7 +23,8 @@ import type { TokenType } from '../../src/http/env.ts';
 export async function liveToken(t: TestApp, userId: number, typ: TokenType, sid?: string): Promise<{ token: string; sid?: string }> {
   const now = t.clock.now();
   const session = typ === 'refresh' ? await openSession(t.deps.db, userId, now) : sid;
-  const { token } = await signToken(t.deps.keys, { typ, sub: userId, ...(session ? { sid: session } : {}) }, now);
+  const gen = tokenGeneration(t.deps.db, userId);
+  const { token } = await signToken(t.deps.keys, { typ, sub: userId, gen, ...(session ? { sid: session } : {}) }, now);
   return { token, ...(session ? { sid: session } : {}) };
 }
 
