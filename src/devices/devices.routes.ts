@@ -1,4 +1,4 @@
-// Devices (contract §5): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
+// Devices (docs/api.md#devices): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
 // Monitors relations live in monitors.routes.ts and are mounted from here.
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
@@ -150,7 +150,7 @@ function unmodifiedSinceHeader(c: Context<AppEnv>, now: number): number | undefi
   return at;
 }
 
-/** Several ids written in the path (`7,8`) answer with an array, one id with an object (contract §1). */
+/** Several ids written in the path (`7,8`) answer with an array, one id with an object (docs/api.md#id-lists). */
 function severalIds(c: Context<AppEnv>): boolean {
   return c.req.param('ids')?.includes(',') ?? false;
 }

@@ -1,4 +1,4 @@
-// Monitors relations (contract §5): upsert on devices, update and delete by id, query (and its deprecated GET).
+// Monitors relations (docs/api.md#monitors): upsert on devices, update and delete by id, query (and its deprecated GET).
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';

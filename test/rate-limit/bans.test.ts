@@ -1,4 +1,4 @@
-// IP bans over HTTP (contract §7.4): 10 requests within 60 s while Retry-After has not elapsed → 300 s of 429 IP_BANNED,
+// IP bans over HTTP (docs/api.md#ip-bans): 10 requests within 60 s while Retry-After has not elapsed → 300 s of 429 IP_BANNED,
 // without X-RateLimit headers; the client address honours GRIDKEEPER_TRUST_PROXY. And the limiter state stays bounded.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

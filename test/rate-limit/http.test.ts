@@ -1,4 +1,4 @@
-// POST /v1/telemetry/query under contract §7.4, black-box on a fake clock: headers, filling and leaking, the exact
+// POST /v1/telemetry/query under docs/api.md#rate-limit, black-box on a fake clock: headers, filling and leaking, the exact
 // boundary, 422 and 429 with their bodies, dry runs, tiers and apiTier, IP bans, metrics, bounded state.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// DELETE /v1/role/{parentRoleId}/manages/{managesId}: the recursive cascade of CONTRACT §4, checked row by row.
+// DELETE /v1/role/{parentRoleId}/manages/{managesId}: the recursive cascade of docs/api.md#cascade, checked row by row.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestApp, assertError, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';

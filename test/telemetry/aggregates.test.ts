@@ -53,7 +53,7 @@ describe('telemetry functions: against values computed in the test', () => {
         }
         if (known.length === 0) continue;
         const select = known.flatMap((field) => FNS.map((fn) => ({ field, function: fn })));
-        // a minute later each time: the cost bucket refills (contract §7.4), with a token of that minute
+        // a minute later each time: the cost bucket refills (docs/api.md#rate-limit), with a token of that minute
         t.clock.advance(60_000);
         const body = await queryOk(t, await t.token(u.id), { select, from, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: o.from }, { operator: '<', value: o.to }] } });
         const inRange = [...stored.entries()].filter(([at]) => at >= o.from && at < o.to).map(([, v]) => v);

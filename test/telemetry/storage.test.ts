@@ -1,4 +1,4 @@
-// Namespaces, shard tables, retention and pruning: the storage rules of contract §7.1 and issue 7.
+// Namespaces, shard tables, retention and pruning: the storage rules of docs/api.md#namespaces and issue 7.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -89,7 +89,7 @@ describe('namespaces and shards', () => {
     t.close();
   });
 
-  it('plans a query before executing it: the estimate of contract §7.4 and the shard tables it scans', async () => {
+  it('plans a query before executing it: the estimate of docs/api.md#cost and the shard tables it scans', async () => {
     const t = await makeTestApp();
     const u = await writer(t, 'n1');
     await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
