@@ -113,7 +113,7 @@ async function main() {
       body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
     const token = (await expect(request(`${gk.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
     const auth = { authorization: `Bearer ${token}` };
-    // The premium cost bucket (contract §7.4): the query rounds below spend about 40,000 of its 60,000 per minute.
+    // The premium cost bucket (docs/api.md#rate-limit): the query rounds below spend about 40,000 of its 60,000 per minute.
     await expect(request(`${gk.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
     for (let s = 0; s < SERIES; s++) {

@@ -1,4 +1,4 @@
-// GET /v1/access/explain (ours, CONTRACT §2): whether the caller holds a right, and the shortest chain that grants it.
+// GET /v1/access/explain (ours, docs/api.md#explain): whether the caller holds a right, and the shortest chain that grants it.
 import * as v from 'valibot';
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';

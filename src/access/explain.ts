@@ -79,7 +79,7 @@ function chainTo(visits: Map<string, Visit>, key: string): Step[] {
 const best = (visits: Map<string, Visit>, role: number) =>
   [`${role}:0`, `${role}:1`].filter((k) => visits.has(k)).sort((a, b) => visits.get(a)!.dist - visits.get(b)!.dist)[0];
 
-/** Right X over role T (CONTRACT §2) in the given mode. Call only for a T the caller can see. */
+/** Right X over role T (docs/api.md#role-rights) in the given mode. Call only for a T the caller can see. */
 export function explainRoleRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Explanation {
   const col = RIGHT_COLUMN[right];
   const { edges, members } = ancestorGraph(db, userId, 'SELECT :roleId', { roleId });

@@ -1,7 +1,7 @@
 // The rights engine as request guards: each answers "may u do this?" by asking src/access/rights.ts and throws the
-// contract's error when not. Visibility comes first (404: never reveal that an invisible role exists), then the right (403
-// naming it). Rules with one condition take the union of authorizing roles; rules with two conditions joined by "and"
-// intersect them, because ONE authorizing role must meet both (CONTRACT §2).
+// documented error (docs/api.md#errors) when not. Visibility comes first (404: never reveal that an invisible role
+// exists), then the right (403 naming it). Rules with one condition take the union of authorizing roles; rules with
+// two conditions joined by "and" intersect them, because ONE authorizing role must meet both (docs/api.md#authorizing-roles).
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { authorizersWithRight, reaches, type Right, type RightMode } from './rights.ts';

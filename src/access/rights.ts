@@ -1,4 +1,4 @@
-// The one rights engine (CONTRACT §2). Every route asks it; no route computes rights by itself.
+// The one rights engine (docs/api.md#rights). Every route asks it; no route computes rights by itself.
 //
 // Two directions, chosen for speed:
 // - single checks ("may u do X on role T / device D?") walk UP from the target along manages relations: the ancestors

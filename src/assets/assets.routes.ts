@@ -1,4 +1,4 @@
-// GET /assets/estimateCost.ts and /assets/estimateCost.py (contract §7.4): the standalone cost scripts, served verbatim
+// GET /assets/estimateCost.ts and /assets/estimateCost.py (docs/api.md#cost): the standalone cost scripts, served verbatim
 // from the bundle (no files beside the executable), no token needed.
 import type { RouteContext } from '../http/route-context.ts';
 import tsScript from './estimateCost.ts?raw';
@@ -21,7 +21,7 @@ export function registerAssetRoutes({ api }: RouteContext): void {
     };
     api.route({
       method: 'get', path: `/assets/${asset.name}`, tag: 'telemetry', summary: asset.summary,
-      description: 'Computes exactly the server\'s cost of a `POST /v1/telemetry/query` body (contract §7.4) before it is sent. '
+      description: 'Computes exactly the server\'s cost of a `POST /v1/telemetry/query` body (rules: docs/api.md#cost) before it is sent. '
         + 'Standalone and dependency-free; usage is documented at the top of the script.',
       responses: { 200: { description: 'the script', contentType: 'text/plain; charset=utf-8' } },
     }, (c) => c.body(asset.text, 200, headers));

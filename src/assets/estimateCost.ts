@@ -7,7 +7,7 @@
 // --now MS   compute as if the current time were MS (unix ms), for reproducible results
 // --jsonl    the input holds one body per line; prints one result per line
 //
-// Rules (gridkeeper contract §7.4): a query reads [from, to) from where.time (>= v: from = v; > v: from = v + 1;
+// Rules (gridkeeper docs/api.md#cost): a query reads [from, to) from where.time (>= v: from = v; > v: from = v + 1;
 // < v: to = v; <= v: to = v + 1; = v: both); conditions intersect; `to` defaults to now; no lower bound means the
 // namespace's worst-case range ending at `to`. Datapoints = min(limit, ceil(range / interval)); shards = epoch-aligned
 // shard windows the range overlaps. cost = ceil((100 + 50·queries + datapoints + 200·shards) / 100).

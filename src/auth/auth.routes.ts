@@ -1,4 +1,4 @@
-// The authentication API (contract §3) and user settings: each group lives in its own routes file.
+// The authentication API (docs/api.md#authentication) and user settings: each group lives in its own routes file.
 import type { RouteContext } from '../http/route-context.ts';
 import { registerLoginRoutes } from './login.routes.ts';
 import { registerTwoFactorRoutes } from './two-factor.routes.ts';

@@ -81,8 +81,9 @@ const MAX_WAIT_MS = 10_000;
 /**
  * reserveAttempt for a request that may wait. A reservation counts as a failure until its check is over, so when a
  * key is at its limit only because of checks still running, a correct password among them would be refused without
- * the failures the contract requires (20 users logging in at once from one address). Such a request waits for those
- * checks to settle and decides again: parallel correct logins pass, parallel guesses still stop exactly at the limit.
+ * the failures the throttles require (docs/api.md#throttles; e.g. 20 users logging in at once from one address).
+ * Such a request waits for those checks to settle and decides again: parallel correct logins pass, parallel guesses
+ * still stop exactly at the limit.
  * The caller must call settle() once the secret was checked (after releaseAttempt when it was right).
  */
 export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: () => number): Promise<Attempt & { settle(): void }> {

@@ -7,7 +7,7 @@ import type { TokenType } from '../http/env.ts';
 import type { KeyRing } from './keys.ts';
 import { LruCache } from '../lru-cache.ts';
 
-/** Lifetimes in seconds (contract §3). */
+/** Lifetimes in seconds (docs/api.md#tokens). */
 export const TOKEN_LIFETIME: Record<TokenType, number> = {
   refresh: 14 * 24 * 3600,
   access: 10 * 60,

@@ -1,4 +1,4 @@
-// PUT /v1/user/{email}/tier: the telemetry tier of a user (contract §7.4), set by members of the root role.
+// PUT /v1/user/{email}/tier: the telemetry tier of a user (docs/api.md#rate-limit), set by members of the root role.
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { setTier } from './users.store.ts';

@@ -1,4 +1,4 @@
-// The rules of contract §5, each stated once, answered by the rights engine (src/access/rights.ts). Routes call these
+// The device rules of docs/api.md#devices, each stated once, answered by the rights engine (src/access/rights.ts). Routes call these
 // first; they throw 404 for what the caller may not see and 403 (naming what is missing) for what it may not do.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
@@ -25,7 +25,7 @@ export function requireReadableDevices(db: Db, userId: number, ids: readonly num
 
 /**
  * PATCH/PUT: allowed with monitorManagement, or when every written property is editable and every property only read
- * (test, copy's from) is readable. Editable properties are the union over all of u's relations (contract §2).
+ * (test, copy's from) is readable. Editable properties are the union over all of u's relations (docs/api.md#device-rights).
  */
 export function requirePropertyRights(access: DeviceAccess, writes: Iterable<string>, reads: Iterable<string> = []): void {
   if (access.monitorManagement) return;

@@ -1,4 +1,4 @@
-// Devices (contract §5): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
+// Devices (docs/api.md#devices): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
 // Monitors relations live in monitors.routes.ts and are mounted from here.
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';

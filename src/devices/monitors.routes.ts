@@ -1,4 +1,4 @@
-// Monitors relations (contract §5): upsert on devices, update and delete by id, query (and its deprecated GET).
+// Monitors relations (docs/api.md#monitors): upsert on devices, update and delete by id, query (and its deprecated GET).
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
@@ -58,7 +58,10 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: MonitorsIdsParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionInfo } },
   }, async (c, { params }) => {
-    return c.json(await db.write(() => deleteMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids))));
+    // one by one, in request order: each answer lists what its own deletion removed (a device whose last relation with
+    // monitorManagement goes is deleted with it, taking its other relations — later ids among them answer empty lists)
+    const infos = await db.write(() => requireChangeableMonitors(c, db, params.roleId, params.ids).map((row) => deleteMonitorsRows(db, [row])));
+    return c.json(oneOrMany(params.ids.several, infos));
   });
 
   api.route({

@@ -44,6 +44,8 @@ export function updateMonitorsRows(db: Db, rows: readonly MonitorsRow[], input: 
 /** Deletes the relations; a device that thereby loses its last monitorManagement relation is deleted too. */
 export function deleteMonitorsRows(db: Db, rows: readonly MonitorsRow[]): DeletionInfo {
   return db.tx(() => {
+    // a relation may be gone already, with a device deleted for an earlier row of the same request
+    rows = rows.filter((r) => findMonitorsByIds(db, [r.id]).length === 1);
     const relationIds = new Set(rows.map((r) => r.id));
     deleteMonitors(db, [...relationIds]);
     const deletedNodeIds: number[] = [];

@@ -1,4 +1,4 @@
-// The built-in registry of nodeType schemas (contract §5). Devices carry free-form properties, so every object is
+// The built-in registry of nodeType schemas (docs/api.md#node-types). Devices carry free-form properties, so every object is
 // loose (unknown keys pass) and every key but `nodeType` is optional: a partially filled device validates, and a
 // well-known key only fails when it is present with the wrong shape.
 import * as v from 'valibot';

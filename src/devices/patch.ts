@@ -1,4 +1,4 @@
-// RFC 6902 JSON Patch applied to a device's `properties` (contract §5, PATCH /v1/device/{deviceId}).
+// RFC 6902 JSON Patch applied to a device's `properties` (PATCH /v1/device/{deviceId}, docs/api.md#device-patch).
 // fast-json-patch does the mutations, but it resolves paths with `obj[key]`, so inherited members (`/toString`) look
 // like existing values, and the nested steps of its move/copy run unvalidated (a missing target parent throws a plain
 // TypeError). Every operation is therefore checked first against own properties only, and any error still raised is
@@ -21,7 +21,7 @@ const OPS = ['add', 'remove', 'replace', 'move', 'copy', 'test'] as const;
 const MEMBERS = new Set(['op', 'path', 'value', 'from']);
 const NEEDS_VALUE = new Set(['add', 'replace', 'test']);
 const NEEDS_FROM = new Set(['move', 'copy']);
-// refused anywhere (contract §1): assigning them can rewrite a prototype instead of storing data
+// refused anywhere (docs/api.md#bodies): assigning them can rewrite a prototype instead of storing data
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** Checks the shape of a PATCH body; messages name the operation index (`[2].from: required for move`). */
@@ -51,7 +51,7 @@ export function touchedProperties(ops: readonly PatchOp[]): { edits: Set<string>
 
 /**
  * Applies the operations to a deep copy of `properties`, all or nothing. The first failing operation is reported
- * with the contract's message. `properties` must be a plain object (a programmer error otherwise).
+ * with the message of docs/api.md#device-patch. `properties` must be a plain object (a programmer error otherwise).
  */
 export function applyPatch(properties: object, ops: readonly PatchOp[], deviceId: number): PatchResult {
   if (!isPlainObject(properties)) throw new TypeError('properties must be a plain object');

@@ -1,4 +1,4 @@
-// The three PUT /v1/device/{deviceId} modes (contract §5): how a body's `properties` combine with the stored ones.
+// The three PUT /v1/device/{deviceId} modes (docs/api.md#device-put): how a body's `properties` combine with the stored ones.
 // Results are built with own-property definitions only, and refused keys are reported rather than thrown, so no body
 // can reach a prototype whatever mode it uses.
 import { dottedPath } from './node-types.ts';

@@ -1,4 +1,4 @@
-// If-Unmodified-Since (contract §5): an ISO 8601 date-time or an HTTP-date. Parsed by hand, never with Date.parse:
+// If-Unmodified-Since (docs/api.md#if-unmodified-since): an ISO 8601 date-time or an HTTP-date. Parsed by hand, never with Date.parse:
 // Date.parse reads a zone-less string (and asctime-date) in the server's LOCAL time zone, which would move the
 // precondition by hours on a misconfigured host.
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];

@@ -1,6 +1,6 @@
-// One error type for the whole service. A route throws `new ApiError(code, message)`; onError renders the contract's
-// body `{ statusCode, error, message, code, ...extra }`. Unknown errors become a generic 500 that is logged with the
-// request id and never echo their internal message.
+// One error type for the whole service. A route throws `new ApiError(code, message)`; onError renders the body
+// `{ statusCode, error, message, code, ...extra }` (docs/api.md#errors). Unknown errors become a generic 500 that is
+// logged with the request id and never echo their internal message.
 import { STATUS_CODES } from 'node:http';
 
 const STATUS_BY_CODE = {
@@ -63,7 +63,7 @@ export interface ErrorBody {
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: ErrorStatus;
-  /** Extra body fields named by the contract for this operation (retryAfter, cost, partialAuthToken, ...). */
+  /** Extra body fields named for this operation in docs/api.md (retryAfter, cost, partialAuthToken, ...). */
   readonly extra: Record<string, unknown>;
   /** Extra response headers (Retry-After, X-RateLimit-*). */
   readonly headers: Record<string, string>;

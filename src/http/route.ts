@@ -1,4 +1,4 @@
-// One declaration per route: it fixes the order of checks the contract demands (413 -> 415 -> 401 -> 400 -> handler),
+// One declaration per route: it fixes the order of checks (docs/api.md#check-order) (413 -> 415 -> 401 -> 400 -> handler),
 // validates params, query and body with valibot, and records the same schemas for the OpenAPI document.
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';

@@ -1,4 +1,4 @@
-// Licenses and controllers (CONTRACT §6): create (root members), activate, claim, list a controller's licenses.
+// Licenses and controllers (docs/api.md#licenses): create (root members), activate, claim, list a controller's licenses.
 // License keys are secrets: none of this code logs them, and the request log line carries the path only (keys travel
 // in bodies, never in paths).
 import type { RouteContext } from '../http/route-context.ts';

@@ -113,7 +113,7 @@ export const ClaimResponse = v.object({
 
 export type LicenseRow = LicensesTable;
 
-/** The public JSON of a license (CONTRACT §6): dates as ISO 8601 UTC with milliseconds, deactivationDate derived. */
+/** The public JSON of a license (docs/api.md#licenses): dates as ISO 8601 UTC with milliseconds, deactivationDate derived. */
 export function toLicense(row: LicenseRow): LicenseJson {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {

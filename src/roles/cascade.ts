@@ -1,4 +1,4 @@
-// DELETE of a manages relation with the cascade of CONTRACT §4: a child role that loses its last incoming relation is
+// DELETE of a manages relation with the cascade of docs/api.md#cascade: a child role that loses its last incoming relation is
 // deleted with its member and monitors relations and its outgoing relations, recursively; a device that thereby loses
 // its last monitors relation with monitorManagement is deleted with its other monitors relations (license_datalink rows
 // go by foreign-key cascade, so those licenses can be claimed again). The root role is never deleted.

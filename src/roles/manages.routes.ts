@@ -1,4 +1,4 @@
-// Manages relations (CONTRACT §4): upsert with or without the child's join password, query (and its deprecated GET),
+// Manages relations (docs/api.md#manages): upsert with or without the child's join password, query (and its deprecated GET),
 // flag updates by id, and delete with the cascade.
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';

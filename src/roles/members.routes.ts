@@ -1,4 +1,4 @@
-// Member relations (CONTRACT §4): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
+// Member relations (docs/api.md#members): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
 // and delete (own membership allowed; never the last member of the root role).
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
@@ -64,8 +64,8 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
     });
     if (createdId !== undefined) {
       deps.log.info('user created by a member relation', { userId: createdId, roleId, byUserId: userId });
-      // The contract's "random password that is logged once": the only way this user can ever log in, since the
-      // appliance sends no e-mail. Nothing else secret goes in the line; callers who want none pass `password`.
+      // The "random password that is logged once" of docs/api.md#members: the only way this user can ever log in,
+      // since the appliance sends no e-mail. Nothing else secret goes in the line; callers who want none pass `password`.
       if (newUser?.generated) deps.log.warn('generated password for a new user (shown once)', { userId: createdId, email: query.userEmail, password: newUser.generated });
     }
     return c.json({ member: toMember(row) });

@@ -1,4 +1,4 @@
-// The role set named by a path segment that allows an id, ids or `*` (CONTRACT §1): `*` = every role in Reach(u);
+// The role set named by a path segment that allows an id, ids or `*` (docs/api.md#id-lists): `*` = every role in Reach(u);
 // an id outside Reach(u) is 404, whether it exists or not.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';

@@ -1,4 +1,4 @@
-// Roles (CONTRACT §4): create under a parent, update, query (and its deprecated GET). Manages and member relations
+// Roles (docs/api.md#roles): create under a parent, update, query (and its deprecated GET). Manages and member relations
 // live in manages.routes.ts and members.routes.ts. Every handler first states the right it needs and asks src/access.
 import type { RouteContext } from '../http/route-context.ts';
 import { hashSecret } from '../auth/passwords.ts';

@@ -1,4 +1,4 @@
-// Request and response schemas of roles, manages and member relations (CONTRACT §4): the same objects validate
+// Request and response schemas of roles, manages and member relations (docs/api.md#roles, #manages, #members): the same objects validate
 // requests and feed /openapi.json.
 import * as v from 'valibot';
 import { EMAIL } from '../config.ts';
@@ -7,7 +7,7 @@ import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, path
 
 const MAX_LIST = 1000;
 const MAX_SECRET = 256;
-/** the same minimum as user passwords (CONTRACT §3) */
+/** the same minimum as user passwords (docs/api.md#passwords) */
 export const MIN_ROLE_PASSWORD_LENGTH = 10;
 
 const bool = v.boolean('expected true or false');

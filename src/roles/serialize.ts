@@ -51,7 +51,7 @@ export function selfRightsColumns(f: Flags): Pick<RolesTable, 'self_role_managem
   };
 }
 
-/** `userRights` holds exactly the requested flags (CONTRACT §4: flags not requested are absent). */
+/** `userRights` holds exactly the requested flags (flags not requested are absent: docs/api.md#roles). */
 // Object literals, not loops over RIGHTS: a role query serializes up to every role of the installation, and building
 // keys per row made serialization the largest cost of POST /v1/role/query.
 export function toRole(row: RoleRow, userRights: Partial<Flags> = {}): Role {

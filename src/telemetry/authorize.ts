@@ -1,4 +1,4 @@
-// The telemetry rules of contract §7.2/§7.3, answered by the rights engine. Data is authorized by its `nodeId` tag:
+// The telemetry rules of docs/api.md#telemetry-write and #telemetry-query, answered by the rights engine. Data is authorized by its `nodeId` tag:
 // the device whose properties.nodeId equals it. A nodeId that belongs to no device is unauthorized.
 // A request's distinct nodeIds are checked together, once each: rights may change between requests, never within one.
 import type { Db } from '../db/open.ts';

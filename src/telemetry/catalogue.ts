@@ -78,7 +78,7 @@ export class Catalogue {
     return info;
   }
 
-  /** The namespace, created on first write (contract §7.1). */
+  /** The namespace, created on first write (docs/api.md#namespaces). */
   ensure(namespace: Namespace, now: number): NamespaceInfo {
     const found = this.find(namespace);
     if (found !== undefined) return found;

@@ -1,4 +1,4 @@
-// The cost of a telemetry query request, exactly contract §7.4. The client scripts src/assets/estimateCost.{ts,py}
+// The cost of a telemetry query request, exactly as docs/api.md#cost states it. The client scripts src/assets/estimateCost.{ts,py}
 // duplicate this on purpose (they are handed out standalone); test/telemetry/estimators.test.ts proves all three agree.
 //
 // All arithmetic is on integers below 2^53, so plain numbers are exact: time values are limited to the years
@@ -15,7 +15,7 @@ export interface TimeCondition {
   value: number | string;
 }
 
-/** The parts of a query (contract §7.3) that its cost depends on. */
+/** The parts of a query (docs/api.md#telemetry-query) that its cost depends on. */
 export interface CostQuery {
   from: { namespace: Namespace } | LegacyNamespace;
   where?: { time?: readonly TimeCondition[] };

@@ -1,4 +1,4 @@
-// Content-Encoding of telemetry writes (contract §1, §7.2): gzip is decompressed with a hard output limit, so a
+// Content-Encoding of telemetry writes (docs/api.md#bodies, #telemetry-write): gzip is decompressed with a hard output limit, so a
 // "gzip bomb" stops at the limit (413) instead of allocating whatever it expands to.
 import { gunzipSync } from 'node:zlib';
 import { ApiError } from '../http/errors.ts';

@@ -1,10 +1,10 @@
-// POST /v1/telemetry (contract §7.2): one line-protocol body into one namespace, all-or-nothing, in ONE transaction
+// POST /v1/telemetry (docs/api.md#telemetry-write): one line-protocol body into one namespace, all-or-nothing, in ONE transaction
 // (synchronous=FULL makes every commit an fsync, so one per request, never one per point).
 //
 // Each line is scanned straight into the shard writer, nothing is kept per point but its row. A line whose series
 // section (measurement and tags as written) was seen before skips tag parsing and the series lookup. The distinct
 // nodeIds are collected while scanning and checked together at the end, before anything is committed: a malformed line
-// anywhere is a 400 (which comes before a 403 in the contract's order of checks), an unauthorized nodeId then a 403,
+// anywhere is a 400 (which comes before a 403 in the order of checks, docs/api.md#check-order), an unauthorized nodeId then a 403,
 // and either rolls the whole request back.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';

@@ -1,4 +1,4 @@
-// InfluxDB line protocol as plain objects (contract §7.2): ParsedPoint per line, built on the one scanner in
+// InfluxDB line protocol as plain objects (docs/api.md#telemetry-write): ParsedPoint per line, built on the one scanner in
 // line-scanner.ts (which holds the grammar, the decisions, and the fast path the ingest uses directly).
 import {
   BOOLEAN, FIELD_TYPES, FLOAT, INTEGER, LineScanner, STRING, UNSIGNED,
@@ -34,7 +34,7 @@ export function pointTimeNs(point: ParsedPoint): bigint {
 
 /**
  * Parses a whole request body. Blank lines and `#` comments are skipped but counted; CRLF is accepted.
- * Throws LineProtocolError for the first malformed line (all-or-nothing, contract §7.2).
+ * Throws LineProtocolError for the first malformed line (all-or-nothing, docs/api.md#telemetry-write).
  */
 export function parseLineProtocol(body: string, opts: ParseOptions): ParsedPoint[] {
   const points: ParsedPoint[] = [];

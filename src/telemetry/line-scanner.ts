@@ -1,4 +1,4 @@
-// The InfluxDB line-protocol scanner (contract §7.2): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`.
+// The InfluxDB line-protocol scanner (docs/api.md#telemetry-write): `measurement[,tag=v...] field=v[,field=v...] [timestamp]`.
 // One reusable scanner per body fills plain arrays instead of building objects, so ingest of a million points allocates
 // almost nothing per line. The ingest path (ingest.ts) consumes it directly; parseLineProtocol (line-protocol.ts)
 // builds ParsedPoint objects from it for everyone else. Both therefore accept exactly the same language.

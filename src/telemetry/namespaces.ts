@@ -1,4 +1,4 @@
-// Namespace identity and the per-namespace figures of contract §7.1: expected interval, shard duration, worst-case range.
+// Namespace identity and the per-namespace figures of docs/api.md#namespaces: expected interval, shard duration, worst-case range.
 // Shard windows are aligned to the Unix epoch, so the shard a point lands in is a pure function of (namespace, time).
 
 export type Namespace =
@@ -22,7 +22,7 @@ export interface NamespaceProfile {
 
 const DAY_MS = 86_400_000;
 
-// Checked in order; the name is the retention policy, bucket or IOx value. "10 years" is 3650 days (contract).
+// Checked in order; the name is the retention policy, bucket or IOx value. "10 years" is 3650 days (docs/api.md#namespaces).
 const PROFILES: ReadonlyArray<readonly [suffix: string, profile: NamespaceProfile]> = [
   ['_one_s', { intervalSeconds: 1, intervalMs: 1_000, shardDurationMs: DAY_MS, worstCaseRangeMs: 30 * DAY_MS }],
   ['_one_m', { intervalSeconds: 60, intervalMs: 60_000, shardDurationMs: 7 * DAY_MS, worstCaseRangeMs: 400 * DAY_MS }],

@@ -1,4 +1,4 @@
-// Executes a planned query request (contract §7.3) inside one read transaction (one consistent snapshot, even while a
+// Executes a planned query request (docs/api.md#telemetry-query) inside one read transaction (one consistent snapshot, even while a
 // `telemetry prune` drops tables in another process). Each query is answered alone: Unauthorized, a bad field, or
 // nothing matched never affects the others.
 //

@@ -1,5 +1,5 @@
-// Plans a query request (contract §7.3) before anything executes: per query its namespace, its half-open time range,
-// the estimate of contract §7.4 and the shard tables the range overlaps. The cost limiter reads `estimate` (equal to
+// Plans a query request (docs/api.md#telemetry-query) before anything executes: per query its namespace, its half-open time range,
+// the estimate of docs/api.md#cost and the shard tables the range overlaps. The cost limiter reads `estimate` (equal to
 // estimateRequest() of the same body and clock), the executor reads the rest. Planning touches only the catalogue.
 import type { Db } from '../db/open.ts';
 import { catalogueOf, type NamespaceInfo, type ShardInfo } from './catalogue.ts';
@@ -28,7 +28,7 @@ export interface QueryPlan {
   /** the body was one query, not an array: the answer is one object */
   single: boolean;
   queries: PlannedQuery[];
-  /** contract §7.4 for the whole request */
+  /** docs/api.md#cost for the whole request */
   estimate: RequestEstimate;
   /** distinct shard tables the request scans */
   shardTables: string[];

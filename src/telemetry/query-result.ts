@@ -1,4 +1,4 @@
-// The Influx-style answer of a query (contract §7.3) and its JSON text. Rows are written as JSON text while they are
+// The Influx-style answer of a query (docs/api.md#telemetry-query) and its JSON text. Rows are written as JSON text while they are
 // read (no array per row, no Date per row: a 1,000-row answer allocated more for its rows than SQLite spent reading
 // them). Integers keep every digit, like InfluxDB's answers: JSON.stringify could not write an int64 exactly.
 import { BOOLEAN, FLOAT, STRING, type FieldKind } from './line-scanner.ts';

@@ -1,4 +1,4 @@
-// Telemetry (contract §7): line-protocol writes, batched queries, the namespace list.
+// Telemetry (docs/api.md#telemetry): line-protocol writes, batched queries, the namespace list.
 // Authorization is by each line's / query's nodeId tag, so it happens inside the services (ingest.ts, query-exec.ts)
 // through the rules in authorize.ts — once per distinct nodeId per request.
 import type { RouteContext } from '../http/route-context.ts';
@@ -18,7 +18,7 @@ import {
 } from './telemetry.schemas.ts';
 
 const TAG = 'telemetry';
-/** Telemetry write bodies, before and after gzip decompression (contract §1). */
+/** Telemetry write bodies, before and after gzip decompression (docs/api.md#bodies). */
 export const WRITE_BODY_LIMIT = 32 * 1024 * 1024;
 
 export function registerTelemetryRoutes(ctx: RouteContext): void {
@@ -64,11 +64,11 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
   }, (c, { body, query }) => {
     const userId = c.var.actor.userId;
     const now = deps.now();
-    // Contract §7.4: charged (or refused) before anything executes; a dry run charges nothing and stops here.
+    // docs/api.md#rate-limit: charged (or refused) before anything executes; a dry run charges nothing and stops here.
     const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
     if (dryRun) return c.json(dryRun);
     enforceRetention(db, deps.config.telemetryRetention, now);
-    // Planned before anything executes: plan.estimate (contract §7.4) and plan.shardTables are what the cost limiter
+    // Planned before anything executes: plan.estimate (docs/api.md#cost) and plan.shardTables are what the cost limiter
     // charges for; apiTier and dryRun belong to it.
     const plan = planQueryRequest(db, body, now);
     const results = runQueries(db, userId, plan, now);
@@ -77,7 +77,7 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
 
   api.route({
     method: 'get', path: '/v1/telemetry/namespaces', tag: TAG, summary: 'Namespaces with their interval, shard duration and worst-case range',
-    description: 'The namespaces holding data of a device the caller may read. Figures in seconds (contract §7.1).',
+    description: 'The namespaces holding data of a device the caller may read. Figures in seconds (see docs/api.md#namespaces).',
     auth: auth.requireActor,
     responses: { 200: { description: 'namespaces', schema: NamespacesResponseSchema } },
   }, (c) => {

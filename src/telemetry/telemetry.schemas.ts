@@ -1,4 +1,4 @@
-// Request schemas of the telemetry endpoints (contract §7.2, §7.3). The same objects validate requests and feed the
+// Request schemas of the telemetry endpoints (docs/api.md#telemetry-write, #telemetry-query). The same objects validate requests and feed the
 // OpenAPI document; the calendar check on ISO strings is a `check` action, so convert with
 // `toJsonSchema(schema, { ignoreActions: ['check'] })` — the regex still documents the accepted form.
 import * as v from 'valibot';
@@ -47,7 +47,7 @@ export const TimeConditionSchema = v.strictObject({
 
 export const WhereSchema = v.strictObject({
   time: v.optional(v.pipe(v.array(TimeConditionSchema), v.maxLength(2, 'expected at most 2 time conditions'))),
-  // Free-form (contract §1), but a tag value is always a string.
+  // Free-form (docs/api.md#bodies), but a tag value is always a string.
   tags: v.optional(v.record(v.string(), v.string())),
 });
 
@@ -111,7 +111,7 @@ export const WriteParamsSchema = v.pipe(
 export type WriteQueryParams = v.InferOutput<typeof WriteParamsSchema>;
 
 /**
- * Query parameters of `POST /v1/telemetry/query`. `apiTier` and `dryRun` belong to the cost limiter (contract §7.4),
+ * Query parameters of `POST /v1/telemetry/query`. `apiTier` and `dryRun` belong to the cost limiter (docs/api.md#rate-limit),
  * which owns their meaning; they are declared here so the route accepts them.
  */
 export const QueryParamsSchema = v.strictObject({

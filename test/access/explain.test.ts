@@ -16,55 +16,56 @@ const mem = (id: number, roleId: number, userEmail: string) => ({ kind: 'member'
 const man = (id: number, parentRoleId: number, childRoleId: number, f = NONE) => ({ kind: 'manages', id, parentRoleId, childRoleId, ...f });
 
 describe('explain a right over a role', () => {
-  test('the shortest of several granting chains, from the member relation down to the target', async () => {
-    const t = await makeTestApp();
-    const a = addRole(t, 'a');
-    const [b, ab] = addChild(t, a, flags('deviceManagement'));
-    const [c, bc] = addChild(t, b);
-    const target = addRole(t, 'target');
-    addManages(t, c, target); // long: a -(X)-> b -> c -> target
-    const [d, ad] = addChild(t, a);
-    const dt = addManages(t, d, target, flags('deviceManagement')); // short: a -> d -(X)-> target
-    const u = await userIn(t, a);
-    const res = await explain(t, u.token, `roleId=${target}&right=deviceManagement`);
+  test('the shortest of several granting chains, from the member relation down to the target', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const a = addRole(app, 'a');
+    const [b, ab] = addChild(app, a, flags('deviceManagement'));
+    const [c, bc] = addChild(app, b);
+    const target = addRole(app, 'target');
+    addManages(app, c, target); // long: a -(X)-> b -> c -> target
+    const [d, ad] = addChild(app, a);
+    const dt = addManages(app, d, target, flags('deviceManagement')); // short: a -> d -(X)-> target
+    const u = await userIn(app, a);
+    const res = await explain(app, u.token, `roleId=${target}&right=deviceManagement`);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       allowed: true, grantedBy: 'manages',
       via: [mem(u.memberIds[0], a, u.email), man(ad, a, d), man(dt, d, target, flags('deviceManagement'))],
     });
     // mode=indirect the same; a role in between is reached with the flag crossed on the first relation
-    const mid = await explain(t, u.token, `roleId=${c}&right=deviceManagement&mode=indirect`);
+    const mid = await explain(app, u.token, `roleId=${c}&right=deviceManagement&mode=indirect`);
     assert.deepEqual(mid.body, {
       allowed: true, grantedBy: 'manages',
       via: [mem(u.memberIds[0], a, u.email), man(ab, a, b, flags('deviceManagement')), man(bc, b, c)],
     });
-    t.close();
   });
 
-  test('selfRights grant the role itself only (direct); direct and indirect modes differ', async () => {
-    const t = await makeTestApp();
-    const a = addRole(t, 'a', flags('alarmManagement'));
-    const [b, ab] = addChild(t, a, flags('reportManagement'));
-    const [c] = addChild(t, b);
-    const u = await userIn(t, a);
-    assert.deepEqual((await explain(t, u.token, `roleId=${a}&right=alarmManagement`)).body,
+  test('selfRights grant the role itself only (direct); direct and indirect modes differ', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const a = addRole(app, 'a', flags('alarmManagement'));
+    const [b, ab] = addChild(app, a, flags('reportManagement'));
+    const [c] = addChild(app, b);
+    const u = await userIn(app, a);
+    assert.deepEqual((await explain(app, u.token, `roleId=${a}&right=alarmManagement`)).body,
       { allowed: true, grantedBy: 'selfRights', via: [mem(u.memberIds[0], a, u.email)] });
-    assert.deepEqual((await explain(t, u.token, `roleId=${a}&right=alarmManagement&mode=indirect`)).body, { allowed: false, via: [] });
-    assert.deepEqual((await explain(t, u.token, `roleId=${b}&right=alarmManagement`)).body, { allowed: false, via: [] });
+    assert.deepEqual((await explain(app, u.token, `roleId=${a}&right=alarmManagement&mode=indirect`)).body, { allowed: false, via: [] });
+    assert.deepEqual((await explain(app, u.token, `roleId=${b}&right=alarmManagement`)).body, { allowed: false, via: [] });
     // a -(report)-> b: direct and indirect over b; only indirect over c
-    const direct = await explain(t, u.token, `roleId=${b}&right=reportManagement&mode=direct`);
+    const direct = await explain(app, u.token, `roleId=${b}&right=reportManagement&mode=direct`);
     assert.deepEqual(direct.body, { allowed: true, grantedBy: 'manages', via: [mem(u.memberIds[0], a, u.email), man(ab, a, b, flags('reportManagement'))] });
-    assert.deepEqual((await explain(t, u.token, `roleId=${c}&right=reportManagement&mode=direct`)).body, { allowed: false, via: [] });
-    assert.equal((await explain(t, u.token, `roleId=${c}&right=reportManagement&mode=indirect`)).body.allowed, true);
-    t.close();
+    assert.deepEqual((await explain(app, u.token, `roleId=${c}&right=reportManagement&mode=direct`)).body, { allowed: false, via: [] });
+    assert.equal((await explain(app, u.token, `roleId=${c}&right=reportManagement&mode=indirect`)).body.allowed, true);
   });
 
-  test('a role outside reach (or unknown) is 404; validation names the parameter', async () => {
-    const t = await makeTestApp();
-    const hidden = addRole(t);
-    const u = await userIn(t, addRole(t));
-    assert.equal(assertError(await explain(t, u.token, `roleId=${hidden}&right=roleManagement`), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
-    assertError(await explain(t, u.token, 'roleId=4242&right=roleManagement'), 404, 'NOT_FOUND');
+  test('a role outside reach (or unknown) is 404; validation names the parameter', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const hidden = addRole(app);
+    const u = await userIn(app, addRole(app));
+    assert.equal(assertError(await explain(app, u.token, `roleId=${hidden}&right=roleManagement`), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
+    assertError(await explain(app, u.token, 'roleId=4242&right=roleManagement'), 404, 'NOT_FOUND');
     const cases: [string, string][] = [
       ['', 'query: give either deviceId (with property, action) or roleId (with right, mode)'],
       ['roleId=1&deviceId=1&right=roleManagement', 'query: give either deviceId (with property, action) or roleId (with right, mode)'],
@@ -77,8 +78,7 @@ describe('explain a right over a role', () => {
       ['deviceId=x', 'query.deviceId: expected an integer >= 0'],
       ['deviceId=1&verbose=1', 'query.verbose: unknown field'],
     ];
-    for (const [q, message] of cases) assert.equal(assertError(await explain(t, t.adminToken, q), 400, 'BAD_REQUEST').message, message, q);
-    t.close();
+    for (const [q, message] of cases) assert.equal(assertError(await explain(app, app.adminToken, q), 400, 'BAD_REQUEST').message, message, q);
   });
 });
 
@@ -96,39 +96,39 @@ describe('explain access to a device property', () => {
   const monitors = (id: number, roleId: number, deviceId: number, m: { monitorManagement?: boolean; reads?: string[]; edits?: string[] }) =>
     ({ kind: 'monitors', id, roleId, deviceId, monitorManagement: m.monitorManagement ?? false, reads: m.reads ?? [], edits: m.edits ?? [] });
 
-  test('read through reads, edit through edits (a longer chain), and the refusals', async () => {
-    const { t, a, b, d, ab, readsName, editsPower, u } = await world();
+  test('read through reads, edit through edits (a longer chain), and the refusals', async (t) => {
+    const { t: app, a, b, d, ab, readsName, editsPower, u } = await world();
+    t.after(() => app.close());
     const m = mem(u.memberIds[0], a, u.email);
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&property=name`)).body,
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&property=name`)).body,
       { allowed: true, grantedBy: 'reads', via: [m, monitors(readsName, a, d, { reads: ['name'] })] });
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&property=name&action=edit`)).body, { allowed: false, via: [] });
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&property=power&action=edit`)).body,
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&property=name&action=edit`)).body, { allowed: false, via: [] });
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&property=power&action=edit`)).body,
       { allowed: true, grantedBy: 'edits', via: [m, man(ab, a, b), monitors(editsPower, b, d, { edits: ['power'] })] });
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&property=power`)).body.grantedBy, 'edits', 'editable implies readable');
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&property=secret`)).body, { allowed: false, via: [] });
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&property=power`)).body.grantedBy, 'edits', 'editable implies readable');
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&property=secret`)).body, { allowed: false, via: [] });
     // no property: read = the device at all (the shortest relation); edit = monitorManagement
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}`)).body,
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}`)).body,
       { allowed: true, grantedBy: 'monitors', via: [m, monitors(readsName, a, d, { reads: ['name'] })] });
-    assert.deepEqual((await explain(t, u.token, `deviceId=${d}&action=edit`)).body, { allowed: false, via: [] });
-    t.close();
+    assert.deepEqual((await explain(app, u.token, `deviceId=${d}&action=edit`)).body, { allowed: false, via: [] });
   });
 
-  test('monitorManagement grants every property; a device the caller cannot read is 404', async () => {
-    const { t, d, u } = await world();
-    const [c, rc] = addChild(t, ROOT_ROLE_ID);
-    const mm = addMonitors(t, c, d, { mm: true });
-    const adminMember = t.deps.db.sqlite.prepare('SELECT id FROM members WHERE user_id = ?').pluck().get(t.adminId) as number;
-    const res = await explain(t, t.adminToken, `deviceId=${d}&property=anything&action=edit`);
+  test('monitorManagement grants every property; a device the caller cannot read is 404', async (t) => {
+    const { t: app, d, u } = await world();
+    t.after(() => app.close());
+    const [c, rc] = addChild(app, ROOT_ROLE_ID);
+    const mm = addMonitors(app, c, d, { mm: true });
+    const adminMember = app.deps.db.sqlite.prepare('SELECT id FROM members WHERE user_id = ?').pluck().get(app.adminId) as number;
+    const res = await explain(app, app.adminToken, `deviceId=${d}&property=anything&action=edit`);
     assert.deepEqual(res.body, {
       allowed: true, grantedBy: 'monitorManagement',
       via: [mem(adminMember, ROOT_ROLE_ID, 'admin@localhost'), man(rc, ROOT_ROLE_ID, c), monitors(mm, c, d, { monitorManagement: true })],
     });
-    const outsider = await userIn(t, addRole(t));
-    assert.equal(assertError(await explain(t, outsider.token, `deviceId=${d}&property=name`), 404, 'NOT_FOUND').message, `device ${d} not found`);
-    assertError(await explain(t, u.token, 'deviceId=9999'), 404, 'NOT_FOUND');
-    const lonely = addDevice(t);
-    assertError(await explain(t, t.adminToken, `deviceId=${lonely}`), 404, 'NOT_FOUND');
-    t.close();
+    const outsider = await userIn(app, addRole(app));
+    assert.equal(assertError(await explain(app, outsider.token, `deviceId=${d}&property=name`), 404, 'NOT_FOUND').message, `device ${d} not found`);
+    assertError(await explain(app, u.token, 'deviceId=9999'), 404, 'NOT_FOUND');
+    const lonely = addDevice(app);
+    assertError(await explain(app, app.adminToken, `deviceId=${lonely}`), 404, 'NOT_FOUND');
   });
 });
 

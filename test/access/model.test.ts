@@ -1,5 +1,5 @@
 // The reference rights model (test/support/rights-model.ts) and the random installation generator: hand-worked cases
-// from CONTRACT.md §2, a cross-check of the model against literal path enumeration, and generator sanity.
+// from docs/api.md#rights, a cross-check of the model against literal path enumeration, and generator sanity.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MODES, RIGHTS, RightsModel } from '../support/rights-model.ts';

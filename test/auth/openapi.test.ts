@@ -4,9 +4,10 @@ import assert from 'node:assert/strict';
 import { makeTestApp } from '../support/app.ts';
 
 describe('auth in openapi.json', () => {
-  test('every auth path is documented with the right scheme', async () => {
-    const t = await makeTestApp();
-    const doc = (await t.request('GET', '/openapi.json')).body;
+  test('every auth path is documented with the right scheme', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const doc = (await app.request('GET', '/openapi.json')).body;
     const op = (path: string, method: string) => {
       assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} documented`);
       return doc.paths[path][method];
@@ -31,6 +32,5 @@ describe('auth in openapi.json', () => {
     const step = op('/user/2fa/totp/authenticate', 'post');
     assert.deepEqual(step.security.map((s: object) => Object.keys(s)[0]).sort(), ['accessBearerAuth', 'partialBearerAuth', 'sudoBearerAuth']);
     assert.deepEqual(op('/user/2fa', 'delete').security, [{ sudoBearerAuth: [] }]);
-    t.close();
   });
 });

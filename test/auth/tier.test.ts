@@ -8,45 +8,45 @@ const tierOf = (t: Awaited<ReturnType<typeof makeTestApp>>, email: string) =>
   t.deps.db.sqlite.prepare('SELECT tier FROM users WHERE email = ?').pluck().get(email);
 
 describe('user tier', () => {
-  test('a root member sets a tier (204); default is basic; e-mail is case-insensitive', async () => {
-    const t = await makeTestApp();
-    await t.createUser('customer@example.com');
-    assert.equal(tierOf(t, 'customer@example.com'), 'basic');
-    const res = await t.request('PUT', '/v1/user/customer@example.com/tier', { token: t.adminToken, body: { tier: 'premium' } });
+  test('a root member sets a tier (204); default is basic; e-mail is case-insensitive', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    await app.createUser('customer@example.com');
+    assert.equal(tierOf(app, 'customer@example.com'), 'basic');
+    const res = await app.request('PUT', '/v1/user/customer@example.com/tier', { token: app.adminToken, body: { tier: 'premium' } });
     assert.equal(res.status, 204, res.text);
     assert.equal(res.text, '');
-    assert.equal(tierOf(t, 'customer@example.com'), 'premium');
-    assert.equal((await t.request('PUT', '/v1/user/Customer%40Example.com/tier', { token: t.adminToken, body: { tier: 'free' } })).status, 204);
-    assert.equal(tierOf(t, 'customer@example.com'), 'free');
-    t.close();
+    assert.equal(tierOf(app, 'customer@example.com'), 'premium');
+    assert.equal((await app.request('PUT', '/v1/user/Customer%40Example.com/tier', { token: app.adminToken, body: { tier: 'free' } })).status, 204);
+    assert.equal(tierOf(app, 'customer@example.com'), 'free');
   });
 
-  test('a user outside the root role gets 403, even for their own tier; a member of another role too', async () => {
-    const t = await makeTestApp();
-    const user = await t.createUser('customer@example.com');
-    const body = assertError(await t.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } }), 403, 'FORBIDDEN');
+  test('a user outside the root role gets 403, even for their own tier; a member of another role too', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await app.createUser('customer@example.com');
+    const body = assertError(await app.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } }), 403, 'FORBIDDEN');
     assert.match(body.message, /root/);
-    const role = t.deps.db.sqlite.prepare(`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
+    const role = app.deps.db.sqlite.prepare(`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
       self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('other', 1, 1, 1, 1, 1, 1, 0)`).run();
-    t.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(role.lastInsertRowid, user.id);
-    assertError(await t.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } }), 403, 'FORBIDDEN');
-    assert.equal(tierOf(t, 'customer@example.com'), 'basic');
+    app.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(role.lastInsertRowid, user.id);
+    assertError(await app.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } }), 403, 'FORBIDDEN');
+    assert.equal(tierOf(app, 'customer@example.com'), 'basic');
     // made a root member, the same user may
-    t.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (1, ?)').run(user.id);
-    assert.equal((await t.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } })).status, 204);
-    t.close();
+    app.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (1, ?)').run(user.id);
+    assert.equal((await app.request('PUT', '/v1/user/customer@example.com/tier', { token: user.token, body: { tier: 'premium' } })).status, 204);
   });
 
-  test('unknown user 404 (for root members); invalid tier or extra field 400; auth required', async () => {
-    const t = await makeTestApp();
-    assertError(await t.request('PUT', '/v1/user/ghost@example.com/tier', { token: t.adminToken, body: { tier: 'free' } }), 404, 'NOT_FOUND');
-    assert.match(assertError(await t.request('PUT', '/v1/user/admin@localhost/tier', { token: t.adminToken, body: { tier: 'gold' } }), 400, 'BAD_REQUEST').message, /tier/);
-    assertError(await t.request('PUT', '/v1/user/admin@localhost/tier', { token: t.adminToken, body: { tier: 'free', x: 1 } }), 400, 'BAD_REQUEST');
-    assertError(await t.request('PUT', '/v1/user/admin@localhost/tier', { token: t.adminToken }), 400, 'BAD_REQUEST');
+  test('unknown user 404 (for root members); invalid tier or extra field 400; auth required', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assertError(await app.request('PUT', '/v1/user/ghost@example.com/tier', { token: app.adminToken, body: { tier: 'free' } }), 404, 'NOT_FOUND');
+    assert.match(assertError(await app.request('PUT', '/v1/user/admin@localhost/tier', { token: app.adminToken, body: { tier: 'gold' } }), 400, 'BAD_REQUEST').message, /tier/);
+    assertError(await app.request('PUT', '/v1/user/admin@localhost/tier', { token: app.adminToken, body: { tier: 'free', x: 1 } }), 400, 'BAD_REQUEST');
+    assertError(await app.request('PUT', '/v1/user/admin@localhost/tier', { token: app.adminToken }), 400, 'BAD_REQUEST');
     // a non-root caller learns nothing about which users exist: 403 before 404
-    const user = await t.createUser('customer@example.com');
-    assertError(await t.request('PUT', '/v1/user/ghost@example.com/tier', { token: user.token, body: { tier: 'free' } }), 403, 'FORBIDDEN');
-    await assertRequiresAuth(t, 'PUT', '/v1/user/admin@localhost/tier', { tier: 'free' });
-    t.close();
+    const user = await app.createUser('customer@example.com');
+    assertError(await app.request('PUT', '/v1/user/ghost@example.com/tier', { token: user.token, body: { tier: 'free' } }), 403, 'FORBIDDEN');
+    await assertRequiresAuth(app, 'PUT', '/v1/user/admin@localhost/tier', { tier: 'free' });
   });
 });

@@ -18,82 +18,82 @@ function claimsNow(t: TestApp, typ: TokenType = 'access') {
 const validate = (t: TestApp, token: string) => t.request('GET', '/auth/accesstoken/validate', { token });
 
 describe('tokens: forgeries', () => {
-  test('a genuine token passes (control for the cases below)', async () => {
-    const t = await makeTestApp();
-    assert.equal((await validate(t, t.adminToken)).status, 200);
-    t.close();
+  test('a genuine token passes (control for the cases below)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assert.equal((await validate(app, app.adminToken)).status, 200);
   });
 
-  test('alg "none" is refused', async () => {
-    const t = await makeTestApp();
-    const token = `${b64({ alg: 'none', typ: 'JWT', kid: t.deps.keys.kid })}.${b64(claimsNow(t))}.`;
-    assertError(await validate(t, token), 401, 'UNAUTHENTICATED');
-    t.close();
+  test('alg "none" is refused', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const token = `${b64({ alg: 'none', typ: 'JWT', kid: app.deps.keys.kid })}.${b64(claimsNow(app))}.`;
+    assertError(await validate(app, token), 401, 'UNAUTHENTICATED');
   });
 
-  test('a token signed by a foreign Ed25519 key is refused, with our kid or its own', async () => {
-    const t = await makeTestApp();
+  test('a token signed by a foreign Ed25519 key is refused, with our kid or its own', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     const { privateKey } = await generateKeyPair('Ed25519');
-    for (const kid of [t.deps.keys.kid, 'someone-else']) {
-      const token = await new SignJWT(claimsNow(t)).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' }).sign(privateKey);
-      assertError(await validate(t, token), 401, 'UNAUTHENTICATED');
+    for (const kid of [app.deps.keys.kid, 'someone-else']) {
+      const token = await new SignJWT(claimsNow(app)).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' }).sign(privateKey);
+      assertError(await validate(app, token), 401, 'UNAUTHENTICATED');
     }
-    t.close();
   });
 
-  test('HS256 keyed with our public key (algorithm confusion) is refused', async () => {
-    const t = await makeTestApp();
-    const jwk = await exportJWK(t.deps.keys.publicKeys.get(t.deps.keys.kid)!);
-    const head = `${b64({ alg: 'HS256', typ: 'JWT', kid: t.deps.keys.kid })}.${b64(claimsNow(t))}`;
+  test('HS256 keyed with our public key (algorithm confusion) is refused', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const jwk = await exportJWK(app.deps.keys.publicKeys.get(app.deps.keys.kid)!);
+    const head = `${b64({ alg: 'HS256', typ: 'JWT', kid: app.deps.keys.kid })}.${b64(claimsNow(app))}`;
     for (const secret of [JSON.stringify(jwk), String(jwk.x)]) {
       const sig = createHmac('sha256', secret).update(head).digest('base64url');
-      assertError(await validate(t, `${head}.${sig}`), 401, 'UNAUTHENTICATED');
+      assertError(await validate(app, `${head}.${sig}`), 401, 'UNAUTHENTICATED');
     }
-    t.close();
   });
 
-  test('a tampered payload (other user, other kind, later expiry) breaks the signature', async () => {
-    const t = await makeTestApp();
-    const other = await t.createUser('other@localhost');
-    const [header, payload, signature] = (await t.token(other.id, 'access')).split('.');
+  test('a tampered payload (other user, other kind, later expiry) breaks the signature', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const other = await app.createUser('other@localhost');
+    const [header, payload, signature] = (await app.token(other.id, 'access')).split('.');
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
-    for (const change of [{ sub: String(t.adminId) }, { typ: 'sudo' }, { exp: claims.exp + 86400 }]) {
+    for (const change of [{ sub: String(app.adminId) }, { typ: 'sudo' }, { exp: claims.exp + 86400 }]) {
       const forged = `${header}.${b64({ ...claims, ...change })}.${signature}`;
-      assertError(await validate(t, forged), 401, 'UNAUTHENTICATED');
+      assertError(await validate(app, forged), 401, 'UNAUTHENTICATED');
     }
     // the untouched token is fine
-    assert.deepEqual((await validate(t, `${header}.${payload}.${signature}`)).body, { userId: other.id });
-    t.close();
+    assert.deepEqual((await validate(app, `${header}.${payload}.${signature}`)).body, { userId: other.id });
   });
 
-  test('an expired token is refused, also when it was verified (and cached) before', async () => {
-    const t = await makeTestApp();
-    const seen = await t.token(t.adminId, 'access');
-    const unseen = await t.token(t.adminId, 'access');
-    assert.equal((await validate(t, seen)).status, 200);
-    t.clock.advance(10 * 60 * 1000 - 1000);
-    assert.equal((await validate(t, seen)).status, 200, 'still valid one second before expiry');
-    t.clock.advance(1000);
-    assert.match(assertError(await validate(t, seen), 401, 'UNAUTHENTICATED').message, /expired/);
-    assert.match(assertError(await validate(t, unseen), 401, 'UNAUTHENTICATED').message, /expired/);
-    t.close();
+  test('an expired token is refused, also when it was verified (and cached) before', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const seen = await app.token(app.adminId, 'access');
+    const unseen = await app.token(app.adminId, 'access');
+    assert.equal((await validate(app, seen)).status, 200);
+    app.clock.advance(10 * 60 * 1000 - 1000);
+    assert.equal((await validate(app, seen)).status, 200, 'still valid one second before expiry');
+    app.clock.advance(1000);
+    assert.match(assertError(await validate(app, seen), 401, 'UNAUTHENTICATED').message, /expired/);
+    assert.match(assertError(await validate(app, unseen), 401, 'UNAUTHENTICATED').message, /expired/);
   });
 
-  test('a refresh token without a session (not issued by login) is refused', async () => {
-    const t = await makeTestApp();
-    assertError(await t.request('GET', '/auth/refreshtoken/validate', { token: await t.token(t.adminId, 'refresh') }), 401, 'UNAUTHENTICATED');
-    const { token } = await liveToken(t, t.adminId, 'refresh');
-    assert.equal((await t.request('GET', '/auth/refreshtoken/validate', { token })).status, 200);
-    t.close();
+  test('a refresh token without a session (not issued by login) is refused', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assertError(await app.request('GET', '/auth/refreshtoken/validate', { token: await app.token(app.adminId, 'refresh') }), 401, 'UNAUTHENTICATED');
+    const { token } = await liveToken(app, app.adminId, 'refresh');
+    assert.equal((await app.request('GET', '/auth/refreshtoken/validate', { token })).status, 200);
   });
 
-  test('a token of a session that belongs to another user is refused', async () => {
-    const t = await makeTestApp();
-    const other = await t.createUser('other@localhost');
-    const { sid } = await liveToken(t, other.id, 'refresh');
-    const { token } = await liveToken(t, t.adminId, 'access', sid);
-    assertError(await validate(t, token), 401, 'UNAUTHENTICATED');
-    t.close();
+  test('a token of a session that belongs to another user is refused', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const other = await app.createUser('other@localhost');
+    const { sid } = await liveToken(app, other.id, 'refresh');
+    const { token } = await liveToken(app, app.adminId, 'access', sid);
+    assertError(await validate(app, token), 401, 'UNAUTHENTICATED');
   });
 });
 
@@ -116,9 +116,10 @@ describe('tokens: each kind only where it is expected', () => {
     { method: 'PUT', path: '/v1/user/:email/tier', accepts: ['access', 'sudo'], body: { tier: 'free' } },
   ];
 
-  test('the table covers every authenticated route of the auth domain', async () => {
-    const t = await makeTestApp();
-    const { api } = createApp(t.deps);
+  test('the table covers every authenticated route of the auth domain', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { api } = createApp(app.deps);
     const mine = api.specs.filter((s) => s.path.startsWith('/auth/') || s.path.startsWith('/user') || s.path.startsWith('/v1/user/'));
     const listed = new Set(ROUTES.map((r) => `${r.method} ${r.path}`));
     for (const spec of mine) {
@@ -127,32 +128,31 @@ describe('tokens: each kind only where it is expected', () => {
       assert.ok(spec.auth, `${key} declares an authenticator`);
       assert.ok(listed.has(key), `${key} is in the table`);
     }
-    t.close();
   });
 
-  test('every other kind of token gets 401 (sudo-only routes: 403 SUDO_REQUIRED for access)', async () => {
-    const t = await makeTestApp();
+  test('every other kind of token gets 401 (sudo-only routes: 403 SUDO_REQUIRED for access)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     for (const route of ROUTES) {
       const path = route.path.replace(':email', 'admin@localhost');
       for (const typ of ['refresh', 'access', 'partial', 'sudo'] as const) {
         if (route.accepts.includes(typ)) continue;
-        const { token } = await liveToken(t, t.adminId, typ);
-        const res = await t.request(route.method, path, { token, body: route.body });
+        const { token } = await liveToken(app, app.adminId, typ);
+        const res = await app.request(route.method, path, { token, body: route.body });
         if (route.sudoOnly && typ === 'access') assertError(res, 403, 'SUDO_REQUIRED');
         else assertError(res, 401, 'UNAUTHENTICATED');
       }
-      assertError(await t.request(route.method, path, { body: route.body }), 401, 'UNAUTHENTICATED');
+      assertError(await app.request(route.method, path, { body: route.body }), 401, 'UNAUTHENTICATED');
     }
-    t.close();
   });
 
-  test('assertRequiresAuth passes for an access route and fails for an open one', async () => {
-    const t = await makeTestApp();
-    await assertRequiresAuth(t, 'GET', '/user/2fa');
-    await assertRequiresAuth(t, 'PUT', '/v1/user/admin@localhost/tier', { tier: 'free' });
-    await assert.rejects(assertRequiresAuth(t, 'GET', '/healthz'));
+  test('assertRequiresAuth passes for an access route and fails for an open one', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    await assertRequiresAuth(app, 'GET', '/user/2fa');
+    await assertRequiresAuth(app, 'PUT', '/v1/user/admin@localhost/tier', { tier: 'free' });
+    await assert.rejects(assertRequiresAuth(app, 'GET', '/healthz'));
     // a route that (wrongly) took refresh tokens would be caught
-    await assert.rejects(assertRequiresAuth(t, 'GET', '/auth/refreshtoken/validate'));
-    t.close();
+    await assert.rejects(assertRequiresAuth(app, 'GET', '/auth/refreshtoken/validate'));
   });
 });

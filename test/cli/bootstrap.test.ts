@@ -6,8 +6,9 @@ import { migrate } from '../../src/db/migrate.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { verifySecret } from '../../src/auth/passwords.ts';
 
-test('bootstrap creates root role 1 with all self rights, the admin as its member, and a signing key', async () => {
+test('bootstrap creates root role 1 with all self rights, the admin as its member, and a signing key', async (t) => {
   const db = openDatabase({ file: ':memory:' });
+  t.after(() => db.close());
   migrate(db, 0);
   const result = await bootstrap(db, { adminEmail: 'ops@site', adminPassword: 'given-password-1', now: 5 });
   assert.deepEqual(result, { created: true, adminEmail: 'ops@site' });
@@ -20,11 +21,11 @@ test('bootstrap creates root role 1 with all self rights, the admin as its membe
   // a second start changes nothing
   assert.deepEqual(await bootstrap(db, { adminEmail: 'ops@site', now: 6 }), { created: false, adminEmail: 'ops@site' });
   assert.equal(db.sqlite.prepare('SELECT count(*) FROM users').pluck().get(), 1);
-  db.close();
 });
 
-test('a generated admin password is announced before the admin is committed, never after', async () => {
+test('a generated admin password is announced before the admin is committed, never after', async (t) => {
   const db = openDatabase({ file: ':memory:' });
+  t.after(() => db.close());
   migrate(db, 0);
   const seen: { password: string; usersAtAnnouncement: number }[] = [];
   const result = await bootstrap(db, {
@@ -39,5 +40,4 @@ test('a generated admin password is announced before the admin is committed, nev
   assert.match(seen[0].password, /^\S{20}$/);
   const hash = db.sqlite.prepare('SELECT password_hash FROM users').pluck().get() as string;
   assert.ok(await verifySecret(seen[0].password, hash));
-  db.close();
 });

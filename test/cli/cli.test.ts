@@ -66,7 +66,7 @@ describe('commands', () => {
     assert.match(h.out[0], /backup <file>/);
   });
 
-  test('migrate creates the schema and is idempotent', async () => {
+  test('migrate creates the schema and is idempotent', async (t) => {
     const dir = tempDir();
     try {
       const a = capture();
@@ -76,15 +76,15 @@ describe('commands', () => {
       assert.equal(await runCli(['migrate', '--data-dir', dir], {}, b.io), 0);
       assert.equal(b.out[0], 'database is up to date');
       const db = new Database(join(dir, 'gridkeeper.db'), { readonly: true });
+      t.after(() => db.close());
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       assert.ok((db.prepare('SELECT count(*) FROM schema_migrations').pluck().get() as number) >= 5);
-      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  test('user add creates a user once, with a printed password, optionally in a role', async () => {
+  test('user add creates a user once, with a printed password, optionally in a role', async (t) => {
     const dir = tempDir();
     try {
       const a = capture();
@@ -99,17 +99,17 @@ describe('commands', () => {
       assert.equal(await runCli(['user', 'add', 'ops@example.com', '--data-dir', dir, '--password', 'long-enough-pw'], {}, c.io), 2);
       assert.match(c.err[0], /already exists/);
       const db = new Database(join(dir, 'gridkeeper.db'), { readonly: true });
+      t.after(() => db.close());
       const row = db.prepare('SELECT email, password_hash, tier FROM users').get() as { email: string; password_hash: string; tier: string };
       assert.equal(row.email, 'ops@example.com');
       assert.match(row.password_hash, /^scrypt\$/);
       assert.equal(row.tier, 'basic');
-      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  test('backup writes a consistent copy and refuses to overwrite', async () => {
+  test('backup writes a consistent copy and refuses to overwrite', async (t) => {
     const dir = tempDir();
     try {
       await runCli(['user', 'add', 'a@b', '--data-dir', dir, '--password', 'long-enough-pw'], {}, capture().io);
@@ -118,9 +118,9 @@ describe('commands', () => {
       assert.equal(await runCli(['backup', dest, '--data-dir', dir], {}, a.io), 0);
       assert.ok(existsSync(dest));
       const copy = new Database(dest, { readonly: true });
+      t.after(() => copy.close());
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
       assert.equal(copy.prepare('SELECT email FROM users').pluck().get(), 'a@b');
-      copy.close();
       const b = capture();
       assert.equal(await runCli(['backup', dest, '--data-dir', dir], {}, b.io), 2);
       assert.match(b.err[0], /already exists/);

@@ -73,10 +73,11 @@ describe('executor and schema', () => {
     assert.equal(db.sqlite.prepare('SELECT ?').pluck().get(...[true].map((b) => (b ? 1 : 0))), 1);
   });
 
-  test('file databases use WAL, synchronous FULL and foreign keys; migrations are recorded and idempotent', () => {
+  test('file databases use WAL, synchronous FULL and foreign keys; migrations are recorded and idempotent', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-db-'));
     try {
       const db = openDatabase({ file: join(dir, 'x.db') });
+      t.after(() => db.close());
       assert.equal(db.sqlite.pragma('journal_mode', { simple: true }), 'wal');
       assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2); // FULL
       assert.equal(db.sqlite.pragma('foreign_keys', { simple: true }), 1);
@@ -84,7 +85,6 @@ describe('executor and schema', () => {
       assert.deepEqual(migrate(db, 0), []);
       db.sqlite.prepare("INSERT INTO schema_migrations VALUES ('9999_future', 0)").run();
       assert.throws(() => migrate(db, 0), /newer gridkeeper.*9999_future/);
-      db.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -22,26 +22,26 @@ const ROUTES: [string, string, unknown?][] = [
 
 describe('devices and monitors: authentication', () => {
   for (const [method, path, body] of ROUTES) {
-    it(`${method} ${path} needs an access token`, async () => {
-      const t = await makeTestApp();
-      await assertRequiresAuth(t, method, path, body);
-      t.close();
+    it(`${method} ${path} needs an access token`, async (t) => {
+      const app = await makeTestApp();
+      t.after(() => app.close());
+      await assertRequiresAuth(app, method, path, body);
     });
   }
 
-  it('401 comes before 400: an invalid body without a token is still 401', async () => {
-    const t = await makeTestApp();
-    assertError(await t.request('POST', '/v1/device?roleId=x', { body: { properties: 5 } }), 401, 'UNAUTHENTICATED');
-    assertError(await t.request('PATCH', '/v1/device/x', { body: 'nope' }), 401, 'UNAUTHENTICATED');
-    t.close();
+  it('401 comes before 400: an invalid body without a token is still 401', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assertError(await app.request('POST', '/v1/device?roleId=x', { body: { properties: 5 } }), 401, 'UNAUTHENTICATED');
+    assertError(await app.request('PATCH', '/v1/device/x', { body: 'nope' }), 401, 'UNAUTHENTICATED');
   });
 
-  it('415 comes before 401 for a body that is not JSON', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('POST', '/v1/device/query', { raw: '{}', headers: { 'content-type': 'text/plain' } });
+  it('415 comes before 401 for a body that is not JSON', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('POST', '/v1/device/query', { raw: '{}', headers: { 'content-type': 'text/plain' } });
     assertError(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
-    const patch = await t.request('PATCH', '/v1/device/1', { token: t.adminToken, raw: '[]', headers: { 'content-type': 'application/json-patch+json' } });
+    const patch = await app.request('PATCH', '/v1/device/1', { token: app.adminToken, raw: '[]', headers: { 'content-type': 'application/json-patch+json' } });
     assert.equal(patch.status, 404); // the JSON Patch media type is accepted; device 1 does not exist
-    t.close();
   });
 });

@@ -8,9 +8,10 @@ const create = (t: TestApp, token: string, roleId: number, properties: unknown, 
   t.request('POST', `/v1/device?roleId=${roleId}${query}`, { token, body: { properties } });
 
 describe('create device: happy', () => {
-  it('creates the device and a monitors relation (R, D, true, [], [])', async () => {
-    const t = await makeTestApp();
-    const res = await create(t, t.adminToken, 1, { nodeId: 'ctl-1', nodeType: 'smartgridController', name: 'Home', info: { model: 'X' } });
+  it('creates the device and a monitors relation (R, D, true, [], [])', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await create(app, app.adminToken, 1, { nodeId: 'ctl-1', nodeType: 'smartgridController', name: 'Home', info: { model: 'X' } });
     const body = ok(res);
     assert.deepEqual(body, {
       monitors: { id: body.monitors.id, roleId: 1, deviceId: body.device.id, monitorManagement: true, reads: [], edits: [] },
@@ -21,33 +22,33 @@ describe('create device: happy', () => {
         userRights: { propertyEditabilities: { nodeId: true, nodeType: true, name: true, info: true }, monitorManagement: true },
       },
     });
-    assert.deepEqual(storedDevice(t, body.device.id), { properties: body.device.properties, lastUpdate: T0 });
-    assert.deepEqual(storedMonitors(t, body.device.id), [{ id: body.monitors.id, role_id: 1, monitor_management: 1, reads: '[]', edits: '[]' }]);
-    t.close();
+    assert.deepEqual(storedDevice(app, body.device.id), { properties: body.device.properties, lastUpdate: T0 });
+    assert.deepEqual(storedMonitors(app, body.device.id), [{ id: body.monitors.id, role_id: 1, monitor_management: 1, reads: '[]', edits: '[]' }]);
   });
 
-  it('accepts empty properties and free-form values', async () => {
-    const t = await makeTestApp();
-    assert.deepEqual(ok(await create(t, t.adminToken, 1, {})).device.properties, {});
+  it('accepts empty properties and free-form values', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assert.deepEqual(ok(await create(app, app.adminToken, 1, {})).device.properties, {});
     const free = { anything: [1, { deep: null }], nodeType: 'customThing', phases: 'not checked without validate' };
-    assert.deepEqual(ok(await create(t, t.adminToken, 1, free)).device.properties, free);
-    t.close();
+    assert.deepEqual(ok(await create(app, app.adminToken, 1, free)).device.properties, free);
   });
 
-  it('a deleted device frees its nodeId', async () => {
-    const t = await makeTestApp();
-    const first = ok(await create(t, t.adminToken, 1, { nodeId: 'n' }));
-    ok(await t.request('DELETE', `/v1/role/1/monitors/${first.monitors.id}`, { token: t.adminToken }));
-    ok(await create(t, t.adminToken, 1, { nodeId: 'n' }));
-    t.close();
+  it('a deleted device frees its nodeId', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const first = ok(await create(app, app.adminToken, 1, { nodeId: 'n' }));
+    ok(await app.request('DELETE', `/v1/role/1/monitors/${first.monitors.id}`, { token: app.adminToken }));
+    ok(await create(app, app.adminToken, 1, { nodeId: 'n' }));
   });
 });
 
 describe('create device: validation', () => {
-  it('refuses bad bodies and query parameters with 400', async () => {
-    const t = await makeTestApp();
+  it('refuses bad bodies and query parameters with 400', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     const bad = async (path: string, body: unknown, pattern: RegExp) => {
-      const res = await t.request('POST', path, { token: t.adminToken, body });
+      const res = await app.request('POST', path, { token: app.adminToken, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, pattern);
     };
     await bad('/v1/device?roleId=1', { properties: [] }, /^properties: expected an object/);
@@ -62,116 +63,115 @@ describe('create device: validation', () => {
     await bad('/v1/device?roleId=x', { properties: {} }, /roleId/);
     await bad('/v1/device?roleId=1&validate=maybe', { properties: {} }, /validate/);
     await bad('/v1/device?roleId=1&color=red', { properties: {} }, /color/);
-    const proto = await t.request('POST', '/v1/device?roleId=1', { token: t.adminToken, raw: '{"properties":{"__proto__":{"x":1}}}', headers: { 'content-type': 'application/json' } });
+    const proto = await app.request('POST', '/v1/device?roleId=1', { token: app.adminToken, raw: '{"properties":{"__proto__":{"x":1}}}', headers: { 'content-type': 'application/json' } });
     assertError(proto, 400, 'BAD_REQUEST');
-    assert.equal(count(t, 'devices'), 0);
-    t.close();
+    assert.equal(count(app, 'devices'), 0);
   });
 
-  it('validate=true checks the nodeType schema: 422 SCHEMA_VIOLATION naming the path, nothing written', async () => {
-    const t = await makeTestApp();
-    const res = await create(t, t.adminToken, 1, { nodeType: 'battery', info: { serialNumber: 5 } }, '&validate=true');
+  it('validate=true checks the nodeType schema: 422 SCHEMA_VIOLATION naming the path, nothing written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await create(app, app.adminToken, 1, { nodeType: 'battery', info: { serialNumber: 5 } }, '&validate=true');
     assert.equal(assertError(res, 422, 'SCHEMA_VIOLATION').message, 'properties.info.serialNumber: Invalid type: Expected string but received 5');
-    const phases = await create(t, t.adminToken, 1, { nodeType: 'evCharger', phases: 2 }, '&validate=true');
+    const phases = await create(app, app.adminToken, 1, { nodeType: 'evCharger', phases: 2 }, '&validate=true');
     assert.match(assertError(phases, 422, 'SCHEMA_VIOLATION').message, /^properties\.phases: /);
-    assert.equal(count(t, 'devices'), 0);
+    assert.equal(count(app, 'devices'), 0);
     // without validate, and for a nodeType without schema, the same properties are stored
-    ok(await create(t, t.adminToken, 1, { nodeType: 'battery', info: { serialNumber: 5 } }));
-    ok(await create(t, t.adminToken, 1, { nodeType: 'unknownType', info: { serialNumber: 5 } }, '&validate=true'));
-    ok(await create(t, t.adminToken, 1, { nodeType: 'battery', capacityWh: 10 }, '&validate=true'));
-    t.close();
+    ok(await create(app, app.adminToken, 1, { nodeType: 'battery', info: { serialNumber: 5 } }));
+    ok(await create(app, app.adminToken, 1, { nodeType: 'unknownType', info: { serialNumber: 5 } }, '&validate=true'));
+    ok(await create(app, app.adminToken, 1, { nodeType: 'battery', capacityWh: 10 }, '&validate=true'));
   });
 
-  it('a taken nodeId is 409 NODE_ID_TAKEN without naming the holder, nothing written', async () => {
-    const t = await makeTestApp();
-    ok(await create(t, t.adminToken, 1, { nodeId: 'dup' }));
-    const other = addRole(t, 'other', { deviceManagement: true });
-    const u = await userIn(t, other);
-    const res = await create(t, u.token, other, { nodeId: 'dup' });
+  it('a taken nodeId is 409 NODE_ID_TAKEN without naming the holder, nothing written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    ok(await create(app, app.adminToken, 1, { nodeId: 'dup' }));
+    const other = addRole(app, 'other', { deviceManagement: true });
+    const u = await userIn(app, other);
+    const res = await create(app, u.token, other, { nodeId: 'dup' });
     assert.equal(assertError(res, 409, 'NODE_ID_TAKEN').message, 'nodeId "dup" is already used by another device');
-    assert.equal(count(t, 'devices'), 1);
-    assert.equal(count(t, 'monitors'), 1);
-    t.close();
+    assert.equal(count(app, 'devices'), 1);
+    assert.equal(count(app, 'monitors'), 1);
   });
 });
 
 describe('create device: security (the rule)', () => {
-  it('allowed: direct deviceManagement by the role\'s own selfRights', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r', { deviceManagement: true });
-    const u = await userIn(t, r);
-    const body = ok(await create(t, u.token, r, {}));
+  it('allowed: direct deviceManagement by the role\'s own selfRights', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r', { deviceManagement: true });
+    const u = await userIn(app, r);
+    const body = ok(await create(app, u.token, r, {}));
     assert.equal(body.monitors.roleId, r);
     assert.equal(body.device.userRights.monitorManagement, true);
-    t.close();
   });
 
-  it('allowed: direct deviceManagement through a relation P -> R with the flag', async () => {
-    const t = await makeTestApp();
-    const p = addRole(t, 'p');
-    const r = addRole(t, 'r');
-    addManages(t, p, r, { deviceManagement: true });
-    const u = await userIn(t, p);
-    ok(await create(t, u.token, r, {}));
-    t.close();
+  it('allowed: direct deviceManagement through a relation P -> R with the flag', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const p = addRole(app, 'p');
+    const r = addRole(app, 'r');
+    addManages(app, p, r, { deviceManagement: true });
+    const u = await userIn(app, p);
+    ok(await create(app, u.token, r, {}));
   });
 
-  it('allowed: indirect deviceManagement (flag higher up the path)', async () => {
-    const t = await makeTestApp();
-    const [p, m, r] = [addRole(t, 'p'), addRole(t, 'm'), addRole(t, 'r')];
-    addManages(t, p, m, { deviceManagement: true });
-    addManages(t, m, r);
-    const u = await userIn(t, p);
-    ok(await create(t, u.token, r, {}));
-    t.close();
+  it('allowed: indirect deviceManagement (flag higher up the path)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [p, m, r] = [addRole(app, 'p'), addRole(app, 'm'), addRole(app, 'r')];
+    addManages(app, p, m, { deviceManagement: true });
+    addManages(app, m, r);
+    const u = await userIn(app, p);
+    ok(await create(app, u.token, r, {}));
   });
 
-  it('allowed: indirect roleManagement over R', async () => {
-    const t = await makeTestApp();
-    const [p, m, r] = [addRole(t, 'p'), addRole(t, 'm'), addRole(t, 'r')];
-    addManages(t, p, m, { roleManagement: true });
-    addManages(t, m, r);
-    const u = await userIn(t, p);
-    ok(await create(t, u.token, r, {}));
-    t.close();
+  it('allowed: indirect roleManagement over R', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [p, m, r] = [addRole(app, 'p'), addRole(app, 'm'), addRole(app, 'r')];
+    addManages(app, p, m, { roleManagement: true });
+    addManages(app, m, r);
+    const u = await userIn(app, p);
+    ok(await create(app, u.token, r, {}));
   });
 
-  it('denied 403: only DIRECT roleManagement (selfRights) over R', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r', { roleManagement: true });
-    const u = await userIn(t, r);
-    assert.match(assertError(await create(t, u.token, r, {}), 403, 'FORBIDDEN').message, /deviceManagement/);
-    assert.equal(count(t, 'devices'), 0);
-    t.close();
+  it('denied 403: only DIRECT roleManagement (selfRights) over R', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r', { roleManagement: true });
+    const u = await userIn(app, r);
+    assert.match(assertError(await create(app, u.token, r, {}), 403, 'FORBIDDEN').message, /deviceManagement/);
+    assert.equal(count(app, 'devices'), 0);
   });
 
-  it('denied 403: R reached without any flag; a parent\'s selfRights do not reach its children', async () => {
-    const t = await makeTestApp();
-    const p = addRole(t, 'p', { deviceManagement: true, roleManagement: true });
-    const r = addRole(t, 'r');
-    addManages(t, p, r, { userManagement: true, alarmManagement: true });
-    const u = await userIn(t, p);
-    assertError(await create(t, u.token, r, {}), 403, 'FORBIDDEN');
-    ok(await create(t, u.token, p, {})); // its own role: direct by selfRights
-    t.close();
+  it('denied 403: R reached without any flag; a parent\'s selfRights do not reach its children', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const p = addRole(app, 'p', { deviceManagement: true, roleManagement: true });
+    const r = addRole(app, 'r');
+    addManages(app, p, r, { userManagement: true, alarmManagement: true });
+    const u = await userIn(app, p);
+    assertError(await create(app, u.token, r, {}), 403, 'FORBIDDEN');
+    ok(await create(app, u.token, p, {})); // its own role: direct by selfRights
   });
 
-  it('denied 404: a role outside Reach(u), and a role that does not exist', async () => {
-    const t = await makeTestApp();
-    const mine = addRole(t, 'mine', { deviceManagement: true });
-    const other = addRole(t, 'other', { deviceManagement: true });
-    const u = await userIn(t, mine);
-    assert.equal(assertError(await create(t, u.token, other, {}), 404, 'NOT_FOUND').message, `role ${other} not found`);
-    assertError(await create(t, u.token, 9999, {}), 404, 'NOT_FOUND');
-    assertError(await create(t, t.adminToken, 9999, {}), 404, 'NOT_FOUND');
-    assert.equal(count(t, 'devices'), 0);
-    t.close();
+  it('denied 404: a role outside Reach(u), and a role that does not exist', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const mine = addRole(app, 'mine', { deviceManagement: true });
+    const other = addRole(app, 'other', { deviceManagement: true });
+    const u = await userIn(app, mine);
+    assert.equal(assertError(await create(app, u.token, other, {}), 404, 'NOT_FOUND').message, `role ${other} not found`);
+    assertError(await create(app, u.token, 9999, {}), 404, 'NOT_FOUND');
+    assertError(await create(app, app.adminToken, 9999, {}), 404, 'NOT_FOUND');
+    assert.equal(count(app, 'devices'), 0);
   });
 
-  it('a user in no role at all gets 404', async () => {
-    const t = await makeTestApp();
-    const u = await t.createUser('nobody@test');
-    assertError(await create(t, u.token, 1, {}), 404, 'NOT_FOUND');
-    t.close();
+  it('a user in no role at all gets 404', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await app.createUser('nobody@test');
+    assertError(await create(app, u.token, 1, {}), 404, 'NOT_FOUND');
   });
 });

@@ -24,75 +24,76 @@ async function world(t: TestApp, opts: { flags?: Parameters<typeof addManages>[3
 }
 
 describe('monitors: happy', () => {
-  it('PUT ?deviceId=D creates (R, D), a second PUT updates the same relation', async () => {
-    const t = await makeTestApp();
-    const { r, u, d } = await world(t);
-    const created = ok(await upsert(t, u.token, r, `deviceId=${d}`)).monitors;
+  it('PUT ?deviceId=D creates (R, D), a second PUT updates the same relation', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d } = await world(app);
+    const created = ok(await upsert(app, u.token, r, `deviceId=${d}`)).monitors;
     assert.deepEqual(created, { id: created.id, roleId: r, deviceId: d, monitorManagement: false, reads: ['a'], edits: ['b'] });
-    const updated = ok(await upsert(t, u.token, r, `deviceId=${d}`, grant(true, ['x', 'x'], []))).monitors;
+    const updated = ok(await upsert(app, u.token, r, `deviceId=${d}`, grant(true, ['x', 'x'], []))).monitors;
     assert.deepEqual(updated, { id: created.id, roleId: r, deviceId: d, monitorManagement: true, reads: ['x'], edits: [] });
-    assert.equal(storedMonitors(t, d).length, 2);
-    t.close();
+    assert.equal(storedMonitors(app, d).length, 2);
   });
 
-  it('several deviceId values (repeated or comma-separated) answer with an array in request order', async () => {
-    const t = await makeTestApp();
-    const { a, r, u, d } = await world(t);
-    const d2 = addDevice(t, {});
-    addMonitors(t, a, d2, { mm: true });
-    const list = ok(await upsert(t, u.token, r, `deviceId=${d2}&deviceId=${d}`)).monitors;
+  it('several deviceId values (repeated or comma-separated) answer with an array in request order', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, r, u, d } = await world(app);
+    const d2 = addDevice(app, {});
+    addMonitors(app, a, d2, { mm: true });
+    const list = ok(await upsert(app, u.token, r, `deviceId=${d2}&deviceId=${d}`)).monitors;
     assert.deepEqual(list.map((m: { deviceId: number }) => m.deviceId), [d2, d]);
-    assert.deepEqual(ok(await upsert(t, u.token, r, `deviceId=${d},${d2}`)).monitors.map((m: { deviceId: number }) => m.deviceId), [d, d2]);
-    t.close();
+    assert.deepEqual(ok(await upsert(app, u.token, r, `deviceId=${d},${d2}`)).monitors.map((m: { deviceId: number }) => m.deviceId), [d, d2]);
   });
 
-  it('PUT /monitors/{ids} updates by id; one id -> object, several -> array', async () => {
-    const t = await makeTestApp();
-    const { a, r, u, d } = await world(t);
-    const d2 = addDevice(t, {});
-    addMonitors(t, a, d2, { mm: true });
-    const m1 = addMonitors(t, r, d, {});
-    const m2 = addMonitors(t, r, d2, {});
-    const one = ok(await t.request('PUT', `/v1/role/${r}/monitors/${m1}`, { token: u.token, body: grant(false, ['q'], ['w']) })).monitors;
+  it('PUT /monitors/{ids} updates by id; one id -> object, several -> array', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, r, u, d } = await world(app);
+    const d2 = addDevice(app, {});
+    addMonitors(app, a, d2, { mm: true });
+    const m1 = addMonitors(app, r, d, {});
+    const m2 = addMonitors(app, r, d2, {});
+    const one = ok(await app.request('PUT', `/v1/role/${r}/monitors/${m1}`, { token: u.token, body: grant(false, ['q'], ['w']) })).monitors;
     assert.deepEqual(one, { id: m1, roleId: r, deviceId: d, monitorManagement: false, reads: ['q'], edits: ['w'] });
-    const both = ok(await t.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(true) })).monitors;
+    const both = ok(await app.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(true) })).monitors;
     assert.deepEqual(both.map((m: { id: number; monitorManagement: boolean }) => [m.id, m.monitorManagement]), [[m2, true], [m1, true]]);
-    t.close();
   });
 
-  it('DELETE of a relation that is not the last with monitorManagement keeps the device', async () => {
-    const t = await makeTestApp();
-    const { r, u, d, own } = await world(t);
-    const m = addMonitors(t, r, d, { mm: true });
-    assert.deepEqual(ok(await t.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token })), { deletedNodeIds: [], deletedRelationIds: [m] });
-    assert.deepEqual(storedMonitors(t, d).map((x) => x.id), [own]);
-    t.close();
+  it('DELETE of a relation that is not the last with monitorManagement keeps the device', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d, own } = await world(app);
+    const m = addMonitors(app, r, d, { mm: true });
+    assert.deepEqual(ok(await app.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token })), { deletedNodeIds: [], deletedRelationIds: [m] });
+    assert.deepEqual(storedMonitors(app, d).map((x) => x.id), [own]);
   });
 
-  it('DELETE of the last monitorManagement relation deletes the device, its other relations and license links', async () => {
-    const t = await makeTestApp();
-    const { a, u, d, own } = await world(t, { selfRights: { deviceManagement: true } });
-    const reader = addMonitors(t, addRole(t, 'reader'), d, { reads: ['a'] });
-    const db = t.deps.db.sqlite;
+  it('DELETE of the last monitorManagement relation deletes the device, its other relations and license links', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, u, d, own } = await world(app, { selfRights: { deviceManagement: true } });
+    const reader = addMonitors(app, addRole(app, 'reader'), d, { reads: ['a'] });
+    const db = app.deps.db.sqlite;
     db.prepare(`INSERT INTO licenses (id, key, type, duration, creation_date) VALUES ('l-1', 'K-1', 'residential', 365, 0)`).run();
     db.prepare(`INSERT INTO license_datalink (license_id, device_id, created_at) VALUES ('l-1', ?, 0)`).run(d);
-    const res = ok(await t.request('DELETE', `/v1/role/${a}/monitors/${own}`, { token: u.token }));
+    const res = ok(await app.request('DELETE', `/v1/role/${a}/monitors/${own}`, { token: u.token }));
     assert.deepEqual(res, { deletedNodeIds: [d], deletedRelationIds: [own, reader].sort((x, y) => x - y) });
-    assert.equal(storedDevice(t, d), undefined);
-    assert.equal(count(t, 'monitors'), 0);
-    assert.equal(count(t, 'license_datalink'), 0);
+    assert.equal(storedDevice(app, d), undefined);
+    assert.equal(count(app, 'monitors'), 0);
+    assert.equal(count(app, 'license_datalink'), 0);
     assert.equal(db.prepare('SELECT count(*) FROM licenses').pluck().get(), 1); // the license can be claimed again
-    t.close();
   });
 
-  it('query by id, ids or *, with filters, over roles in Reach(u) only; deprecated GET alike', async () => {
-    const t = await makeTestApp();
-    const { a, r, u, d, own } = await world(t);
-    const m = addMonitors(t, r, d, {});
-    const outside = addRole(t, 'outside');
-    addMonitors(t, outside, d, { mm: true });
+  it('query by id, ids or *, with filters, over roles in Reach(u) only; deprecated GET alike', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, r, u, d, own } = await world(app);
+    const m = addMonitors(app, r, d, {});
+    const outside = addRole(app, 'outside');
+    addMonitors(app, outside, d, { mm: true });
     const q = async (path: string, body: unknown = {}) =>
-      ok(await t.request('POST', `/v1/role/${path}/monitors/query`, { token: u.token, body })).monitors.map((x: { id: number }) => x.id);
+      ok(await app.request('POST', `/v1/role/${path}/monitors/query`, { token: u.token, body })).monitors.map((x: { id: number }) => x.id);
     assert.deepEqual(await q('*'), [own, m]);
     assert.deepEqual(await q(`${r}`), [m]);
     assert.deepEqual(await q(`${a},${r}`), [own, m]);
@@ -101,24 +102,24 @@ describe('monitors: happy', () => {
     assert.deepEqual(await q('*', { filter: { id: own } }), [own]);
     assert.deepEqual(await q('*', { filter: { deviceId: [d], roleId: [a] } }), [own]);
     assert.deepEqual(await q('*', { filter: { deviceId: [999] } }), []);
-    assert.deepEqual(ok(await t.request('POST', `/v1/role/*/monitors/query`, { token: u.token })).monitors.length, 2);
-    const full = ok(await t.request('POST', `/v1/role/${r}/monitors/query`, { token: u.token, body: {} })).monitors;
+    assert.deepEqual(ok(await app.request('POST', `/v1/role/*/monitors/query`, { token: u.token })).monitors.length, 2);
+    const full = ok(await app.request('POST', `/v1/role/${r}/monitors/query`, { token: u.token, body: {} })).monitors;
     assert.deepEqual(full, [{ id: m, roleId: r, deviceId: d, monitorManagement: false, reads: [], edits: [] }]);
-    const get = await t.request('GET', `/v1/role/*/monitors?roleId=${r}`, { token: u.token });
+    const get = await app.request('GET', `/v1/role/*/monitors?roleId=${r}`, { token: u.token });
     assert.deepEqual(ok(get).monitors, full);
     assert.equal(get.headers.get('deprecation'), 'true');
     assert.equal(get.headers.get('link'), '</v1/role/*/monitors/query>; rel="successor-version"');
-    assert.deepEqual(ok(await t.request('GET', `/v1/role/${a}/monitors?id=${own},${m}`, { token: u.token })).monitors.map((x: { id: number }) => x.id), [own]);
-    t.close();
+    assert.deepEqual(ok(await app.request('GET', `/v1/role/${a}/monitors?id=${own},${m}`, { token: u.token })).monitors.map((x: { id: number }) => x.id), [own]);
   });
 });
 
 describe('monitors: validation and state', () => {
-  it('bodies and parameters are validated (400)', async () => {
-    const t = await makeTestApp();
-    const { r, u, d } = await world(t);
+  it('bodies and parameters are validated (400)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d } = await world(app);
     const bad = async (method: string, path: string, body: unknown, pattern: RegExp) =>
-      assert.match(assertError(await t.request(method, path, { token: u.token, body }), 400, 'BAD_REQUEST').message, pattern);
+      assert.match(assertError(await app.request(method, path, { token: u.token, body }), 400, 'BAD_REQUEST').message, pattern);
     await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { monitorManagement: true, reads: [] }, /^edits/);
     await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { monitorManagement: 'yes', reads: [], edits: [] }, /^monitorManagement/);
     await bad('PUT', `/v1/role/${r}/monitors?deviceId=${d}`, { ...grant(true), reads: 'a' }, /^reads/);
@@ -134,115 +135,114 @@ describe('monitors: validation and state', () => {
     await bad('POST', `/v1/role/${r}/monitors/query`, { filter: { id: ['1'] } }, /^filter\.id/);
     await bad('POST', `/v1/role/**/monitors/query`, {}, /roleId/);
     await bad('GET', `/v1/role/${r}/monitors?device=1`, undefined, /device: unknown field/);
-    assert.equal(storedMonitors(t, d).length, 1);
-    t.close();
+    assert.equal(storedMonitors(app, d).length, 1);
   });
 
-  it('409 LAST_MONITOR_MANAGEMENT when an update would leave a device without monitorManagement', async () => {
-    const t = await makeTestApp();
-    const { a, u, d, own } = await world(t, { selfRights: { deviceManagement: true } });
-    const res = await upsert(t, u.token, a, `deviceId=${d}`, grant(false, ['a']));
+  it('409 LAST_MONITOR_MANAGEMENT when an update would leave a device without monitorManagement', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, u, d, own } = await world(app, { selfRights: { deviceManagement: true } });
+    const res = await upsert(app, u.token, a, `deviceId=${d}`, grant(false, ['a']));
     assertError(res, 409, 'LAST_MONITOR_MANAGEMENT');
-    assertError(await t.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false) }), 409, 'LAST_MONITOR_MANAGEMENT');
-    assert.deepEqual(storedMonitors(t, d).map((m) => [m.id, m.monitor_management]), [[own, 1]]);
+    assertError(await app.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false) }), 409, 'LAST_MONITOR_MANAGEMENT');
+    assert.deepEqual(storedMonitors(app, d).map((m) => [m.id, m.monitor_management]), [[own, 1]]);
     // with a second monitorManagement relation the first may drop it
-    const other = addMonitors(t, addRole(t, 'other'), d, { mm: true });
-    ok(await t.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false, ['a']) }));
-    assert.deepEqual(storedMonitors(t, d).map((m) => [m.id, m.monitor_management]), [[own, 0], [other, 1]]);
-    t.close();
+    const other = addMonitors(app, addRole(app, 'other'), d, { mm: true });
+    ok(await app.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false, ['a']) }));
+    assert.deepEqual(storedMonitors(app, d).map((m) => [m.id, m.monitor_management]), [[own, 0], [other, 1]]);
   });
 
-  it('several ids: one device losing its last monitorManagement refuses the whole request', async () => {
-    const t = await makeTestApp();
-    const { r, u, d } = await world(t); // d: A's relation has monitorManagement
-    const lone = addDevice(t, {});
-    const m1 = addMonitors(t, r, lone, { mm: true }); // the only monitorManagement relation of `lone`
-    const m2 = addMonitors(t, r, d, { mm: true });
-    const res = await t.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(false) });
+  it('several ids: one device losing its last monitorManagement refuses the whole request', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d } = await world(app); // d: A's relation has monitorManagement
+    const lone = addDevice(app, {});
+    const m1 = addMonitors(app, r, lone, { mm: true }); // the only monitorManagement relation of `lone`
+    const m2 = addMonitors(app, r, d, { mm: true });
+    const res = await app.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(false) });
     assert.match(assertError(res, 409, 'LAST_MONITOR_MANAGEMENT').message, new RegExp(`device ${lone}`));
-    assert.deepEqual([...storedMonitors(t, d), ...storedMonitors(t, lone)].map((m) => m.monitor_management), [1, 1, 1]);
-    ok(await t.request('PUT', `/v1/role/${r}/monitors/${m2}`, { token: u.token, body: grant(false) }));
-    t.close();
+    assert.deepEqual([...storedMonitors(app, d), ...storedMonitors(app, lone)].map((m) => m.monitor_management), [1, 1, 1]);
+    ok(await app.request('PUT', `/v1/role/${r}/monitors/${m2}`, { token: u.token, body: grant(false) }));
   });
 });
 
 describe('monitors: security (one authorizing role must meet both parts)', () => {
-  it('allowed: deviceManagement over R (direct through the relation) and monitorManagement on D', async () => {
-    const t = await makeTestApp();
-    const { r, u, d } = await world(t);
-    ok(await upsert(t, u.token, r, `deviceId=${d}`));
-    t.close();
+  it('allowed: deviceManagement over R (direct through the relation) and monitorManagement on D', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d } = await world(app);
+    ok(await upsert(app, u.token, r, `deviceId=${d}`));
   });
 
-  it('allowed: indirect roleManagement over R and monitorManagement on D through a managed role', async () => {
-    const t = await makeTestApp();
-    const a = addRole(t, 'A');
-    const mid = addRole(t, 'mid');
-    const r = addRole(t, 'R');
-    addManages(t, a, mid, { roleManagement: true });
-    addManages(t, mid, r);
-    const u = await userIn(t, a);
-    const d = addDevice(t, {});
-    addMonitors(t, mid, d, { mm: true }); // mm through a role A reaches
-    ok(await upsert(t, u.token, r, `deviceId=${d}`));
-    t.close();
+  it('allowed: indirect roleManagement over R and monitorManagement on D through a managed role', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const a = addRole(app, 'A');
+    const mid = addRole(app, 'mid');
+    const r = addRole(app, 'R');
+    addManages(app, a, mid, { roleManagement: true });
+    addManages(app, mid, r);
+    const u = await userIn(app, a);
+    const d = addDevice(app, {});
+    addMonitors(app, mid, d, { mm: true }); // mm through a role A reaches
+    ok(await upsert(app, u.token, r, `deviceId=${d}`));
   });
 
-  it('denied 403: only part (a), only part (b), and (a) and (b) through two different member roles', async () => {
-    const t = await makeTestApp();
-    const noMm = await world(t, { mm: false });
-    assert.match(assertError(await upsert(t, noMm.u.token, noMm.r, `deviceId=${noMm.d}`), 403, 'FORBIDDEN').message, /monitorManagement on device/);
-    const noRight = await world(t, { flags: { userManagement: true } });
-    assertError(await upsert(t, noRight.u.token, noRight.r, `deviceId=${noRight.d}`), 403, 'FORBIDDEN');
+  it('denied 403: only part (a), only part (b), and (a) and (b) through two different member roles', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const noMm = await world(app, { mm: false });
+    assert.match(assertError(await upsert(app, noMm.u.token, noMm.r, `deviceId=${noMm.d}`), 403, 'FORBIDDEN').message, /monitorManagement on device/);
+    const noRight = await world(app, { flags: { userManagement: true } });
+    assertError(await upsert(app, noRight.u.token, noRight.r, `deviceId=${noRight.d}`), 403, 'FORBIDDEN');
     // split: A1 has deviceManagement over R, A2 has monitorManagement on D; u is a member of both
-    const [a1, a2, r] = [addRole(t, 'A1'), addRole(t, 'A2'), addRole(t, 'R')];
-    addManages(t, a1, r, { deviceManagement: true });
-    const u = await userIn(t, a1, a2);
-    const d = addDevice(t, {});
-    addMonitors(t, a2, d, { mm: true });
-    assertError(await upsert(t, u.token, r, `deviceId=${d}`), 403, 'FORBIDDEN');
-    assert.equal(storedMonitors(t, d).length, 1);
-    t.close();
+    const [a1, a2, r] = [addRole(app, 'A1'), addRole(app, 'A2'), addRole(app, 'R')];
+    addManages(app, a1, r, { deviceManagement: true });
+    const u = await userIn(app, a1, a2);
+    const d = addDevice(app, {});
+    addMonitors(app, a2, d, { mm: true });
+    assertError(await upsert(app, u.token, r, `deviceId=${d}`), 403, 'FORBIDDEN');
+    assert.equal(storedMonitors(app, d).length, 1);
   });
 
-  it('denied 403: direct roleManagement over R alone does not count (only indirect)', async () => {
-    const t = await makeTestApp();
-    const a = addRole(t, 'A', { roleManagement: true });
-    const u = await userIn(t, a);
-    const d = addDevice(t, {});
-    addMonitors(t, a, d, { mm: true });
-    assertError(await upsert(t, u.token, a, `deviceId=${d}`, grant(true)), 403, 'FORBIDDEN');
-    t.close();
+  it('denied 403: direct roleManagement over R alone does not count (only indirect)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const a = addRole(app, 'A', { roleManagement: true });
+    const u = await userIn(app, a);
+    const d = addDevice(app, {});
+    addMonitors(app, a, d, { mm: true });
+    assertError(await upsert(app, u.token, a, `deviceId=${d}`, grant(true)), 403, 'FORBIDDEN');
   });
 
-  it('denied 404: role outside Reach(u), device u cannot read, relation of another role or missing', async () => {
-    const t = await makeTestApp();
-    const { a, r, u, d } = await world(t);
-    const outside = addRole(t, 'outside');
-    const om = addMonitors(t, outside, d, {});
-    assertError(await upsert(t, u.token, outside, `deviceId=${d}`), 404, 'NOT_FOUND');
-    const hidden = addDevice(t, {});
-    addMonitors(t, outside, hidden, { mm: true });
-    assert.equal(assertError(await upsert(t, u.token, r, `deviceId=${hidden}`), 404, 'NOT_FOUND').message, `device ${hidden} not found`);
-    assertError(await upsert(t, u.token, r, `deviceId=${d},${hidden}`), 404, 'NOT_FOUND');
-    assertError(await t.request('PUT', `/v1/role/${outside}/monitors/${om}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
-    const rm = addMonitors(t, r, d, {});
-    assertError(await t.request('PUT', `/v1/role/${a}/monitors/${rm}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
-    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${om}`, { token: u.token }), 404, 'NOT_FOUND');
-    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/99999`, { token: u.token }), 404, 'NOT_FOUND');
-    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${rm},99999`, { token: u.token }), 404, 'NOT_FOUND');
-    assert.equal(storedMonitors(t, d).length, 3);
-    assert.equal(storedMonitors(t, hidden).length, 1);
-    t.close();
+  it('denied 404: role outside Reach(u), device u cannot read, relation of another role or missing', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { a, r, u, d } = await world(app);
+    const outside = addRole(app, 'outside');
+    const om = addMonitors(app, outside, d, {});
+    assertError(await upsert(app, u.token, outside, `deviceId=${d}`), 404, 'NOT_FOUND');
+    const hidden = addDevice(app, {});
+    addMonitors(app, outside, hidden, { mm: true });
+    assert.equal(assertError(await upsert(app, u.token, r, `deviceId=${hidden}`), 404, 'NOT_FOUND').message, `device ${hidden} not found`);
+    assertError(await upsert(app, u.token, r, `deviceId=${d},${hidden}`), 404, 'NOT_FOUND');
+    assertError(await app.request('PUT', `/v1/role/${outside}/monitors/${om}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
+    const rm = addMonitors(app, r, d, {});
+    assertError(await app.request('PUT', `/v1/role/${a}/monitors/${rm}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
+    assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${om}`, { token: u.token }), 404, 'NOT_FOUND');
+    assertError(await app.request('DELETE', `/v1/role/${r}/monitors/99999`, { token: u.token }), 404, 'NOT_FOUND');
+    assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${rm},99999`, { token: u.token }), 404, 'NOT_FOUND');
+    assert.equal(storedMonitors(app, d).length, 3);
+    assert.equal(storedMonitors(app, hidden).length, 1);
   });
 
-  it('update and delete by id follow the same rule', async () => {
-    const t = await makeTestApp();
-    const { r, u, d } = await world(t, { flags: { viewManagement: true } });
-    const m = addMonitors(t, r, d, { reads: ['a'] });
-    assertError(await t.request('PUT', `/v1/role/${r}/monitors/${m}`, { token: u.token, body: grant(true) }), 403, 'FORBIDDEN');
-    assertError(await t.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token }), 403, 'FORBIDDEN');
-    assert.equal(storedMonitors(t, d).length, 2);
-    t.close();
+  it('update and delete by id follow the same rule', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { r, u, d } = await world(app, { flags: { viewManagement: true } });
+    const m = addMonitors(app, r, d, { reads: ['a'] });
+    assertError(await app.request('PUT', `/v1/role/${r}/monitors/${m}`, { token: u.token, body: grant(true) }), 403, 'FORBIDDEN');
+    assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token }), 403, 'FORBIDDEN');
+    assert.equal(storedMonitors(app, d).length, 2);
   });
 });

@@ -18,15 +18,16 @@ function seed(t: TestApp, list: Record<string, unknown>[]): number[] {
 }
 
 describe('device query: happy', () => {
-  it('lists the devices u may read, sorted by id, with the full device shape', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r');
-    const u = await userIn(t, r);
-    const [d1, d2, d3] = [addDevice(t, { b: 2, a: 1 }), addDevice(t, { a: 'hidden' }), addDevice(t, { x: 1 }, T0 + 5)];
-    addMonitors(t, r, d3, { reads: ['x'] });
-    addMonitors(t, r, d1, { mm: true });
-    addMonitors(t, 1, d2, { mm: true });
-    const body = ok(await query(t, u.token, {}));
+  it('lists the devices u may read, sorted by id, with the full device shape', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r');
+    const u = await userIn(app, r);
+    const [d1, d2, d3] = [addDevice(app, { b: 2, a: 1 }), addDevice(app, { a: 'hidden' }), addDevice(app, { x: 1 }, T0 + 5)];
+    addMonitors(app, r, d3, { reads: ['x'] });
+    addMonitors(app, r, d1, { mm: true });
+    addMonitors(app, 1, d2, { mm: true });
+    const body = ok(await query(app, u.token, {}));
     assert.deepEqual(body, {
       device: [
         { id: d1, lastUpdate: iso(T0), properties: { b: 2, a: 1 }, userRights: { propertyEditabilities: { b: true, a: true }, monitorManagement: true } },
@@ -34,34 +35,34 @@ describe('device query: happy', () => {
       ],
     });
     // a missing body is the empty query; the admin (root) does not reach r's devices unless root manages r
-    assert.deepEqual(ids(ok(await query(t, u.token))), [d1, d3]);
-    assert.deepEqual(ids(ok(await query(t, t.adminToken, {}))), [d2]);
-    addManages(t, 1, r);
-    assert.deepEqual(ids(ok(await query(t, t.adminToken, {}))), [d1, d2, d3]);
-    t.close();
+    assert.deepEqual(ids(ok(await query(app, u.token))), [d1, d3]);
+    assert.deepEqual(ids(ok(await query(app, app.adminToken, {}))), [d2]);
+    addManages(app, 1, r);
+    assert.deepEqual(ids(ok(await query(app, app.adminToken, {}))), [d1, d2, d3]);
   });
 
-  it('a readable device without readable properties is listed with properties {}', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r');
-    const u = await userIn(t, r);
-    const d = addDevice(t, { secret: 1 });
-    addMonitors(t, r, d, { reads: ['other'] });
-    assert.deepEqual(ok(await query(t, u.token, {})).device, [
+  it('a readable device without readable properties is listed with properties {}', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r');
+    const u = await userIn(app, r);
+    const d = addDevice(app, { secret: 1 });
+    addMonitors(app, r, d, { reads: ['other'] });
+    assert.deepEqual(ok(await query(app, u.token, {})).device, [
       { id: d, lastUpdate: iso(T0), properties: {}, userRights: { propertyEditabilities: {}, monitorManagement: false } },
     ]);
-    t.close();
   });
 
-  it('filters: id (one or many), nodeId, nodeType, isActive; all must match', async () => {
-    const t = await makeTestApp();
-    const [a, b, c, d] = seed(t, [
+  it('filters: id (one or many), nodeId, nodeType, isActive; all must match', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a, b, c, d] = seed(app, [
       { nodeId: 'a', nodeType: 'battery', isActive: true },
       { nodeId: 'b', nodeType: 'battery', isActive: false },
       { nodeId: 'c', nodeType: 'powerMeter', isActive: true },
       { name: 'no well-known keys' },
     ]);
-    const q = async (filter: unknown) => ids(ok(await query(t, t.adminToken, { filter })));
+    const q = async (filter: unknown) => ids(ok(await query(app, app.adminToken, { filter })));
     assert.deepEqual(await q({ id: [d, a, 999] }), [a, d]);
     assert.deepEqual(await q({ id: b }), [b]);
     assert.deepEqual(await q({ nodeId: ['c', 'a'] }), [a, c]);
@@ -72,17 +73,17 @@ describe('device query: happy', () => {
     assert.deepEqual(await q({ nodeType: ['battery'], isActive: true }), [a]);
     assert.deepEqual(await q({ id: [c], nodeType: 'battery' }), []);
     assert.deepEqual(await q({}), [a, b, c, d]);
-    t.close();
   });
 
-  it('conditions keep devices whose property equals one of the values (deep JSON equality)', async () => {
-    const t = await makeTestApp();
-    const [a, b, c] = seed(t, [
+  it('conditions keep devices whose property equals one of the values (deep JSON equality)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a, b, c] = seed(app, [
       { zone: 'north', tags: { x: 1, y: [1, 2] } },
       { zone: 'south', tags: { y: [1, 2], x: 1 } },
       { zone: null },
     ]);
-    const q = async (conditions: unknown) => ids(ok(await query(t, t.adminToken, { conditions })));
+    const q = async (conditions: unknown) => ids(ok(await query(app, app.adminToken, { conditions })));
     assert.deepEqual(await q({ zone: ['north'] }), [a]);
     assert.deepEqual(await q({ zone: ['south', 'north'] }), [a, b]);
     assert.deepEqual(await q({ zone: [null] }), [c]);
@@ -91,22 +92,22 @@ describe('device query: happy', () => {
     assert.deepEqual(await q({ zone: ['north'], tags: [{ x: 1, y: [1, 2] }] }), [a]);
     assert.deepEqual(await q({ missing: [null] }), []);
     assert.deepEqual(await q({ zone: [] }), []);
-    t.close();
   });
 
-  it('fields limits the returned properties and their editabilities', async () => {
-    const t = await makeTestApp();
-    const [a] = seed(t, [{ a: 1, b: 2, c: 3 }]);
-    const body = ok(await query(t, t.adminToken, { fields: ['c', 'a', 'zzz'] }));
+  it('fields limits the returned properties and their editabilities', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a] = seed(app, [{ a: 1, b: 2, c: 3 }]);
+    const body = ok(await query(app, app.adminToken, { fields: ['c', 'a', 'zzz'] }));
     assert.deepEqual(body.device, [{ id: a, lastUpdate: iso(T0), properties: { a: 1, c: 3 }, userRights: { propertyEditabilities: { a: true, c: true }, monitorManagement: true } }]);
-    assert.deepEqual(ok(await query(t, t.adminToken, { fields: [] })).device[0].properties, {});
-    t.close();
+    assert.deepEqual(ok(await query(app, app.adminToken, { fields: [] })).device[0].properties, {});
   });
 
-  it('limit and afterId page through the result in id order', async () => {
-    const t = await makeTestApp();
-    const all = seed(t, [{ k: 1 }, { k: 2 }, { k: 1 }, { k: 1 }, { k: 2 }, { k: 1 }]);
-    const page = async (body: object) => ids(ok(await query(t, t.adminToken, body)));
+  it('limit and afterId page through the result in id order', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const all = seed(app, [{ k: 1 }, { k: 2 }, { k: 1 }, { k: 1 }, { k: 2 }, { k: 1 }]);
+    const page = async (body: object) => ids(ok(await query(app, app.adminToken, body)));
     assert.deepEqual(await page({ limit: 2 }), all.slice(0, 2));
     assert.deepEqual(await page({ limit: 2, afterId: all[1] }), all.slice(2, 4));
     assert.deepEqual(await page({ afterId: all[4] }), [all[5]]);
@@ -114,46 +115,46 @@ describe('device query: happy', () => {
     // paging applies after filtering
     assert.deepEqual(await page({ conditions: { k: [1] }, limit: 2 }), [all[0], all[2]]);
     assert.deepEqual(await page({ conditions: { k: [1] }, limit: 2, afterId: all[2] }), [all[3], all[5]]);
-    t.close();
   });
 
-  it('skipHash: base64 SHA-256 of the selected lastUpdate strings joined by \\n; equal -> 204 without body', async () => {
-    const t = await makeTestApp();
-    const [a, b] = seed(t, [{ k: 1 }, { k: 2 }]);
-    t.deps.db.sqlite.prepare('UPDATE devices SET last_update = ? WHERE id = ?').run(T0 + 7, b);
+  it('skipHash: base64 SHA-256 of the selected lastUpdate strings joined by \\n; equal -> 204 without body', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a, b] = seed(app, [{ k: 1 }, { k: 2 }]);
+    app.deps.db.sqlite.prepare('UPDATE devices SET last_update = ? WHERE id = ?').run(T0 + 7, b);
     const expected = createHash('sha256').update(`${iso(T0)}\n${iso(T0 + 7)}`).digest('base64');
     assert.match(expected, /=$/);
-    const fresh = await query(t, t.adminToken, { skipHash: expected });
+    const fresh = await query(app, app.adminToken, { skipHash: expected });
     assert.equal(fresh.status, 204);
     assert.equal(fresh.text, '');
-    assert.deepEqual(ids(ok(await query(t, t.adminToken, { skipHash: 'stale' }))), [a, b]);
+    assert.deepEqual(ids(ok(await query(app, app.adminToken, { skipHash: 'stale' }))), [a, b]);
     // the hash covers the selected devices only
     const onlyA = createHash('sha256').update(iso(T0)).digest('base64');
-    assert.equal((await query(t, t.adminToken, { skipHash: onlyA, filter: { id: [a] } })).status, 204);
+    assert.equal((await query(app, app.adminToken, { skipHash: onlyA, filter: { id: [a] } })).status, 204);
     // a change of any selected device changes the hash
-    ok(await t.request('PATCH', `/v1/device/${a}`, { token: t.adminToken, body: [{ op: 'replace', path: '/k', value: 3 }] }));
-    assert.equal((await query(t, t.adminToken, { skipHash: expected })).status, 200);
+    ok(await app.request('PATCH', `/v1/device/${a}`, { token: app.adminToken, body: [{ op: 'replace', path: '/k', value: 3 }] }));
+    assert.equal((await query(app, app.adminToken, { skipHash: expected })).status, 200);
     // the empty selection hashes the empty string
     const empty = createHash('sha256').update('').digest('base64');
-    assert.equal((await query(t, t.adminToken, { skipHash: empty, filter: { id: [999] } })).status, 204);
-    t.close();
+    assert.equal((await query(app, app.adminToken, { skipHash: empty, filter: { id: [999] } })).status, 204);
   });
 });
 
 describe('device query: validation', () => {
-  it('viewId, companyId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level)', async () => {
-    const t = await makeTestApp();
+  it('viewId, companyId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     for (const key of ['viewId', 'companyId', 'roleId']) {
-      assertError(await query(t, t.adminToken, { filter: { [key]: [1] } }), 400, 'NOT_SUPPORTED');
-      assertError(await query(t, t.adminToken, { [key]: 1 }), 400, 'NOT_SUPPORTED');
-      assertError(await t.request('GET', `/v1/device?${key}=1`, { token: t.adminToken }), 400, 'NOT_SUPPORTED');
+      assertError(await query(app, app.adminToken, { filter: { [key]: [1] } }), 400, 'NOT_SUPPORTED');
+      assertError(await query(app, app.adminToken, { [key]: 1 }), 400, 'NOT_SUPPORTED');
+      assertError(await app.request('GET', `/v1/device?${key}=1`, { token: app.adminToken }), 400, 'NOT_SUPPORTED');
     }
-    t.close();
   });
 
-  it('wrong types and unknown fields -> 400 naming the field', async () => {
-    const t = await makeTestApp();
-    const bad = async (body: unknown, pattern: RegExp) => assert.match(assertError(await query(t, t.adminToken, body), 400, 'BAD_REQUEST').message, pattern);
+  it('wrong types and unknown fields -> 400 naming the field', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const bad = async (body: unknown, pattern: RegExp) => assert.match(assertError(await query(app, app.adminToken, body), 400, 'BAD_REQUEST').message, pattern);
     await bad({ filter: { id: [1, -2] } }, /^filter\.id/);
     await bad({ filter: { id: ['1'] } }, /^filter\.id/);
     await bad({ filter: { nodeType: 5 } }, /^filter\.nodeType/);
@@ -167,21 +168,21 @@ describe('device query: validation', () => {
     await bad({ skipHash: 1 }, /^skipHash/);
     await bad({ sort: 'id' }, /^sort: unknown field/);
     await bad([], /expected Object|expected an object|Invalid type/);
-    t.close();
   });
 });
 
 describe('device query: deprecated GET /v1/device', () => {
-  it('answers like the query with Deprecation and Link headers', async () => {
-    const t = await makeTestApp();
-    const [a, b, c] = seed(t, [{ nodeId: 'a', nodeType: 'battery', isActive: true, zone: 'n' }, { nodeId: 'b', nodeType: 'battery', zone: 's' }, { nodeId: 'c' }]);
+  it('answers like the query with Deprecation and Link headers', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a, b, c] = seed(app, [{ nodeId: 'a', nodeType: 'battery', isActive: true, zone: 'n' }, { nodeId: 'b', nodeType: 'battery', zone: 's' }, { nodeId: 'c' }]);
     const get = async (qs: string) => {
-      const res = await t.request('GET', `/v1/device${qs}`, { token: t.adminToken });
+      const res = await app.request('GET', `/v1/device${qs}`, { token: app.adminToken });
       assert.equal(res.headers.get('deprecation'), 'true');
       assert.equal(res.headers.get('link'), '</v1/device/query>; rel="successor-version"');
       return res;
     };
-    assert.deepEqual(ok(await get('')), ok(await query(t, t.adminToken, {})));
+    assert.deepEqual(ok(await get('')), ok(await query(app, app.adminToken, {})));
     assert.deepEqual(ids(ok(await get(`?id=${a}&id=${c}`))), [a, c]);
     assert.deepEqual(ids(ok(await get(`?id=${b},${c}`))), [b, c]);
     assert.deepEqual(ids(ok(await get('?nodeId=a,b&nodeType=battery&isActive=true'))), [a]);
@@ -192,7 +193,7 @@ describe('device query: deprecated GET /v1/device', () => {
     const skipped = await get(`?skipHash=${encodeURIComponent(hash)}`);
     assert.equal(skipped.status, 204);
     const bad = async (qs: string, pattern: RegExp) =>
-      assert.match(assertError(await t.request('GET', `/v1/device${qs}`, { token: t.adminToken }), 400, 'BAD_REQUEST').message, pattern);
+      assert.match(assertError(await app.request('GET', `/v1/device${qs}`, { token: app.adminToken }), 400, 'BAD_REQUEST').message, pattern);
     await bad('?conditions=notjson', /^query\.conditions: expected a JSON object/);
     await bad(`?conditions=${encodeURIComponent('{"__proto__":["x"]}')}`, /^query\.conditions: expected a JSON object/);
     await bad(`?conditions=${encodeURIComponent('{"a":"x"}')}`, /^query\.conditions\.a/);
@@ -200,62 +201,61 @@ describe('device query: deprecated GET /v1/device', () => {
     await bad('?limit=0', /^query\.limit/);
     await bad('?id=x', /^query\.id/);
     await bad('?colour=red', /^query\.colour: unknown field/);
-    t.close();
   });
 
-  it('is in the OpenAPI document as deprecated', async () => {
-    const t = await makeTestApp();
-    const doc = (await t.request('GET', '/openapi.json')).body;
+  it('is in the OpenAPI document as deprecated', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const doc = (await app.request('GET', '/openapi.json')).body;
     assert.equal(doc.paths['/v1/device'].get.deprecated, true);
     assert.equal(doc.paths['/v1/device/query'].post.deprecated, undefined);
     assert.equal(doc.paths['/v1/role/{roleId}/monitors'].get.deprecated, true);
-    t.close();
   });
 });
 
 describe('device query: security', () => {
-  it('devices reached only through roles outside Reach(u) are invisible, also by id filter', async () => {
-    const t = await makeTestApp();
-    const [p, c, other] = [addRole(t, 'p'), addRole(t, 'c'), addRole(t, 'other')];
-    addManages(t, p, c);
-    addManages(t, other, p); // a parent of u's role is not reached
-    const u = await userIn(t, p);
-    const [dc, dother] = [addDevice(t, { v: 1 }), addDevice(t, { v: 2 })];
-    addMonitors(t, c, dc, { reads: ['v'] });
-    addMonitors(t, other, dother, { mm: true });
-    assert.deepEqual(ids(ok(await query(t, u.token, {}))), [dc]);
-    assert.deepEqual(ids(ok(await query(t, u.token, { filter: { id: [dother] } }))), []);
-    const none = await t.createUser('none@test');
-    assert.deepEqual(ok(await query(t, none.token, {})), { device: [] });
-    t.close();
+  it('devices reached only through roles outside Reach(u) are invisible, also by id filter', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [p, c, other] = [addRole(app, 'p'), addRole(app, 'c'), addRole(app, 'other')];
+    addManages(app, p, c);
+    addManages(app, other, p); // a parent of u's role is not reached
+    const u = await userIn(app, p);
+    const [dc, dother] = [addDevice(app, { v: 1 }), addDevice(app, { v: 2 })];
+    addMonitors(app, c, dc, { reads: ['v'] });
+    addMonitors(app, other, dother, { mm: true });
+    assert.deepEqual(ids(ok(await query(app, u.token, {}))), [dc]);
+    assert.deepEqual(ids(ok(await query(app, u.token, { filter: { id: [dother] } }))), []);
+    const none = await app.createUser('none@test');
+    assert.deepEqual(ok(await query(app, none.token, {})), { device: [] });
   });
 
-  it('readable and editable properties are the union over all of u\'s relations', async () => {
-    const t = await makeTestApp();
-    const [r1, r2] = [addRole(t, 'r1'), addRole(t, 'r2')];
-    const u = await userIn(t, r1, r2);
-    const d = addDevice(t, { a: 1, b: 2, c: 3, d: 4 });
-    addMonitors(t, r1, d, { reads: ['a'], edits: ['b'] });
-    addMonitors(t, r2, d, { reads: ['b', 'c'] });
-    assert.deepEqual(ok(await query(t, u.token, {})).device[0].userRights, {
+  it('readable and editable properties are the union over all of u\'s relations', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [r1, r2] = [addRole(app, 'r1'), addRole(app, 'r2')];
+    const u = await userIn(app, r1, r2);
+    const d = addDevice(app, { a: 1, b: 2, c: 3, d: 4 });
+    addMonitors(app, r1, d, { reads: ['a'], edits: ['b'] });
+    addMonitors(app, r2, d, { reads: ['b', 'c'] });
+    assert.deepEqual(ok(await query(app, u.token, {})).device[0].userRights, {
       propertyEditabilities: { a: false, b: true, c: false }, monitorManagement: false,
     });
-    t.close();
   });
 
-  it('filters on nodeId / nodeType / isActive never match a device whose property u cannot read', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r');
-    const u = await userIn(t, r);
-    const hidden = addDevice(t, { nodeId: 'h', nodeType: 'battery', isActive: true, name: 'n' });
-    const shown = addDevice(t, { nodeId: 's', nodeType: 'battery', isActive: true, name: 'n' });
-    addMonitors(t, r, hidden, { reads: ['name'] });
-    addMonitors(t, r, shown, { reads: ['name', 'nodeId', 'nodeType', 'isActive'] });
+  it('filters on nodeId / nodeType / isActive never match a device whose property u cannot read', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r');
+    const u = await userIn(app, r);
+    const hidden = addDevice(app, { nodeId: 'h', nodeType: 'battery', isActive: true, name: 'n' });
+    const shown = addDevice(app, { nodeId: 's', nodeType: 'battery', isActive: true, name: 'n' });
+    addMonitors(app, r, hidden, { reads: ['name'] });
+    addMonitors(app, r, shown, { reads: ['name', 'nodeId', 'nodeType', 'isActive'] });
     for (const filter of [{ nodeId: ['h', 's'] }, { nodeType: 'battery' }, { isActive: true }]) {
-      assert.deepEqual(ids(ok(await query(t, u.token, { filter }))), [shown], JSON.stringify(filter));
+      assert.deepEqual(ids(ok(await query(app, u.token, { filter }))), [shown], JSON.stringify(filter));
     }
     // the hidden device is still listed without the filters, with only its readable property
-    assert.deepEqual(ok(await query(t, u.token, { filter: { id: [hidden] } })).device[0].properties, { name: 'n' });
-    t.close();
+    assert.deepEqual(ok(await query(app, u.token, { filter: { id: [hidden] } })).device[0].properties, { name: 'n' });
   });
 });

@@ -31,8 +31,9 @@ describe('toDeviceJson', () => {
     }), { numRuns: 2000, seed: 5 });
   });
 
-  it('with the key lists SQLite reads from stored devices (listDevices), too', () => {
+  it('with the key lists SQLite reads from stored devices (listDevices), too', (t) => {
     const db = openDatabase({ file: ':memory:' });
+    t.after(() => db.close());
     migrate(db, 0);
     const insert = db.sqlite.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, ?, 0)');
     fc.assert(fc.property(properties, access, fc.option(names, { nil: undefined }), (props, acc, fields) => {
@@ -42,7 +43,6 @@ describe('toDeviceJson', () => {
       const only = fields ? new Set(fields) : undefined;
       assert.equal(toDeviceJson(row, { ...acc, deviceId: id }, row.all_editable, only), JSON.stringify(toDevice(row, { ...acc, deviceId: id }, only)));
     }), { numRuns: 1000, seed: 6 });
-    db.close();
   });
 
   it('splices the stored text for monitorManagement without fields, and never when something is hidden', () => {

@@ -7,13 +7,14 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
 
-test('dist/gridkeeper runs with no file beside it and no node_modules above it', async () => {
+test('dist/gridkeeper runs with no file beside it and no node_modules above it', async (t) => {
   const { dir, exe } = isolatedBinary();
   try {
     assert.deepEqual(readdirSync(dir), ['gridkeeper']);
     assert.equal(execFileSync(exe, ['version'], { encoding: 'utf8' }).trim(), '0.1.0');
     const data = join(dir, 'data');
     const run = await startBinary(exe, ['--data-dir', data], { GRIDKEEPER_ADMIN_PASSWORD: 'binary-test-password' });
+    t.after(() => run.stop('SIGKILL')); // a no-op once the graceful stop below has run
     assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await fetch(`${run.url}/healthz`);
     assert.equal(health.status, 200);
@@ -33,6 +34,7 @@ test('dist/gridkeeper runs with no file beside it and no node_modules above it',
 
     // a restart on the same data dir does not bootstrap again, and the signing keys survive
     const again = await startBinary(exe, ['--data-dir', data]);
+    t.after(() => again.stop('SIGKILL'));
     assert.doesNotMatch(again.stderr.join(''), /created admin user/);
     assert.equal((await fetch(`${again.url}/healthz`)).status, 200);
     assert.equal(await again.stop('SIGINT'), 0);
@@ -41,15 +43,17 @@ test('dist/gridkeeper runs with no file beside it and no node_modules above it',
   }
 });
 
-test('first start without an admin password prints a generated one once, on stderr', async () => {
+test('first start without an admin password prints a generated one once, on stderr', async (t) => {
   const { dir, exe } = isolatedBinary();
   try {
     const run = await startBinary(exe, ['--data-dir', join(dir, 'data')]);
+    t.after(() => run.stop('SIGKILL')); // a no-op once the graceful stop below has run
     await new Promise((r) => setTimeout(r, 50));
     const said = run.stderr.join('');
     assert.match(said, /created admin user admin@localhost with password \S{20}/);
     assert.equal(await run.stop(), 0);
     const second = await startBinary(exe, ['--data-dir', join(dir, 'data')]);
+    t.after(() => second.stop('SIGKILL'));
     assert.doesNotMatch(second.stderr.join(''), /password/);
     assert.equal(await second.stop(), 0);
   } finally {

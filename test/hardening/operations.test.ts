@@ -78,7 +78,7 @@ function assertPrefixes(writes: readonly Write[], observed: Parameters<typeof pr
 }
 
 describe('operations under write load', () => {
-  it(`${BACKUPS} online backups while ${WORKERS} writers write: consistent, complete up to their start, restorable`, { timeout: 180_000 }, async () => {
+  it(`${BACKUPS} online backups while ${WORKERS} writers write: consistent, complete up to their start, restorable`, { timeout: 180_000 }, async (t) => {
     const dataDir = join(dir, 'backup-live');
     const live = await start(dataDir);
     const client = httpClient(live.url, { maxSockets: WORKERS + 2 });
@@ -106,6 +106,7 @@ describe('operations under write load', () => {
     assert.equal([...state.statuses].filter(([s]) => s < 200 || s >= 300).length, 0, JSON.stringify(Object.fromEntries(state.statuses)));
     // the live database holds everything acknowledged
     const liveDb = openDataDb(dataDbFile(dataDir));
+    t.after(() => liveDb.close()); // closing twice is harmless
     const report = checkLedger(state.writes, await observe(client, session.access, fixture, WORKERS, liveDb), 'live');
     liveDb.close();
 
@@ -123,6 +124,7 @@ describe('operations under write load', () => {
         const access = await rc.request('GET', '/auth/accesstoken', { token: session.refresh });
         assert.equal(access.status, 200, access.text);
         const rdb = openDataDb(dataDbFile(restoredDir));
+        t.after(() => rdb.close()); // closing twice is harmless
         const observed = await observe(rc, access.text, fixture, WORKERS, rdb);
         rdb.close();
         const missing = copy.ackedBefore.filter((w) => MONOTONE.has(w.kind) && presence(w, observed) !== 'all');

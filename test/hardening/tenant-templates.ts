@@ -107,7 +107,7 @@ export const TEMPLATES: Template[] = [
   { route: 'GET /v1/role/:roleId/monitors', params: { roleId: '@role' }, query: { id: '@monitors', roleId: '@role', deviceId: '@device' }, lists: ['roleId', 'id', 'deviceId'], read: true },
 
   { route: 'POST /v1/license', body: { type: 'residential', duration: 30, key: '@key' }, alsoRefused: [409], own: [403] },
-  // contract §6: a license linked to a controller the caller cannot read is 403, an unknown key 404
+  // docs/api.md#licenses: a license linked to a controller the caller cannot read is 403, an unknown key 404
   { route: 'POST /v1/license/activate', body: { key: '@key' }, oracleExempt: ['body.key'], own: [400] },
   // a claimed key is 400 ALREADY_CLAIMED (after the controller check); keys are secrets, the oracle is the contract's
   { route: 'POST /v1/license/claim', body: { licenseKey: '@key', nodeId: '@ctrl' }, alsoRefused: [400], oracleExempt: ['body.licenseKey'], own: [400] },

@@ -4,74 +4,74 @@ import assert from 'node:assert/strict';
 import { makeTestApp, assertError } from '../support/app.ts';
 
 describe('http core', () => {
-  test('healthz answers ok with the version', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('GET', '/healthz');
+  test('healthz answers ok with the version', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('GET', '/healthz');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { status: 'ok', version: t.deps.version });
-    t.close();
+    assert.deepEqual(res.body, { status: 'ok', version: app.deps.version });
   });
 
-  test('unknown route and unknown method are 404 in the error shape', async () => {
-    const t = await makeTestApp();
-    const body = assertError(await t.request('GET', '/v1/nothing-here'), 404, 'NOT_FOUND');
+  test('unknown route and unknown method are 404 in the error shape', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const body = assertError(await app.request('GET', '/v1/nothing-here'), 404, 'NOT_FOUND');
     assert.deepEqual(body, { statusCode: 404, error: 'Not Found', message: 'no route for GET /v1/nothing-here', code: 'NOT_FOUND' });
-    assertError(await t.request('DELETE', '/healthz'), 404, 'NOT_FOUND');
-    t.close();
+    assertError(await app.request('DELETE', '/healthz'), 404, 'NOT_FOUND');
   });
 
-  test('X-Request-Id echoes a well-formed id and replaces a bad one', async () => {
-    const t = await makeTestApp();
-    const good = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'abc.DEF-123_x' } });
+  test('X-Request-Id echoes a well-formed id and replaces a bad one', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const good = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'abc.DEF-123_x' } });
     assert.equal(good.headers.get('x-request-id'), 'abc.DEF-123_x');
-    const bad = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'has spaces<script>' } });
+    const bad = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'has spaces<script>' } });
     const id = bad.headers.get('x-request-id');
     assert.ok(id && id !== 'has spaces<script>' && /^[A-Za-z0-9._-]{1,128}$/.test(id));
-    const missing = await t.request('GET', '/nope');
+    const missing = await app.request('GET', '/nope');
     assert.ok(missing.headers.get('x-request-id'));
-    t.close();
   });
 
-  test('unknown query parameters are refused with 400', async () => {
-    const t = await makeTestApp();
-    const body = assertError(await t.request('GET', '/healthz?verbose=1'), 400, 'BAD_REQUEST');
+  test('unknown query parameters are refused with 400', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const body = assertError(await app.request('GET', '/healthz?verbose=1'), 400, 'BAD_REQUEST');
     assert.match(body.message, /verbose/);
-    t.close();
   });
 
-  test('metrics are Prometheus text labelled by route pattern', async () => {
-    const t = await makeTestApp();
-    await t.request('GET', '/healthz');
-    await t.request('GET', '/nope/123');
-    const res = await t.request('GET', '/metrics');
+  test('metrics are Prometheus text labelled by route pattern', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    await app.request('GET', '/healthz');
+    await app.request('GET', '/nope/123');
+    const res = await app.request('GET', '/metrics');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
     assert.match(res.text, /gridkeeper_http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
     assert.match(res.text, /gridkeeper_http_requests_total\{method="GET",route="unmatched",status="404"\} 1/);
     assert.doesNotMatch(res.text, /nope\/123/);
     assert.match(res.text, /gridkeeper_database_size_bytes \d+/);
-    t.close();
   });
 
-  test('openapi.json is an OpenAPI 3.1 document listing the routes', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('GET', '/openapi.json');
+  test('openapi.json is an OpenAPI 3.1 document listing the routes', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('GET', '/openapi.json');
     assert.equal(res.status, 200);
     assert.equal(res.body.openapi, '3.1.0');
     assert.ok(res.body.paths['/healthz'].get);
     assert.ok(res.body.components.securitySchemes.accessBearerAuth);
     assert.equal(res.body.components.securitySchemes.accessBearerAuth.scheme, 'bearer');
-    t.close();
   });
 
-  test('docs page is self-contained (no external scripts or styles)', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('GET', '/docs');
+  test('docs page is self-contained (no external scripts or styles)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('GET', '/docs');
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
     assert.match(res.text, /openapi\.json/);
     assert.doesNotMatch(res.text, /<script[^>]+src=|<link[^>]+href=["']?https?:|https?:\/\/cdn/i);
-    t.close();
   });
 });
 

@@ -74,3 +74,22 @@ test('members and monitors: the same rule', async (t) => {
   assert.equal(byQuery.status, 200, byQuery.text);
   assert.deepEqual(byQuery.body.monitors.map((m: { deviceId: number }) => m.deviceId), [device]);
 });
+
+test('monitors DELETE of several ids answers one deletion per id, in request order', async (t) => {
+  const app = await setUp(t);
+  const [role] = addChild(app, ROOT_ROLE_ID, ALL);
+  const device = addDevice(app);
+  const other = addDevice(app);
+  const keep = addMonitors(app, ROOT_ROLE_ID, device, { mm: false, reads: ['x'] });
+  addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
+  const a = addMonitors(app, role, device, { mm: true });
+  const b = addMonitors(app, role, other, { reads: ['y'] });
+  // b first (no cascade), then a: the device loses its last monitorManagement and goes with `keep`
+  const res = await app.request('DELETE', `/v1/role/${role}/monitors/${b},${a}`, { token: app.adminToken });
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.body, [
+    { deletedNodeIds: [], deletedRelationIds: [b] },
+    { deletedNodeIds: [device], deletedRelationIds: [keep, a].sort((x, y) => x - y) },
+  ]);
+  assert.equal(count(app, 'devices', 'id = ?', device), 0);
+});

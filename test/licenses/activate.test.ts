@@ -9,12 +9,13 @@ import { claim, controllerScene, createLicense, licenseRow } from './fixtures.ts
 const DAY = 86_400_000;
 
 describe('POST /v1/license/activate happy', () => {
-  test('any authenticated user activates an unlinked license now: exact body and row', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t, { duration: 365, solarKw: 10 });
-    const user = await t.createUser('someone@test');
-    t.clock.advance(1234);
-    const res = await t.request('POST', '/v1/license/activate', { token: user.token, body: { key: license.key } });
+  test('any authenticated user activates an unlinked license now: exact body and row', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app, { duration: 365, solarKw: 10 });
+    const user = await app.createUser('someone@test');
+    app.clock.advance(1234);
+    const res = await app.request('POST', '/v1/license/activate', { token: user.token, body: { key: license.key } });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       success: true,
@@ -22,11 +23,10 @@ describe('POST /v1/license/activate happy', () => {
         ...license, activationDate: '2026-01-01T00:00:01.234Z', deactivationDate: '2027-01-01T00:00:01.234Z',
       },
     });
-    assert.equal(licenseRow(t, license.id)!.activation_date, T0 + 1234);
-    t.close();
+    assert.equal(licenseRow(app, license.id)!.activation_date, T0 + 1234);
   });
 
-  test('activationIso with any UTC offset is normalised to Z; deactivation = activation + duration days', async () => {
+  test('activationIso with any UTC offset is normalised to Z; deactivation = activation + duration days', async (t) => {
     const cases: [string, string, number, string][] = [
       ['2026-03-01T10:00:00+02:00', '2026-03-01T08:00:00.000Z', 30, '2026-03-31T08:00:00.000Z'],
       ['2026-03-01T10:00:00-05:30', '2026-03-01T15:30:00.000Z', 1, '2026-03-02T15:30:00.000Z'],
@@ -35,100 +35,100 @@ describe('POST /v1/license/activate happy', () => {
       ['2026-06-01t12:00z', '2026-06-01T12:00:00.000Z', 10, '2026-06-11T12:00:00.000Z'],
       ['2025-01-01T00:00:00+14:00', '2024-12-31T10:00:00.000Z', 7, '2025-01-07T10:00:00.000Z'],
     ];
-    const t = await makeTestApp();
+    const app = await makeTestApp();
+    t.after(() => app.close());
     for (const [iso, activation, duration, deactivation] of cases) {
-      const license = await createLicense(t, { duration });
-      const res = await t.request('POST', '/v1/license/activate', { token: t.adminToken, body: { key: license.key, activationIso: iso } });
+      const license = await createLicense(app, { duration });
+      const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: license.key, activationIso: iso } });
       assert.equal(res.status, 200, `${iso}: ${res.text}`);
       assert.equal(res.body.license.activationDate, activation, iso);
       assert.equal(res.body.license.deactivationDate, deactivation, iso);
-      assert.equal(licenseRow(t, license.id)!.activation_date, Date.parse(activation));
+      assert.equal(licenseRow(app, license.id)!.activation_date, Date.parse(activation));
       assert.equal(Date.parse(deactivation) - Date.parse(activation), duration * DAY);
     }
-    t.close();
   });
 
-  test('the key is matched after trimming surrounding whitespace', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t);
-    const res = await t.request('POST', '/v1/license/activate', { token: t.adminToken, body: { key: `\t ${license.key}\n ` } });
+  test('the key is matched after trimming surrounding whitespace', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app);
+    const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: `\t ${license.key}\n ` } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.license.id, license.id);
-    t.close();
   });
 
-  test('a linked license is activated by users who can read its controller, with or without monitorManagement', async () => {
-    const t = await makeTestApp();
-    const scene = await controllerScene(t);
+  test('a linked license is activated by users who can read its controller, with or without monitorManagement', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const scene = await controllerScene(app);
     for (const who of [scene.manager, scene.reader, scene.upper]) {
-      const license = await createLicense(t);
-      await claim(t, scene.manager, license.key, scene.nodeId);
-      const res = await t.request('POST', '/v1/license/activate', { token: who.token, body: { key: license.key } });
+      const license = await createLicense(app);
+      await claim(app, scene.manager, license.key, scene.nodeId);
+      const res = await app.request('POST', '/v1/license/activate', { token: who.token, body: { key: license.key } });
       assert.equal(res.status, 200, res.text);
-      assert.equal(licenseRow(t, license.id)!.activation_date, T0);
+      assert.equal(licenseRow(app, license.id)!.activation_date, T0);
     }
-    t.close();
   });
 });
 
 describe('POST /v1/license/activate security', () => {
-  test('needs a token', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t);
-    await assertRequiresAuth(t, 'POST', '/v1/license/activate', { key: license.key });
-    assert.equal(licenseRow(t, license.id)!.activation_date, null);
-    t.close();
+  test('needs a token', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app);
+    await assertRequiresAuth(app, 'POST', '/v1/license/activate', { key: license.key });
+    assert.equal(licenseRow(app, license.id)!.activation_date, null);
   });
 
-  test('a license linked to a controller the user cannot read -> 403, not activated', async () => {
-    const t = await makeTestApp();
-    const scene = await controllerScene(t);
-    const license = await createLicense(t);
-    await claim(t, scene.manager, license.key, scene.nodeId);
-    for (const token of [scene.stranger.token, t.adminToken]) {
-      const body = assertError(await t.request('POST', '/v1/license/activate', { token, body: { key: license.key } }), 403, 'FORBIDDEN');
+  test('a license linked to a controller the user cannot read -> 403, not activated', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const scene = await controllerScene(app);
+    const license = await createLicense(app);
+    await claim(app, scene.manager, license.key, scene.nodeId);
+    for (const token of [scene.stranger.token, app.adminToken]) {
+      const body = assertError(await app.request('POST', '/v1/license/activate', { token, body: { key: license.key } }), 403, 'FORBIDDEN');
       assert.deepEqual(body, {
         statusCode: 403, error: 'Forbidden', message: 'this license is linked to a controller you cannot read', code: 'FORBIDDEN',
       });
     }
-    assert.equal(licenseRow(t, license.id)!.activation_date, null);
-    t.close();
+    assert.equal(licenseRow(app, license.id)!.activation_date, null);
   });
 
-  test('403 comes before ALREADY_ACTIVATED: a stranger learns nothing about the state', async () => {
-    const t = await makeTestApp();
-    const scene = await controllerScene(t);
-    const license = await createLicense(t);
-    await claim(t, scene.manager, license.key, scene.nodeId);
-    const ok = await t.request('POST', '/v1/license/activate', { token: scene.reader.token, body: { key: license.key } });
+  test('403 comes before ALREADY_ACTIVATED: a stranger learns nothing about the state', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const scene = await controllerScene(app);
+    const license = await createLicense(app);
+    await claim(app, scene.manager, license.key, scene.nodeId);
+    const ok = await app.request('POST', '/v1/license/activate', { token: scene.reader.token, body: { key: license.key } });
     assert.equal(ok.status, 200);
-    assertError(await t.request('POST', '/v1/license/activate', { token: scene.stranger.token, body: { key: license.key } }), 403, 'FORBIDDEN');
-    t.close();
+    assertError(await app.request('POST', '/v1/license/activate', { token: scene.stranger.token, body: { key: license.key } }), 403, 'FORBIDDEN');
   });
 
-  test('unknown key -> 404; keys are case-sensitive; nothing changes', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t);
+  test('unknown key -> 404; keys are case-sensitive; nothing changes', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app);
     for (const key of ['GK-NOPE', license.key.toLowerCase(), license.key.slice(0, -1), `${license.key}X`]) {
-      const body = assertError(await t.request('POST', '/v1/license/activate', { token: t.adminToken, body: { key } }), 404, 'NOT_FOUND');
+      const body = assertError(await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key } }), 404, 'NOT_FOUND');
       assert.equal(body.message, 'no license with this key');
     }
-    assert.equal(licenseRow(t, license.id)!.activation_date, null);
-    t.close();
+    assert.equal(licenseRow(app, license.id)!.activation_date, null);
   });
 
-  test('already activated -> 400 ALREADY_ACTIVATED; the first activation stands', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t);
-    const first = await t.request('POST', '/v1/license/activate', { token: t.adminToken, body: { key: license.key, activationIso: '2026-02-01T00:00:00Z' } });
+  test('already activated -> 400 ALREADY_ACTIVATED; the first activation stands', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app);
+    const first = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: license.key, activationIso: '2026-02-01T00:00:00Z' } });
     assert.equal(first.status, 200);
-    const user = await t.createUser('other@test');
-    const again = await t.request('POST', '/v1/license/activate', { token: user.token, body: { key: license.key, activationIso: '2026-03-01T00:00:00Z' } });
+    const user = await app.createUser('other@test');
+    const again = await app.request('POST', '/v1/license/activate', { token: user.token, body: { key: license.key, activationIso: '2026-03-01T00:00:00Z' } });
     assert.deepEqual(assertError(again, 400, 'ALREADY_ACTIVATED'), {
       statusCode: 400, error: 'Bad Request', message: 'this license is already activated', code: 'ALREADY_ACTIVATED',
     });
-    assert.equal(licenseRow(t, license.id)!.activation_date, Date.UTC(2026, 1, 1));
-    t.close();
+    assert.equal(licenseRow(app, license.id)!.activation_date, Date.UTC(2026, 1, 1));
   });
 });
 
@@ -150,23 +150,23 @@ describe('POST /v1/license/activate validation', () => {
     ['unknown field', { key: 'k', nodeId: 'x' }, /^nodeId: unknown field$/],
   ];
   for (const [name, body, message] of cases) {
-    test(`${name} -> 400 naming the field`, async () => {
-      const t = await makeTestApp();
-      const license = await createLicense(t, { key: 'k' });
-      const res = await t.request('POST', '/v1/license/activate', { token: t.adminToken, body });
+    test(`${name} -> 400 naming the field`, async (t) => {
+      const app = await makeTestApp();
+      t.after(() => app.close());
+      const license = await createLicense(app, { key: 'k' });
+      const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, message);
-      assert.equal(licenseRow(t, license.id)!.activation_date, null);
-      t.close();
+      assert.equal(licenseRow(app, license.id)!.activation_date, null);
     });
   }
 
-  test('a deactivation date past the year 9999 -> 400', async () => {
-    const t = await makeTestApp();
-    const license = await createLicense(t, { duration: 36500 });
-    const res = await t.request('POST', '/v1/license/activate', { token: t.adminToken, body: { key: license.key, activationIso: '9950-01-01T00:00:00Z' } });
+  test('a deactivation date past the year 9999 -> 400', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const license = await createLicense(app, { duration: 36500 });
+    const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: license.key, activationIso: '9950-01-01T00:00:00Z' } });
     assert.match(assertError(res, 400, 'BAD_REQUEST').message, /^activationIso: /);
-    assert.equal(licenseRow(t, license.id)!.activation_date, null);
-    t.close();
+    assert.equal(licenseRow(app, license.id)!.activation_date, null);
   });
 
   test('parseIsoWithOffset: offsets, fractions, calendar', () => {

@@ -14,9 +14,10 @@ function licenseCount(t: Awaited<ReturnType<typeof makeTestApp>>): number {
 }
 
 describe('POST /v1/license happy', () => {
-  test('one license with the defaults: exact body and row', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'commercial', duration: 30 } });
+  test('one license with the defaults: exact body and row', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'commercial', duration: 30 } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.licenses.length, 1);
     const [license] = res.body.licenses;
@@ -31,17 +32,17 @@ describe('POST /v1/license happy', () => {
     assert.deepEqual(Object.keys(license), [
       'id', 'key', 'gridKw', 'solarKw', 'batteryKw', 'evKw', 'creationDate', 'activationDate', 'duration', 'deactivationDate', 'type',
     ]);
-    assert.deepEqual(licenseRow(t, license.id), {
+    assert.deepEqual(licenseRow(app, license.id), {
       id: license.id, key: license.key, type: 'commercial', duration: 30, grid_kw: null, solar_kw: null, battery_kw: null, ev_kw: null,
       creation_date: T0, activation_date: null,
     });
-    t.close();
   });
 
-  test('count and power limits: 50 licenses with the same terms and distinct keys', async () => {
-    const t = await makeTestApp({ now: Date.UTC(2026, 4, 6, 7, 8, 9, 123) });
-    const res = await t.request('POST', '/v1/license', {
-      token: t.adminToken, body: { type: 'residential', duration: 365, gridKw: 17, solarKw: 10, batteryKw: 0, evKw: null, count: 50 },
+  test('count and power limits: 50 licenses with the same terms and distinct keys', async (t) => {
+    const app = await makeTestApp({ now: Date.UTC(2026, 4, 6, 7, 8, 9, 123) });
+    t.after(() => app.close());
+    const res = await app.request('POST', '/v1/license', {
+      token: app.adminToken, body: { type: 'residential', duration: 365, gridKw: 17, solarKw: 10, batteryKw: 0, evKw: null, count: 50 },
     });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.licenses.length, 50);
@@ -52,60 +53,59 @@ describe('POST /v1/license happy', () => {
         activationDate: null, duration: 365, deactivationDate: null, type: 'residential',
       });
     }
-    assert.equal(licenseCount(t), 50);
-    t.close();
+    assert.equal(licenseCount(app), 50);
   });
 
-  test('a chosen key is stored trimmed and returned as is', async () => {
-    const t = await makeTestApp();
-    const res = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 1, key: '  legacy-Key_42  ' } });
+  test('a chosen key is stored trimmed and returned as is', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const res = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: '  legacy-Key_42  ' } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.licenses[0].key, 'legacy-Key_42');
-    assert.equal(licenseRow(t, res.body.licenses[0].id)!.key, 'legacy-Key_42');
-    const one = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 1, key: 'other', count: 1 } });
+    assert.equal(licenseRow(app, res.body.licenses[0].id)!.key, 'legacy-Key_42');
+    const one = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: 'other', count: 1 } });
     assert.equal(one.status, 200, one.text);
-    t.close();
   });
 });
 
 describe('POST /v1/license security', () => {
-  test('needs a token', async () => {
-    const t = await makeTestApp();
-    await assertRequiresAuth(t, 'POST', '/v1/license', { type: 'residential', duration: 365 });
-    assert.equal(licenseCount(t), 0);
-    t.close();
+  test('needs a token', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    await assertRequiresAuth(app, 'POST', '/v1/license', { type: 'residential', duration: 365 });
+    assert.equal(licenseCount(app), 0);
   });
 
-  test('a user outside the root role gets 403 and nothing is written', async () => {
-    const t = await makeTestApp();
-    const user = await t.createUser('user@test');
-    const body = assertError(await t.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
+  test('a user outside the root role gets 403 and nothing is written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await app.createUser('user@test');
+    const body = assertError(await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
     assert.equal(body.message, 'creating licenses needs membership of the root role');
-    assert.equal(licenseCount(t), 0);
-    t.close();
+    assert.equal(licenseCount(app), 0);
   });
 
-  test('members of a role below root (with every self right) are not root members', async () => {
-    const t = await makeTestApp();
-    const child = createRole(t, 'child');
-    addManages(t, ROOT_ROLE_ID, child);
-    t.deps.db.sqlite.prepare(`UPDATE roles SET self_role_management = 1, self_user_management = 1, self_device_management = 1 WHERE id = ?`).run(child);
-    const user = await t.createUser('child@test');
-    addMember(t, child, user.id);
-    assertError(await t.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
+  test('members of a role below root (with every self right) are not root members', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const child = createRole(app, 'child');
+    addManages(app, ROOT_ROLE_ID, child);
+    app.deps.db.sqlite.prepare(`UPDATE roles SET self_role_management = 1, self_user_management = 1, self_device_management = 1 WHERE id = ?`).run(child);
+    const user = await app.createUser('child@test');
+    addMember(app, child, user.id);
+    assertError(await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
     // ... and another member of the root role may.
-    addMember(t, ROOT_ROLE_ID, user.id);
-    const ok = await t.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } });
+    addMember(app, ROOT_ROLE_ID, user.id);
+    const ok = await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } });
     assert.equal(ok.status, 200, ok.text);
-    assert.equal(licenseCount(t), 1);
-    t.close();
+    assert.equal(licenseCount(app), 1);
   });
 
-  test('validation (400) comes before the root check (403): order of checks', async () => {
-    const t = await makeTestApp();
-    const user = await t.createUser('user@test');
-    assertError(await t.request('POST', '/v1/license', { token: user.token, body: { type: 'nope', duration: 365 } }), 400, 'BAD_REQUEST');
-    t.close();
+  test('validation (400) comes before the root check (403): order of checks', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await app.createUser('user@test');
+    assertError(await app.request('POST', '/v1/license', { token: user.token, body: { type: 'nope', duration: 365 } }), 400, 'BAD_REQUEST');
   });
 });
 
@@ -131,31 +131,31 @@ describe('POST /v1/license validation', () => {
     ['unknown field', { type: 'residential', duration: 365, activationDate: 'x' }, /^activationDate: unknown field$/],
   ];
   for (const [name, body, message] of cases) {
-    test(`${name} -> 400 naming the field, nothing written`, async () => {
-      const t = await makeTestApp();
-      const res = await t.request('POST', '/v1/license', { token: t.adminToken, body });
+    test(`${name} -> 400 naming the field, nothing written`, async (t) => {
+      const app = await makeTestApp();
+      t.after(() => app.close());
+      const res = await app.request('POST', '/v1/license', { token: app.adminToken, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, message);
-      assert.equal(licenseCount(t), 0);
-      t.close();
+      assert.equal(licenseCount(app), 0);
     });
   }
 
-  test('a taken key -> 409 CONFLICT without the key in the message; nothing written', async () => {
-    const t = await makeTestApp();
-    const first = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 365, key: 'SAME-KEY' } });
+  test('a taken key -> 409 CONFLICT without the key in the message; nothing written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const first = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 365, key: 'SAME-KEY' } });
     assert.equal(first.status, 200);
-    const again = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'commercial', duration: 10, key: ' SAME-KEY ' } });
+    const again = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'commercial', duration: 10, key: ' SAME-KEY ' } });
     const body = assertError(again, 409, 'CONFLICT');
     assert.equal(body.message, 'a license with this key already exists');
-    assert.equal(licenseCount(t), 1);
-    assert.equal(licenseRow(t, first.body.licenses[0].id)!.type, 'residential');
+    assert.equal(licenseCount(app), 1);
+    assert.equal(licenseRow(app, first.body.licenses[0].id)!.type, 'residential');
     // a generated key can be taken too
-    const generated = (await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 1 } })).body.licenses[0].key;
-    assertError(await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 1, key: generated } }), 409, 'CONFLICT');
+    const generated = (await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1 } })).body.licenses[0].key;
+    assertError(await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: generated } }), 409, 'CONFLICT');
     // keys are case-sensitive: another case is another key
-    const lower = await t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'residential', duration: 1, key: 'same-key' } });
+    const lower = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: 'same-key' } });
     assert.equal(lower.status, 200, lower.text);
-    assert.equal(licenseCount(t), 3);
-    t.close();
+    assert.equal(licenseCount(app), 3);
   });
 });

@@ -40,13 +40,13 @@ describe('license keys', () => {
     for (let pos = 0; pos < 25; pos++) assert.equal(new Set(symbols.map((s) => s[pos])).size, 32, `position ${pos}`);
   });
 
-  test('POST /v1/license generates keys of this format, all distinct', async () => {
-    const t = await makeTestApp();
-    const licenses = await createLicenses(t, { count: 1000 });
+  test('POST /v1/license generates keys of this format, all distinct', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const licenses = await createLicenses(app, { count: 1000 });
     assert.equal(licenses.length, 1000);
     for (const l of licenses) assert.match(l.key, GENERATED_KEY);
     assert.equal(new Set(licenses.map((l) => l.key)).size, 1000);
     assert.equal(new Set(licenses.map((l) => l.id)).size, 1000);
-    t.close();
   });
 });

@@ -7,11 +7,12 @@ import { createLogger } from '../../src/logger.ts';
 import { controllerScene, createLicenses } from './fixtures.ts';
 
 describe('license keys and logs', () => {
-  test('no key (generated, chosen, unknown or malformed) is written to the log', async () => {
-    const t = await makeTestApp();
+  test('no key (generated, chosen, unknown or malformed) is written to the log', async (t) => {
+    const testApp = await makeTestApp();
+    t.after(() => testApp.close());
     const lines: string[] = [];
     // The same deps with a logger that captures everything; createApp logs one line per request through it.
-    const { app } = createApp({ ...t.deps, log: createLogger('debug', (line) => lines.push(line)) });
+    const { app } = createApp({ ...testApp.deps, log: createLogger('debug', (line) => lines.push(line)) });
     const send = async (method: string, path: string, token: string, body?: unknown) => {
       const res = await app.request(path, {
         method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -20,16 +21,16 @@ describe('license keys and logs', () => {
       return { status: res.status, body: await res.json() as any };
     };
 
-    const scene = await controllerScene(t);
-    const created = await send('POST', '/v1/license', t.adminToken, { type: 'residential', duration: 365, count: 3 });
+    const scene = await controllerScene(testApp);
+    const created = await send('POST', '/v1/license', testApp.adminToken, { type: 'residential', duration: 365, count: 3 });
     assert.equal(created.status, 200);
-    const chosen = await send('POST', '/v1/license', t.adminToken, { type: 'commercial', duration: 30, key: 'CHOSEN-SECRET-7Q' });
+    const chosen = await send('POST', '/v1/license', testApp.adminToken, { type: 'commercial', duration: 30, key: 'CHOSEN-SECRET-7Q' });
     assert.equal(chosen.status, 200);
     const [a, b, c] = created.body.licenses.map((l: any) => l.key as string);
     const unknown = 'GK-UNKNOWN-SECRET-99';
     const overlong = `GK-TOO-LONG-SECRET-${'Z'.repeat(40)}`;
     const statuses = [
-      (await send('POST', '/v1/license', t.adminToken, { type: 'residential', duration: 1, key: 'CHOSEN-SECRET-7Q' })).status, // 409
+      (await send('POST', '/v1/license', testApp.adminToken, { type: 'residential', duration: 1, key: 'CHOSEN-SECRET-7Q' })).status, // 409
       (await send('POST', '/v1/license', scene.stranger.token, { type: 'residential', duration: 1, key: 'STRANGER-SECRET-3' })).status, // 403
       (await send('POST', '/v1/license/claim', scene.manager.token, { licenseKey: a, nodeId: scene.nodeId })).status, // 200
       (await send('POST', '/v1/license/claim', scene.manager.token, { licenseKey: a, nodeId: scene.nodeId })).status, // 400
@@ -56,6 +57,5 @@ describe('license keys and logs', () => {
       // nor a recognisable part of it
       assert.ok(!log.includes(secret.slice(3, 14)), `the log contains part of the key ${secret}`);
     }
-    t.close();
   });
 });

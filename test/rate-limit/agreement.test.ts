@@ -1,5 +1,5 @@
 // The server's dry-run cost, the TS script and the Python script — both as served by /assets — agree exactly on
-// thousands of random request bodies (contract §7.4). The clock is pinned and the scripts get the same --now; each
+// thousands of random request bodies (docs/api.md#cost). The clock is pinned and the scripts get the same --now; each
 // script runs once over all bodies (--jsonl).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

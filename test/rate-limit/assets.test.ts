@@ -8,27 +8,27 @@ const source = (name: string) => readFileSync(new URL(`../../src/assets/${name}`
 
 describe('assets', () => {
   for (const name of ['estimateCost.ts', 'estimateCost.py']) {
-    it(`GET /assets/${name} serves the script verbatim without a token`, async () => {
-      const t = await makeTestApp();
-      const res = await t.request('GET', `/assets/${name}`);
+    it(`GET /assets/${name} serves the script verbatim without a token`, async (t) => {
+      const app = await makeTestApp();
+      t.after(() => app.close());
+      const res = await app.request('GET', `/assets/${name}`);
       assert.equal(res.status, 200);
       assert.equal(res.text, source(name));
       assert.equal(res.headers.get('content-type'), 'text/plain; charset=utf-8');
       assert.equal(res.headers.get('content-disposition'), `inline; filename="${name}"`);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
       // a token does not hurt either
-      assert.equal((await t.request('GET', `/assets/${name}`, { token: t.adminToken })).text, source(name));
-      t.close();
+      assert.equal((await app.request('GET', `/assets/${name}`, { token: app.adminToken })).text, source(name));
     });
   }
 
-  it('unknown assets are 404; query parameters are refused like everywhere else; both are in the OpenAPI document', async () => {
-    const t = await makeTestApp();
-    assert.equal((await t.request('GET', '/assets/estimateCost.js')).status, 404);
-    assert.equal((await t.request('GET', '/assets/estimateCost.py?x=1')).status, 400);
-    const doc = (await t.request('GET', '/openapi.json')).body;
+  it('unknown assets are 404; query parameters are refused like everywhere else; both are in the OpenAPI document', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    assert.equal((await app.request('GET', '/assets/estimateCost.js')).status, 404);
+    assert.equal((await app.request('GET', '/assets/estimateCost.py?x=1')).status, 400);
+    const doc = (await app.request('GET', '/openapi.json')).body;
     assert.ok(doc.paths['/assets/estimateCost.ts']?.get);
     assert.ok(doc.paths['/assets/estimateCost.py']?.get);
-    t.close();
   });
 });

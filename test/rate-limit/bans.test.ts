@@ -1,4 +1,4 @@
-// IP bans over HTTP (contract §7.4): 10 requests within 60 s while Retry-After has not elapsed → 300 s of 429 IP_BANNED,
+// IP bans over HTTP (docs/api.md#ip-bans): 10 requests within 60 s while Retry-After has not elapsed → 300 s of 429 IP_BANNED,
 // without X-RateLimit headers; the client address honours GRIDKEEPER_TRUST_PROXY. And the limiter state stays bounded.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,16 +12,17 @@ async function throttled(t: TestApp, token: string, headers?: Record<string, str
 }
 
 describe('ip bans', () => {
-  it('the 10th request within 60 s before Retry-After elapsed is banned for 300 s; then the address is free again', async () => {
-    const t = await makeTestApp();
-    const user = await userOfTier(t, 'u@example.com', 'free');
-    await throttled(t, user.token);
+  it('the 10th request within 60 s before Retry-After elapsed is banned for 300 s; then the address is free again', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await userOfTier(app, 'u@example.com', 'free');
+    await throttled(app, user.token);
     for (let i = 0; i < 9; i++) {
-      t.clock.advance(1_000);
-      assertError(await postQuery(t, { token: user.token, cost: 100 }), 429, 'RATE_LIMITED');
+      app.clock.advance(1_000);
+      assertError(await postQuery(app, { token: user.token, cost: 100 }), 429, 'RATE_LIMITED');
     }
-    t.clock.advance(1_000);
-    const res = await postQuery(t, { token: user.token, cost: 2 });
+    app.clock.advance(1_000);
+    const res = await postQuery(app, { token: user.token, cost: 2 });
     const body = assertError(res, 429, 'IP_BANNED');
     assert.equal(body.retryAfter, 300);
     assert.equal(body.cost, undefined);
@@ -30,84 +31,83 @@ describe('ip bans', () => {
       'ratelimit-policy': null, ratelimit: null, 'retry-after': '300',
     });
     // every query from the address, dry runs and other users included, until the ban ends
-    const other = await userOfTier(t, 'other@example.com', 'premium');
-    t.clock.advance(120_500);
-    const later = assertError(await postQuery(t, { token: other.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
+    const other = await userOfTier(app, 'other@example.com', 'premium');
+    app.clock.advance(120_500);
+    const later = assertError(await postQuery(app, { token: other.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
     assert.equal(later.retryAfter, 180); // 179.5 s → 180
-    t.clock.advance(179_499);
-    assertError(await postQuery(t, { token: user.token, cost: 2 }), 429, 'IP_BANNED');
-    t.clock.advance(1);
-    const after = await postQuery(t, { token: user.token, cost: 2 });
+    app.clock.advance(179_499);
+    assertError(await postQuery(app, { token: user.token, cost: 2 }), 429, 'IP_BANNED');
+    app.clock.advance(1);
+    const after = await postQuery(app, { token: user.token, cost: 2 });
     assert.equal(after.status, 200, after.text);
     assert.equal(after.headers.get('x-ratelimit-remaining'), '98'); // the bucket leaked empty meanwhile
-    const metrics = (await t.request('GET', '/metrics')).text;
+    const metrics = (await app.request('GET', '/metrics')).text;
     assert.match(metrics, /gridkeeper_ratelimit_rejections_total\{reason="ip_banned"\} 3\n/);
-    t.close();
   });
 
-  it('nine requests are not enough; nor are requests sent after Retry-After', async () => {
-    const t = await makeTestApp();
-    const user = await userOfTier(t, 'u@example.com', 'free');
-    await throttled(t, user.token);
-    for (let i = 0; i < 8; i++) assertError(await postQuery(t, { token: user.token, cost: 100 }), 429, 'RATE_LIMITED');
+  it('nine requests are not enough; nor are requests sent after Retry-After', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await userOfTier(app, 'u@example.com', 'free');
+    await throttled(app, user.token);
+    for (let i = 0; i < 8; i++) assertError(await postQuery(app, { token: user.token, cost: 100 }), 429, 'RATE_LIMITED');
     // 9th strike, an admitted cheap one: still not banned
-    t.clock.advance(30_000);
-    assert.equal((await postQuery(t, { token: user.token, cost: 2 })).status, 200);
-    t.clock.advance(30_000); // the Retry-After (60 s) has elapsed: these are not strikes
-    for (let i = 0; i < 20; i++) assert.notEqual((await postQuery(t, { token: user.token, cost: 2 })).body?.code, 'IP_BANNED');
-    t.close();
+    app.clock.advance(30_000);
+    assert.equal((await postQuery(app, { token: user.token, cost: 2 })).status, 200);
+    app.clock.advance(30_000); // the Retry-After (60 s) has elapsed: these are not strikes
+    for (let i = 0; i < 20; i++) assert.notEqual((await postQuery(app, { token: user.token, cost: 2 })).body?.code, 'IP_BANNED');
   });
 
-  it('dry runs sent before Retry-After count toward the ban too', async () => {
-    const t = await makeTestApp();
-    const user = await userOfTier(t, 'u@example.com', 'free');
-    await throttled(t, user.token);
-    for (let i = 0; i < 9; i++) assert.equal((await postQuery(t, { token: user.token, cost: 2, dryRun: true })).status, 200);
-    assertError(await postQuery(t, { token: user.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
-    t.close();
+  it('dry runs sent before Retry-After count toward the ban too', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await userOfTier(app, 'u@example.com', 'free');
+    await throttled(app, user.token);
+    for (let i = 0; i < 9; i++) assert.equal((await postQuery(app, { token: user.token, cost: 2, dryRun: true })).status, 200);
+    assertError(await postQuery(app, { token: user.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
   });
 
-  it('without GRIDKEEPER_TRUST_PROXY, X-Forwarded-For cannot move a client out of its ban', async () => {
-    const t = await makeTestApp();
-    const user = await userOfTier(t, 'u@example.com', 'free');
-    await throttled(t, user.token);
-    for (let i = 0; i < 9; i++) await postQuery(t, { token: user.token, cost: 100, headers: { 'x-forwarded-for': `198.51.100.${i}` } });
-    assertError(await postQuery(t, { token: user.token, cost: 2, headers: { 'x-forwarded-for': '203.0.113.7' } }), 429, 'IP_BANNED');
-    t.close();
+  it('without GRIDKEEPER_TRUST_PROXY, X-Forwarded-For cannot move a client out of its ban', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const user = await userOfTier(app, 'u@example.com', 'free');
+    await throttled(app, user.token);
+    for (let i = 0; i < 9; i++) await postQuery(app, { token: user.token, cost: 100, headers: { 'x-forwarded-for': `198.51.100.${i}` } });
+    assertError(await postQuery(app, { token: user.token, cost: 2, headers: { 'x-forwarded-for': '203.0.113.7' } }), 429, 'IP_BANNED');
   });
 
-  it('with GRIDKEEPER_TRUST_PROXY, bans follow the forwarded address', async () => {
-    const t = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
-    const user = await userOfTier(t, 'u@example.com', 'free');
+  it('with GRIDKEEPER_TRUST_PROXY, bans follow the forwarded address', async (t) => {
+    const app = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
+    t.after(() => app.close());
+    const user = await userOfTier(app, 'u@example.com', 'free');
     const bad = { 'x-forwarded-for': '198.51.100.1, 10.0.0.1' };
-    await throttled(t, user.token, bad);
-    for (let i = 0; i < 9; i++) await postQuery(t, { token: user.token, cost: 100, headers: bad });
-    assertError(await postQuery(t, { token: user.token, cost: 2, headers: bad }), 429, 'IP_BANNED');
+    await throttled(app, user.token, bad);
+    for (let i = 0; i < 9; i++) await postQuery(app, { token: user.token, cost: 100, headers: bad });
+    assertError(await postQuery(app, { token: user.token, cost: 2, headers: bad }), 429, 'IP_BANNED');
     // another client behind the same proxy is not banned (the user's bucket is still full, so: rate limited)
-    assertError(await postQuery(t, { token: user.token, cost: 2, headers: { 'x-forwarded-for': '198.51.100.2' } }), 429, 'RATE_LIMITED');
-    const other = await t.createUser('o@example.com');
-    assert.equal((await postQuery(t, { token: other.token, cost: 2, headers: { 'x-forwarded-for': '198.51.100.2' } })).status, 200);
-    t.close();
+    assertError(await postQuery(app, { token: user.token, cost: 2, headers: { 'x-forwarded-for': '198.51.100.2' } }), 429, 'RATE_LIMITED');
+    const other = await app.createUser('o@example.com');
+    assert.equal((await postQuery(app, { token: other.token, cost: 2, headers: { 'x-forwarded-for': '198.51.100.2' } })).status, 200);
   });
 });
 
 describe('limiter state is bounded', () => {
-  it('buckets of many users and the strikes of many addresses are evicted once idle: the size goes back down', async () => {
-    const t = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
-    const { buckets, bans } = t.deps.rateLimiter;
+  it('buckets of many users and the strikes of many addresses are evicted once idle: the size goes back down', async (t) => {
+    const app = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
+    t.after(() => app.close());
+    const { buckets, bans } = app.deps.rateLimiter;
     const users = [];
-    for (let i = 0; i < 40; i++) users.push(await userOfTier(t, `u${i}@example.com`, 'free'));
+    for (let i = 0; i < 40; i++) users.push(await userOfTier(app, `u${i}@example.com`, 'free'));
     for (const [i, u] of users.entries()) {
       const headers = { 'x-forwarded-for': `198.51.100.${i}` };
-      await throttled(t, u.token, headers); // a bucket full to the brim and an address with a Retry-After
+      await throttled(app, u.token, headers); // a bucket full to the brim and an address with a Retry-After
     }
     assert.equal(buckets.size, 40);
     assert.equal(bans.size, 40);
-    t.clock.advance(61_000); // the free buckets have drained, the Retry-Afters elapsed; the sweep is due
-    const fresh = await t.token(users[0].id);
-    await postQuery(t, { token: fresh, cost: 2, dryRun: true, headers: { 'x-forwarded-for': '203.0.113.1' } });
+    app.clock.advance(61_000); // the free buckets have drained, the Retry-Afters elapsed; the sweep is due
+    const fresh = await app.token(users[0].id);
+    await postQuery(app, { token: fresh, cost: 2, dryRun: true, headers: { 'x-forwarded-for': '203.0.113.1' } });
     assert.equal(buckets.size, 0);
     assert.equal(bans.size, 0);
-    t.close();
   });
 });

@@ -52,7 +52,7 @@ describe('ip bans', () => {
     assert.equal(bans.admit('192.0.2.1', T0 + 60_001)?.started, true); // strikes at 6 s .. 60.001 s: 10 within 60 s
   });
 
-  it('rule figures of contract §7.4', () => {
+  it('rule figures of docs/api.md#ip-bans', () => {
     assert.deepEqual(BAN_RULE, { strikes: 10, strikeWindowMs: 60_000, banMs: 300_000 });
   });
 

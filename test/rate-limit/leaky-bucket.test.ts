@@ -145,7 +145,7 @@ describe('leaky bucket: boundaries and refusals', () => {
 });
 
 describe('tiers', () => {
-  it('capacities and leak rates of contract §7.4', () => {
+  it('capacities and leak rates of docs/api.md#rate-limit', () => {
     assert.deepEqual(Object.values(TIERS).map((p) => [p.name, p.capacity, p.windowMs]),
       [['free', 100, 60_000], ['basic', 6000, 60_000], ['premium', 60_000, 60_000]]);
   });

@@ -14,7 +14,7 @@ const query = (extra: object = {}) => ({ select: ['power'], from: { measurement:
 const emptyQuery = query({ where: { time: [{ operator: '>=', value: DAY0 }, { operator: '<', value: DAY0 }] } });
 
 /**
- * A request body whose cost (contract §7.4) is exactly `cost` at any clock: a single query over k whole days at 1 s
+ * A request body whose cost (docs/api.md#cost) is exactly `cost` at any clock: a single query over k whole days at 1 s
  * with a limit, so 100·cost = 150 + limit + 200·k; cost 2 and 3 are one and three empty queries.
  */
 export function bodyCosting(cost: number): unknown {

@@ -26,24 +26,25 @@ const ROUTES: [method: string, path: string, body: unknown, pattern: string][] =
 const DEPRECATED = new Set(['GET /v1/role', 'GET /v1/role/{parentRoleId}/manages', 'GET /v1/role/{roleId}/member']);
 
 describe('roles, manages, members, explain: authentication', () => {
-  test('every route answers 401 without a valid access token', async () => {
-    const t = await makeTestApp();
-    for (const [method, path, body] of ROUTES) await assertRequiresAuth(t, method, path, body);
-    t.close();
+  test('every route answers 401 without a valid access token', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    for (const [method, path, body] of ROUTES) await assertRequiresAuth(app, method, path, body);
   });
 
-  test('401 comes before 400: an invalid request without a token is still 401', async () => {
-    const t = await makeTestApp();
+  test('401 comes before 400: an invalid request without a token is still 401', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     for (const [method, path] of ROUTES) {
-      const res = await t.request(method, path.replace(/\?.*$/, '?bogus=1'), { body: method === 'GET' || method === 'DELETE' ? undefined : { bogus: 1 } });
+      const res = await app.request(method, path.replace(/\?.*$/, '?bogus=1'), { body: method === 'GET' || method === 'DELETE' ? undefined : { bogus: 1 } });
       assert.equal(res.status, 401, `${method} ${path}: ${res.text}`);
     }
-    t.close();
   });
 
-  test('every route is in /openapi.json with a 200 schema; the deprecated GETs say so', async () => {
-    const t = await makeTestApp();
-    const doc = (await t.request('GET', '/openapi.json')).body;
+  test('every route is in /openapi.json with a 200 schema; the deprecated GETs say so', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const doc = (await app.request('GET', '/openapi.json')).body;
     for (const [method, , , pattern] of ROUTES) {
       const op = doc.paths[pattern]?.[method.toLowerCase()];
       assert.ok(op, `${method} ${pattern} is documented`);
@@ -52,6 +53,5 @@ describe('roles, manages, members, explain: authentication', () => {
       assert.equal(op.deprecated === true, DEPRECATED.has(`${method} ${pattern}`), `${method} ${pattern} deprecated flag`);
       assert.deepEqual(op.security, [{ accessBearerAuth: [] }, { sudoBearerAuth: [] }]);
     }
-    t.close();
   });
 });

@@ -1,4 +1,4 @@
-// DELETE /v1/role/{parentRoleId}/manages/{managesId}: the recursive cascade of CONTRACT §4, checked row by row.
+// DELETE /v1/role/{parentRoleId}/manages/{managesId}: the recursive cascade of docs/api.md#cascade, checked row by row.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestApp, assertError, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
@@ -47,11 +47,12 @@ async function world() {
 }
 
 describe('DELETE manages: the cascade', () => {
-  test('a child losing its last incoming relation goes with its members, monitors and outgoing relations, recursively', async () => {
+  test('a child losing its last incoming relation goes with its members, monitors and outgoing relations, recursively', async (t) => {
     const w = await world();
-    const { t } = w;
-    const usersBefore = count(t, 'users');
-    const res = await del(t, t.adminToken, w.A, w.AB);
+    const { t: app } = w;
+    t.after(() => app.close());
+    const usersBefore = count(app, 'users');
+    const res = await del(app, app.adminToken, w.A, w.AB);
     assert.equal(res.status, 200, res.text);
     const deleted = {
       roles: [w.B, w.F],
@@ -66,118 +67,117 @@ describe('DELETE manages: the cascade', () => {
       deleted,
     });
     // the database agrees
-    assert.deepEqual(ids(t, 'roles'), [ROOT_ROLE_ID, w.A, w.C, w.D, w.E, w.Z], 'D survives through C; E through D');
-    assert.deepEqual(ids(t, 'manages'), [w.rA, w.AC, w.DE, w.CD].sort((a, b) => a - b));
-    assert.deepEqual(ids(t, 'devices'), [w.d2, w.d3]);
-    assert.deepEqual(ids(t, 'monitors'), [w.mon.a2, w.mon.a3]);
-    assert.deepEqual(rows(t, 'SELECT license_id FROM license_datalink'), [{ license_id: 'lic-KEY-2' }], 'd1\'s license can be claimed again');
-    assert.equal(count(t, 'licenses'), 2, 'licenses themselves stay');
-    assert.equal(count(t, 'users'), usersBefore, 'users are never deleted, only their member relations');
-    assert.equal(count(t, 'members', 'user_id = ?', w.dUser.id), 1, 'dUser keeps its membership of D');
-    t.close();
+    assert.deepEqual(ids(app, 'roles'), [ROOT_ROLE_ID, w.A, w.C, w.D, w.E, w.Z], 'D survives through C; E through D');
+    assert.deepEqual(ids(app, 'manages'), [w.rA, w.AC, w.DE, w.CD].sort((a, b) => a - b));
+    assert.deepEqual(ids(app, 'devices'), [w.d2, w.d3]);
+    assert.deepEqual(ids(app, 'monitors'), [w.mon.a2, w.mon.a3]);
+    assert.deepEqual(rows(app, 'SELECT license_id FROM license_datalink'), [{ license_id: 'lic-KEY-2' }], 'd1\'s license can be claimed again');
+    assert.equal(count(app, 'licenses'), 2, 'licenses themselves stay');
+    assert.equal(count(app, 'users'), usersBefore, 'users are never deleted, only their member relations');
+    assert.equal(count(app, 'members', 'user_id = ?', w.dUser.id), 1, 'dUser keeps its membership of D');
   });
 
-  test('deleting the second path deletes the shared descendant and everything below it', async () => {
+  test('deleting the second path deletes the shared descendant and everything below it', async (t) => {
     const w = await world();
-    const { t } = w;
-    await del(t, t.adminToken, w.A, w.AB);
-    const res = await del(t, t.adminToken, w.A, w.AC);
+    const { t: app } = w;
+    t.after(() => app.close());
+    await del(app, app.adminToken, w.A, w.AB);
+    const res = await del(app, app.adminToken, w.A, w.AC);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.deleted, {
       roles: [w.C, w.D, w.E], devices: [], manages: [w.AC, w.CD, w.DE].sort((a, b) => a - b), members: [w.dUser.memberIds[0]], monitors: [],
     });
-    assert.deepEqual(ids(t, 'roles'), [ROOT_ROLE_ID, w.A, w.Z]);
-    assert.equal(count(t, 'members', 'user_id = ?', w.dUser.id), 0);
-    t.close();
+    assert.deepEqual(ids(app, 'roles'), [ROOT_ROLE_ID, w.A, w.Z]);
+    assert.equal(count(app, 'members', 'user_id = ?', w.dUser.id), 0);
   });
 
-  test('a child with another parent stays; only the relation goes', async () => {
+  test('a child with another parent stays; only the relation goes', async (t) => {
     const w = await world();
-    const { t } = w;
-    const res = await del(t, t.adminToken, w.C, w.CD);
+    const { t: app } = w;
+    t.after(() => app.close());
+    const res = await del(app, app.adminToken, w.C, w.CD);
     assert.deepEqual(res.body, {
       deletedNodeIds: [], deletedRelationIds: [w.CD],
       deleted: { roles: [], devices: [], manages: [w.CD], members: [], monitors: [] },
     });
-    assert.equal(count(t, 'roles', 'id = ?', w.D), 1);
-    t.close();
+    assert.equal(count(app, 'roles', 'id = ?', w.D), 1);
   });
 
-  test('the root role is never deleted, even when it loses its only incoming relation', async () => {
-    const t = await makeTestApp();
-    const x = addRole(t, 'x', flags('roleManagement'));
-    const xr = addManages(t, x, ROOT_ROLE_ID);
-    const u = await userIn(t, x);
-    const res = await del(t, u.token, x, xr);
+  test('the root role is never deleted, even when it loses its only incoming relation', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const x = addRole(app, 'x', flags('roleManagement'));
+    const xr = addManages(app, x, ROOT_ROLE_ID);
+    const u = await userIn(app, x);
+    const res = await del(app, u.token, x, xr);
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body.deleted, { roles: [], devices: [], manages: [xr], members: [], monitors: [] });
-    assert.equal(count(t, 'roles', 'id = ?', ROOT_ROLE_ID), 1);
-    assert.equal(count(t, 'members', 'role_id = ?', ROOT_ROLE_ID), 1);
-    t.close();
+    assert.equal(count(app, 'roles', 'id = ?', ROOT_ROLE_ID), 1);
+    assert.equal(count(app, 'members', 'role_id = ?', ROOT_ROLE_ID), 1);
   });
 
-  test('several ids: an array in request order, each with its own deletions, in one transaction', async () => {
+  test('several ids: an array in request order, each with its own deletions, in one transaction', async (t) => {
     const w = await world();
-    const { t } = w;
-    const res = await del(t, t.adminToken, w.A, `${w.AC},${w.AB}`);
+    const { t: app } = w;
+    t.after(() => app.close());
+    const res = await del(app, app.adminToken, w.A, `${w.AC},${w.AB}`);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.length, 2);
     assert.deepEqual(res.body[0].deleted.roles, [w.C], 'D still had B when C went');
     assert.deepEqual(res.body[1].deleted.roles, [w.B, w.D, w.E, w.F]);
-    assert.deepEqual(ids(t, 'roles'), [ROOT_ROLE_ID, w.A, w.Z]);
-    t.close();
+    assert.deepEqual(ids(app, 'roles'), [ROOT_ROLE_ID, w.A, w.Z]);
   });
 });
 
 describe('DELETE manages: rights and failures write nothing', () => {
-  test('roleManagement over P is needed (403); invisible P 404; a relation of another parent 404; all or nothing', async () => {
+  test('roleManagement over P is needed (403); invisible P 404; a relation of another parent 404; all or nothing', async (t) => {
     const w = await world();
-    const { t } = w;
-    const snapshot = () => [ids(t, 'roles'), ids(t, 'manages'), ids(t, 'members'), ids(t, 'monitors'), ids(t, 'devices')];
+    const { t: app } = w;
+    t.after(() => app.close());
+    const snapshot = () => [ids(app, 'roles'), ids(app, 'manages'), ids(app, 'members'), ids(app, 'monitors'), ids(app, 'devices')];
     const before = snapshot();
     // fUser is a member of F: F is visible but has no roleManagement over A, and A is not in its reach
-    assertError(await del(t, w.fUser.token, w.A, w.AB), 404, 'NOT_FOUND');
+    assertError(await del(app, w.fUser.token, w.A, w.AB), 404, 'NOT_FOUND');
     // B is visible to dUser (member of B) but dUser has no roleManagement over B
-    assert.equal(assertError(await del(t, w.dUser.token, w.B, w.BF), 403, 'FORBIDDEN').message, `missing right: direct or indirect roleManagement over role ${w.B}`);
-    assert.equal(assertError(await del(t, t.adminToken, w.A, `${w.AB},${w.BD}`), 404, 'NOT_FOUND').message, `manages relation ${w.BD} of role ${w.A} not found`);
-    assertError(await del(t, t.adminToken, w.A, 9999), 404, 'NOT_FOUND');
+    assert.equal(assertError(await del(app, w.dUser.token, w.B, w.BF), 403, 'FORBIDDEN').message, `missing right: direct or indirect roleManagement over role ${w.B}`);
+    assert.equal(assertError(await del(app, app.adminToken, w.A, `${w.AB},${w.BD}`), 404, 'NOT_FOUND').message, `manages relation ${w.BD} of role ${w.A} not found`);
+    assertError(await del(app, app.adminToken, w.A, 9999), 404, 'NOT_FOUND');
     assert.deepEqual(snapshot(), before);
     // exactly the right: a member of A's parent through a roleManagement relation (here: root's admin) — and a member of A
     // with the roleManagement selfRight
-    const selfA = addRole(t, 'selfA', flags('roleManagement'));
-    const [child, rel] = addChild(t, selfA);
-    const u = await userIn(t, selfA);
-    const ok = await del(t, u.token, selfA, rel);
+    const selfA = addRole(app, 'selfA', flags('roleManagement'));
+    const [child, rel] = addChild(app, selfA);
+    const u = await userIn(app, selfA);
+    const ok = await del(app, u.token, selfA, rel);
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.body.deleted.roles, [child]);
-    t.close();
   });
 
-  test('a failing cascade rolls everything back', async () => {
+  test('a failing cascade rolls everything back', async (t) => {
     const w = await world();
-    const { t } = w;
+    const { t: app } = w;
+    t.after(() => app.close());
     // make the device delete fail inside the transaction: a trigger that aborts
-    t.deps.db.sqlite.exec(`CREATE TRIGGER no_device_delete BEFORE DELETE ON devices BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+    app.deps.db.sqlite.exec(`CREATE TRIGGER no_device_delete BEFORE DELETE ON devices BEGIN SELECT RAISE(ABORT, 'boom'); END`);
     const logged: string[] = [];
-    t.deps.log = { ...t.deps.log, error: (msg) => { logged.push(msg); } };
-    const before = [ids(t, 'roles'), ids(t, 'manages'), ids(t, 'members'), ids(t, 'monitors')];
-    const res = await del(t, t.adminToken, w.A, w.AB);
+    app.deps.log = { ...app.deps.log, error: (msg) => { logged.push(msg); } };
+    const before = [ids(app, 'roles'), ids(app, 'manages'), ids(app, 'members'), ids(app, 'monitors')];
+    const res = await del(app, app.adminToken, w.A, w.AB);
     assert.equal(res.status, 500);
     assert.deepEqual(logged, ['unhandled error']);
     assert.deepEqual(res.body.code, 'INTERNAL');
     assert.doesNotMatch(res.text, /boom/);
-    assert.deepEqual([ids(t, 'roles'), ids(t, 'manages'), ids(t, 'members'), ids(t, 'monitors')], before);
-    t.close();
+    assert.deepEqual([ids(app, 'roles'), ids(app, 'manages'), ids(app, 'members'), ids(app, 'monitors')], before);
   });
 });
 
 describe('DELETE manages: NONE flags still reach', () => {
-  test('relations without flags are deleted like any other', async () => {
-    const t = await makeTestApp();
-    const [p] = addChild(t, ROOT_ROLE_ID, flags('roleManagement'));
-    const [c, pc] = addChild(t, p, NONE);
-    const res = await del(t, t.adminToken, p, pc);
+  test('relations without flags are deleted like any other', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [p] = addChild(app, ROOT_ROLE_ID, flags('roleManagement'));
+    const [c, pc] = addChild(app, p, NONE);
+    const res = await del(app, app.adminToken, p, pc);
     assert.deepEqual(res.body.deletedNodeIds, [c]);
-    t.close();
   });
 });

@@ -11,114 +11,114 @@ const upsert = (t: TestApp, token: string, parent: number, child: number, body: 
 const snapshot = (t: TestApp) => rows(t, 'SELECT * FROM manages ORDER BY id');
 
 describe('PUT /v1/role/{parentRoleId}/manages without a password', () => {
-  test('happy: creates P -> C, then updates the same relation (same id)', async () => {
-    const t = await makeTestApp();
-    const [g] = addChild(t, ROOT_ROLE_ID);
-    const [p] = addChild(t, g, flags('roleManagement'));
-    const [c] = addChild(t, g, flags('roleManagement'));
-    const u = await userIn(t, g);
-    const res = await upsert(t, u.token, p, c, flags('deviceManagement'));
+  test('happy: creates P -> C, then updates the same relation (same id)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [g] = addChild(app, ROOT_ROLE_ID);
+    const [p] = addChild(app, g, flags('roleManagement'));
+    const [c] = addChild(app, g, flags('roleManagement'));
+    const u = await userIn(app, g);
+    const res = await upsert(app, u.token, p, c, flags('deviceManagement'));
     assert.equal(res.status, 200, res.text);
     const id = res.body.manages.id;
     assert.deepEqual(res.body, { manages: manages(id, p, c, flags('deviceManagement')) });
-    assert.deepEqual(rows(t, 'SELECT parent_role_id, child_role_id, device_management, role_management FROM manages WHERE id = ?', id),
+    assert.deepEqual(rows(app, 'SELECT parent_role_id, child_role_id, device_management, role_management FROM manages WHERE id = ?', id),
       [{ parent_role_id: p, child_role_id: c, device_management: 1, role_management: 0 }]);
-    const again = await upsert(t, u.token, p, c, ALL);
+    const again = await upsert(app, u.token, p, c, ALL);
     assert.deepEqual(again.body, { manages: manages(id, p, c, ALL) });
-    assert.equal(count(t, 'manages', 'parent_role_id = ? AND child_role_id = ?', p, c), 1);
-    assert.equal(count(t, 'manages', 'id = ? AND alarm_management = 1', id), 1);
-    t.close();
+    assert.equal(count(app, 'manages', 'parent_role_id = ? AND child_role_id = ?', p, c), 1);
+    assert.equal(count(app, 'manages', 'id = ? AND alarm_management = 1', id), 1);
   });
 
-  test('rights: direct roleManagement over P (self flag) and indirect over C, through ONE member role', async () => {
-    const t = await makeTestApp();
+  test('rights: direct roleManagement over P (self flag) and indirect over C, through ONE member role', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     // g -> c carries roleManagement (indirect over c); g itself has the roleManagement selfRight (direct over g)
-    const [g] = addChild(t, ROOT_ROLE_ID, NONE, flags('roleManagement'));
-    const [c] = addChild(t, ROOT_ROLE_ID);
-    addManages(t, g, c, flags('roleManagement'));
-    const [c2] = addChild(t, g, flags('roleManagement'));
-    const u = await userIn(t, g);
+    const [g] = addChild(app, ROOT_ROLE_ID, NONE, flags('roleManagement'));
+    const [c] = addChild(app, ROOT_ROLE_ID);
+    addManages(app, g, c, flags('roleManagement'));
+    const [c2] = addChild(app, g, flags('roleManagement'));
+    const u = await userIn(app, g);
     // P = g (direct through selfRights), C = c2 (indirect): allowed
-    const ok = await upsert(t, u.token, g, c2);
+    const ok = await upsert(app, u.token, g, c2);
     assert.equal(ok.status, 200, ok.text);
-    assert.equal(ok.body.manages.id, rows(t, 'SELECT id FROM manages WHERE parent_role_id = ? AND child_role_id = ?', g, c2)[0].id);
-    t.close();
+    assert.equal(ok.body.manages.id, rows(app, 'SELECT id FROM manages WHERE parent_role_id = ? AND child_role_id = ?', g, c2)[0].id);
   });
 
-  test('security: rights split over two member roles are not enough (403), nothing written', async () => {
-    const t = await makeTestApp();
-    const [a] = addChild(t, ROOT_ROLE_ID);
-    const [b] = addChild(t, ROOT_ROLE_ID);
-    const [p] = addChild(t, a, flags('roleManagement')); // a: roleManagement over p
-    const [c] = addChild(t, b, flags('roleManagement')); // b: roleManagement over c
-    const u = await userIn(t, a, b);
-    const before = snapshot(t);
-    const body = assertError(await upsert(t, u.token, p, c), 403, 'FORBIDDEN');
+  test('security: rights split over two member roles are not enough (403), nothing written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a] = addChild(app, ROOT_ROLE_ID);
+    const [b] = addChild(app, ROOT_ROLE_ID);
+    const [p] = addChild(app, a, flags('roleManagement')); // a: roleManagement over p
+    const [c] = addChild(app, b, flags('roleManagement')); // b: roleManagement over c
+    const u = await userIn(app, a, b);
+    const before = snapshot(app);
+    const body = assertError(await upsert(app, u.token, p, c), 403, 'FORBIDDEN');
     assert.equal(body.message, `missing right: direct or indirect roleManagement over role ${p}, and through the same member role, indirect roleManagement over role ${c}`);
-    assert.deepEqual(snapshot(t), before);
-    t.close();
+    assert.deepEqual(snapshot(app), before);
   });
 
-  test('security: only direct roleManagement over C (its selfRights) is not enough; an invisible P or C is 404', async () => {
-    const t = await makeTestApp();
-    const [g] = addChild(t, ROOT_ROLE_ID);
-    const [p] = addChild(t, g, flags('roleManagement'));
-    const [c] = addChild(t, g, allBut('roleManagement'), ALL); // c: every selfRight, relation without roleManagement
-    const u = await userIn(t, g, c);
-    const before = snapshot(t);
-    assertError(await upsert(t, u.token, p, c), 403, 'FORBIDDEN');
-    const hidden = addRole(t);
-    assert.equal(assertError(await upsert(t, u.token, p, hidden), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
-    assert.equal(assertError(await upsert(t, u.token, hidden, p), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
-    assertError(await upsert(t, u.token, p, 12345), 404, 'NOT_FOUND');
-    assert.deepEqual(snapshot(t), before);
-    t.close();
+  test('security: only direct roleManagement over C (its selfRights) is not enough; an invisible P or C is 404', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [g] = addChild(app, ROOT_ROLE_ID);
+    const [p] = addChild(app, g, flags('roleManagement'));
+    const [c] = addChild(app, g, allBut('roleManagement'), ALL); // c: every selfRight, relation without roleManagement
+    const u = await userIn(app, g, c);
+    const before = snapshot(app);
+    assertError(await upsert(app, u.token, p, c), 403, 'FORBIDDEN');
+    const hidden = addRole(app);
+    assert.equal(assertError(await upsert(app, u.token, p, hidden), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
+    assert.equal(assertError(await upsert(app, u.token, hidden, p), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
+    assertError(await upsert(app, u.token, p, 12345), 404, 'NOT_FOUND');
+    assert.deepEqual(snapshot(app), before);
   });
 
-  test('validation: childRoleId required, body is Flags6', async () => {
-    const t = await makeTestApp();
-    const put = (q: string, body: unknown) => t.request('PUT', `/v1/role/1/manages${q}`, { token: t.adminToken, body });
+  test('validation: childRoleId required, body is Flags6', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const put = (q: string, body: unknown) => app.request('PUT', `/v1/role/1/manages${q}`, { token: app.adminToken, body });
     assert.match(assertError(await put('', NONE), 400, 'BAD_REQUEST').message, /^query\.childRoleId: /);
     assert.equal(assertError(await put('?childRoleId=-1', NONE), 400, 'BAD_REQUEST').message, 'query.childRoleId: expected an integer >= 0');
     assert.match(assertError(await put('?childRoleId=2', { roleManagement: true }), 400, 'BAD_REQUEST').message, /^userManagement: /);
     assert.equal(assertError(await put('?childRoleId=2&childRolePassword=', NONE), 400, 'BAD_REQUEST').message, 'query.childRolePassword: expected a non-empty string');
-    t.close();
   });
 });
 
 const allBut = (...off: (keyof typeof ALL)[]) => ({ ...ALL, ...Object.fromEntries(off.map((r) => [r, false])) });
 
 describe('PUT manages: cycles are 409 ROLE_CYCLE with nothing written', () => {
-  test('P = C, a 2-cycle and a long cycle', async () => {
-    const t = await makeTestApp();
-    const [a] = addChild(t, ROOT_ROLE_ID, flags('roleManagement'));
+  test('P = C, a 2-cycle and a long cycle', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a] = addChild(app, ROOT_ROLE_ID, flags('roleManagement'));
     const chain = [a];
-    for (let i = 0; i < 6; i++) chain.push(addChild(t, chain[chain.length - 1], flags('roleManagement'))[0]);
-    const before = snapshot(t);
+    for (let i = 0; i < 6; i++) chain.push(addChild(app, chain[chain.length - 1], flags('roleManagement'))[0]);
+    const before = snapshot(app);
     const cases: [number, number][] = [[a, a], [chain[1], chain[0]], [chain[6], chain[0]], [chain[6], chain[3]]];
     for (const [p, c] of cases) {
-      const body = assertError(await upsert(t, t.adminToken, p, c, ALL), 409, 'ROLE_CYCLE');
+      const body = assertError(await upsert(app, app.adminToken, p, c, ALL), 409, 'ROLE_CYCLE');
       assert.equal(body.message, `a manages relation ${p} -> ${c} would create a cycle`);
-      assert.deepEqual(snapshot(t), before, `${p} -> ${c}: nothing written`);
+      assert.deepEqual(snapshot(app), before, `${p} -> ${c}: nothing written`);
     }
     // a shortcut in the same direction is no cycle
-    assert.equal((await upsert(t, t.adminToken, chain[0], chain[6])).status, 200);
-    t.close();
+    assert.equal((await upsert(app, app.adminToken, chain[0], chain[6])).status, 200);
   });
 
-  test('a cycle through another branch (diamond) and with a valid password is refused too', async () => {
-    const t = await makeTestApp();
-    const [a] = addChild(t, ROOT_ROLE_ID, flags('roleManagement'));
-    const [b] = addChild(t, a, flags('roleManagement'));
-    const [c] = addChild(t, a, flags('roleManagement'));
-    const d = addRole(t, 'd', NONE, await hashSecret('join-password-d'));
-    addManages(t, b, d, flags('roleManagement'));
-    addManages(t, c, d, flags('roleManagement'));
-    const before = snapshot(t);
-    assertError(await upsert(t, t.adminToken, d, a), 409, 'ROLE_CYCLE');
-    assertError(await upsert(t, t.adminToken, d, d, NONE, 'join-password-d'), 409, 'ROLE_CYCLE');
-    assert.deepEqual(snapshot(t), before);
-    t.close();
+  test('a cycle through another branch (diamond) and with a valid password is refused too', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [a] = addChild(app, ROOT_ROLE_ID, flags('roleManagement'));
+    const [b] = addChild(app, a, flags('roleManagement'));
+    const [c] = addChild(app, a, flags('roleManagement'));
+    const d = addRole(app, 'd', NONE, await hashSecret('join-password-d'));
+    addManages(app, b, d, flags('roleManagement'));
+    addManages(app, c, d, flags('roleManagement'));
+    const before = snapshot(app);
+    assertError(await upsert(app, app.adminToken, d, a), 409, 'ROLE_CYCLE');
+    assertError(await upsert(app, app.adminToken, d, d, NONE, 'join-password-d'), 409, 'ROLE_CYCLE');
+    assert.deepEqual(snapshot(app), before);
   });
 });
 
@@ -131,48 +131,49 @@ describe('PUT manages with childRolePassword', () => {
     return { t, p, u, hidden };
   }
 
-  test('happy: roleManagement over P and the right password join an invisible child', async () => {
-    const { t, p, u, hidden } = await world();
-    const res = await upsert(t, u.token, p, hidden, flags('userManagement'), 'correct-horse-1');
+  test('happy: roleManagement over P and the right password join an invisible child', async (t) => {
+    const { t: app, p, u, hidden } = await world();
+    t.after(() => app.close());
+    const res = await upsert(app, u.token, p, hidden, flags('userManagement'), 'correct-horse-1');
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { manages: manages(res.body.manages.id, p, hidden, flags('userManagement')) });
-    assert.equal(count(t, 'manages', 'parent_role_id = ? AND child_role_id = ? AND user_management = 1', p, hidden), 1);
+    assert.equal(count(app, 'manages', 'parent_role_id = ? AND child_role_id = ? AND user_management = 1', p, hidden), 1);
     // and now the child is in reach
-    const q = await t.request('POST', '/v1/role/query', { token: u.token, body: { filter: { id: [hidden] } } });
+    const q = await app.request('POST', '/v1/role/query', { token: u.token, body: { filter: { id: [hidden] } } });
     assert.equal(q.body.role.length, 1);
-    t.close();
   });
 
-  test('security: a wrong password, an unknown role and a role without password all answer 403 alike; no right over P is 403', async () => {
-    const { t, p, u, hidden } = await world();
-    const before = snapshot(t);
-    const wrong = assertError(await upsert(t, u.token, p, hidden, NONE, 'wrong-horse-1'), 403, 'ROLE_PASSWORD_INCORRECT');
+  test('security: a wrong password, an unknown role and a role without password all answer 403 alike; no right over P is 403', async (t) => {
+    const { t: app, p, u, hidden } = await world();
+    t.after(() => app.close());
+    const before = snapshot(app);
+    const wrong = assertError(await upsert(app, u.token, p, hidden, NONE, 'wrong-horse-1'), 403, 'ROLE_PASSWORD_INCORRECT');
     assert.equal(wrong.message, `childRolePassword is incorrect for role ${hidden}`);
-    const noPassword = addRole(t, 'open');
-    assert.equal(assertError(await upsert(t, u.token, p, noPassword, NONE, 'anything-at-all'), 403, 'ROLE_PASSWORD_INCORRECT').message,
+    const noPassword = addRole(app, 'open');
+    assert.equal(assertError(await upsert(app, u.token, p, noPassword, NONE, 'anything-at-all'), 403, 'ROLE_PASSWORD_INCORRECT').message,
       `childRolePassword is incorrect for role ${noPassword}`);
-    assert.equal(assertError(await upsert(t, u.token, p, 98765, NONE, 'anything-at-all'), 403, 'ROLE_PASSWORD_INCORRECT').message,
+    assert.equal(assertError(await upsert(app, u.token, p, 98765, NONE, 'anything-at-all'), 403, 'ROLE_PASSWORD_INCORRECT').message,
       'childRolePassword is incorrect for role 98765');
-    const [q] = addChild(t, p, allBut('roleManagement'));
-    assert.equal(assertError(await upsert(t, u.token, q, hidden, NONE, 'correct-horse-1'), 403, 'FORBIDDEN').message,
+    const [q] = addChild(app, p, allBut('roleManagement'));
+    assert.equal(assertError(await upsert(app, u.token, q, hidden, NONE, 'correct-horse-1'), 403, 'FORBIDDEN').message,
       `missing right: direct or indirect roleManagement over role ${q}`);
-    const stranger = await userIn(t, addRole(t));
-    assertError(await upsert(t, stranger.token, p, hidden, NONE, 'correct-horse-1'), 404, 'NOT_FOUND');
-    assert.deepEqual(snapshot(t).filter((r) => r.child_role_id !== q), before);
-    t.close();
+    const stranger = await userIn(app, addRole(app));
+    assertError(await upsert(app, stranger.token, p, hidden, NONE, 'correct-horse-1'), 404, 'NOT_FOUND');
+    assert.deepEqual(snapshot(app).filter((r) => r.child_role_id !== q), before);
   });
 
-  test('throttle: the 6th wrong password for a role within 15 minutes is 429 with the exact retryAfter; a right one does not count', async () => {
-    const { t, p, u, hidden } = await world();
+  test('throttle: the 6th wrong password for a role within 15 minutes is 429 with the exact retryAfter; a right one does not count', async (t) => {
+    const { t: app, p, u, hidden } = await world();
+    t.after(() => app.close());
     // a fresh access token each time: they live 10 minutes and the clock moves on
-    const attempt = async (password: string) => upsert(t, await t.token(u.id), p, hidden, NONE, password);
-    const t0 = t.clock.now();
+    const attempt = async (password: string) => upsert(app, await app.token(u.id), p, hidden, NONE, password);
+    const t0 = app.clock.now();
     assert.equal((await attempt('correct-horse-1')).status, 200, 'a right password is no failure');
     for (let i = 0; i < 5; i++) {
-      t.clock.set(t0 + i * 60_000);
+      app.clock.set(t0 + i * 60_000);
       assertError(await attempt(`wrong-${i}-xxxxxxx`), 403, 'ROLE_PASSWORD_INCORRECT');
     }
-    t.clock.set(t0 + 300_000);
+    app.clock.set(t0 + 300_000);
     for (const password of ['wrong-again-xx', 'correct-horse-1']) {
       const res = await attempt(password);
       const body = assertError(res, 429, 'TOO_MANY_PASSWORD_CHECKS');
@@ -183,14 +184,13 @@ describe('PUT manages with childRolePassword', () => {
       });
       assert.equal(res.headers.get('retry-after'), '600');
     }
-    t.clock.set(t0 + 900_000 - 1);
+    app.clock.set(t0 + 900_000 - 1);
     assert.equal(assertError(await attempt('correct-horse-1'), 429, 'TOO_MANY_PASSWORD_CHECKS').retryAfter, 1);
-    t.clock.set(t0 + 900_000);
+    app.clock.set(t0 + 900_000);
     assert.equal((await attempt('correct-horse-1')).status, 200);
     // the throttle is per role: another role is unaffected
-    const other = addRole(t, 'other', NONE, await hashSecret('other-secret-1'));
-    assert.equal((await upsert(t, await t.token(u.id), p, other, NONE, 'other-secret-1')).status, 200);
-    t.close();
+    const other = addRole(app, 'other', NONE, await hashSecret('other-secret-1'));
+    assert.equal((await upsert(app, await app.token(u.id), p, other, NONE, 'other-secret-1')).status, 200);
   });
 });
 
@@ -207,9 +207,10 @@ describe('manages query and deprecated GET', () => {
     return { t, a, b, c, z, ra, ab, ac, bc, zx, u };
   }
 
-  test('happy: id, ids and * select parents within reach; filters; {} or no body', async () => {
-    const { t, a, b, c, ab, ac, bc, u } = await world();
-    const q = (path: string, body?: unknown) => t.request('POST', `/v1/role/${path}/manages/query`, { token: u.token, body });
+  test('happy: id, ids and * select parents within reach; filters; {} or no body', async (t) => {
+    const { t: app, a, b, c, ab, ac, bc, u } = await world();
+    t.after(() => app.close());
+    const q = (path: string, body?: unknown) => app.request('POST', `/v1/role/${path}/manages/query`, { token: u.token, body });
     const expectAll = [manages(ab, a, b, flags('viewManagement')), manages(ac, a, c), manages(bc, b, c, flags('alarmManagement'))];
     assert.deepEqual((await q('*', {})).body, { manages: expectAll });
     assert.deepEqual((await q('*')).body, { manages: expectAll });
@@ -217,73 +218,72 @@ describe('manages query and deprecated GET', () => {
     assert.deepEqual((await q(`${b},${a}`, { filter: { childRoleId: [c] } })).body, { manages: [expectAll[1], expectAll[2]] });
     assert.deepEqual((await q('*', { filter: { id: [bc, 999], parentRoleId: [b] } })).body, { manages: [expectAll[2]] });
     assert.deepEqual((await q('*', { filter: { id: [] } })).body, { manages: [] });
-    t.close();
   });
 
-  test('security: a path role outside reach is 404 (even with visible ones); * never lists foreign relations', async () => {
-    const { t, a, z, ra, zx, u } = await world();
-    assert.equal(assertError(await t.request('POST', `/v1/role/${a},${z}/manages/query`, { token: u.token, body: {} }), 404, 'NOT_FOUND').message, `role ${z} not found`);
-    assertError(await t.request('POST', `/v1/role/${ROOT_ROLE_ID}/manages/query`, { token: u.token, body: {} }), 404, 'NOT_FOUND');
-    const all = await t.request('POST', '/v1/role/*/manages/query', { token: u.token, body: {} });
+  test('security: a path role outside reach is 404 (even with visible ones); * never lists foreign relations', async (t) => {
+    const { t: app, a, z, ra, zx, u } = await world();
+    t.after(() => app.close());
+    assert.equal(assertError(await app.request('POST', `/v1/role/${a},${z}/manages/query`, { token: u.token, body: {} }), 404, 'NOT_FOUND').message, `role ${z} not found`);
+    assertError(await app.request('POST', `/v1/role/${ROOT_ROLE_ID}/manages/query`, { token: u.token, body: {} }), 404, 'NOT_FOUND');
+    const all = await app.request('POST', '/v1/role/*/manages/query', { token: u.token, body: {} });
     const ids = all.body.manages.map((m: { id: number }) => m.id);
     assert.ok(!ids.includes(ra) && !ids.includes(zx));
-    t.close();
   });
 
-  test('validation: bad path segment and filters', async () => {
-    const { t, u } = await world();
-    assert.equal(assertError(await t.request('POST', '/v1/role/1;2/manages/query', { token: u.token, body: {} }), 400, 'BAD_REQUEST').message.split(':')[0], 'path.parentRoleId');
-    assert.equal(assertError(await t.request('POST', '/v1/role/*/manages/query', { token: u.token, body: { filter: { child: [1] } } }), 400, 'BAD_REQUEST').message, 'filter.child: unknown field');
-    t.close();
+  test('validation: bad path segment and filters', async (t) => {
+    const { t: app, u } = await world();
+    t.after(() => app.close());
+    assert.equal(assertError(await app.request('POST', '/v1/role/1;2/manages/query', { token: u.token, body: {} }), 400, 'BAD_REQUEST').message.split(':')[0], 'path.parentRoleId');
+    assert.equal(assertError(await app.request('POST', '/v1/role/*/manages/query', { token: u.token, body: { filter: { child: [1] } } }), 400, 'BAD_REQUEST').message, 'filter.child: unknown field');
   });
 
-  test('deprecated GET answers like the query with Deprecation and Link headers', async () => {
-    const { t, a, b, c, ac, bc, u } = await world();
-    const res = await t.request('GET', `/v1/role/${a},${b}/manages?childRoleId=${c}`, { token: u.token });
+  test('deprecated GET answers like the query with Deprecation and Link headers', async (t) => {
+    const { t: app, a, b, c, ac, bc, u } = await world();
+    t.after(() => app.close());
+    const res = await app.request('GET', `/v1/role/${a},${b}/manages?childRoleId=${c}`, { token: u.token });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.headers.get('deprecation'), 'true');
     assert.equal(res.headers.get('link'), `</v1/role/${a},${b}/manages/query>; rel="successor-version"`);
     assert.deepEqual(res.body, { manages: [manages(ac, a, c), manages(bc, b, c, flags('alarmManagement'))] });
-    const star = await t.request('GET', `/v1/role/*/manages?id=${bc}`, { token: u.token });
+    const star = await app.request('GET', `/v1/role/*/manages?id=${bc}`, { token: u.token });
     assert.deepEqual(star.body, { manages: [manages(bc, b, c, flags('alarmManagement'))] });
     assert.equal(star.headers.get('link'), '</v1/role/*/manages/query>; rel="successor-version"');
-    assertError(await t.request('GET', `/v1/role/${a}/manages?parentRoleId=1`, { token: u.token }), 400, 'BAD_REQUEST');
-    t.close();
+    assertError(await app.request('GET', `/v1/role/${a}/manages?parentRoleId=1`, { token: u.token }), 400, 'BAD_REQUEST');
   });
 });
 
 describe('PUT /v1/role/{parentRoleId}/manages/{managesId}', () => {
-  test('happy: one id -> object; several -> array in request order', async () => {
-    const t = await makeTestApp();
-    const [p] = addChild(t, ROOT_ROLE_ID, NONE, flags('roleManagement'));
-    const [c1, m1] = addChild(t, p);
-    const [c2, m2] = addChild(t, p);
-    const u = await userIn(t, p);
-    const one = await t.request('PUT', `/v1/role/${p}/manages/${m1}`, { token: u.token, body: flags('reportManagement') });
+  test('happy: one id -> object; several -> array in request order', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [p] = addChild(app, ROOT_ROLE_ID, NONE, flags('roleManagement'));
+    const [c1, m1] = addChild(app, p);
+    const [c2, m2] = addChild(app, p);
+    const u = await userIn(app, p);
+    const one = await app.request('PUT', `/v1/role/${p}/manages/${m1}`, { token: u.token, body: flags('reportManagement') });
     assert.equal(one.status, 200, one.text);
     assert.deepEqual(one.body, { manages: manages(m1, p, c1, flags('reportManagement')) });
-    const two = await t.request('PUT', `/v1/role/${p}/manages/${m2},${m1}`, { token: u.token, body: ALL });
+    const two = await app.request('PUT', `/v1/role/${p}/manages/${m2},${m1}`, { token: u.token, body: ALL });
     assert.deepEqual(two.body, { manages: [manages(m2, p, c2, ALL), manages(m1, p, c1, ALL)] });
-    assert.equal(count(t, 'manages', 'parent_role_id = ? AND role_management = 1 AND report_management = 1', p), 2);
-    t.close();
+    assert.equal(count(app, 'manages', 'parent_role_id = ? AND role_management = 1 AND report_management = 1', p), 2);
   });
 
-  test('security: needs roleManagement over P; a relation of another parent is 404 and nothing is written', async () => {
-    const t = await makeTestApp();
-    const [g] = addChild(t, ROOT_ROLE_ID);
-    const [p] = addChild(t, g, allBut('roleManagement'));
-    const [, m] = addChild(t, p);
-    const [, other] = addChild(t, g);
-    const u = await userIn(t, g);
-    assert.equal(assertError(await t.request('PUT', `/v1/role/${p}/manages/${m}`, { token: u.token, body: ALL }), 403, 'FORBIDDEN').message,
+  test('security: needs roleManagement over P; a relation of another parent is 404 and nothing is written', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [g] = addChild(app, ROOT_ROLE_ID);
+    const [p] = addChild(app, g, allBut('roleManagement'));
+    const [, m] = addChild(app, p);
+    const [, other] = addChild(app, g);
+    const u = await userIn(app, g);
+    assert.equal(assertError(await app.request('PUT', `/v1/role/${p}/manages/${m}`, { token: u.token, body: ALL }), 403, 'FORBIDDEN').message,
       `missing right: direct or indirect roleManagement over role ${p}`);
-    const admin = (path: string) => t.request('PUT', path, { token: t.adminToken, body: ALL });
-    const [q] = addChild(t, ROOT_ROLE_ID, flags('roleManagement'));
-    const [, qm] = addChild(t, q);
+    const admin = (path: string) => app.request('PUT', path, { token: app.adminToken, body: ALL });
+    const [q] = addChild(app, ROOT_ROLE_ID, flags('roleManagement'));
+    const [, qm] = addChild(app, q);
     assert.equal(assertError(await admin(`/v1/role/${q}/manages/${qm},${other}`), 404, 'NOT_FOUND').message, `manages relation ${other} of role ${q} not found`);
-    assert.equal(count(t, 'manages', 'id IN (?, ?) AND alarm_management = 1', qm, other), 0, 'all or nothing');
-    const stranger = await userIn(t, addRole(t));
-    assertError(await t.request('PUT', `/v1/role/${p}/manages/${m}`, { token: stranger.token, body: ALL }), 404, 'NOT_FOUND');
-    t.close();
+    assert.equal(count(app, 'manages', 'id IN (?, ?) AND alarm_management = 1', qm, other), 0, 'all or nothing');
+    const stranger = await userIn(app, addRole(app));
+    assertError(await app.request('PUT', `/v1/role/${p}/manages/${m}`, { token: stranger.token, body: ALL }), 404, 'NOT_FOUND');
   });
 });

@@ -21,42 +21,43 @@ function captureLog(t: TestApp): { level: string; msg: string; fields?: Record<s
 const own = (log: ReturnType<typeof captureLog>) => log.filter((l) => l.msg !== 'request');
 
 describe('PUT /v1/role/{roleId}/member', () => {
-  test('happy: adds an existing user (case-insensitive e-mail); repeating answers the same relation', async () => {
-    const t = await makeTestApp();
-    const [r] = addChild(t, ROOT_ROLE_ID, flags('userManagement'));
-    const existing = await userIn(t);
-    const res = await put(t, t.adminToken, r, `userEmail=${existing.email.toUpperCase()}`);
+  test('happy: adds an existing user (case-insensitive e-mail); repeating answers the same relation', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const existing = await userIn(app);
+    const res = await put(app, app.adminToken, r, `userEmail=${existing.email.toUpperCase()}`);
     assert.equal(res.status, 200, res.text);
     const id = res.body.member.id;
     assert.deepEqual(res.body, { member: { id, roleId: r, userEmail: existing.email } });
-    assert.deepEqual(rows(t, 'SELECT role_id, user_id FROM members WHERE id = ?', id), [{ role_id: r, user_id: existing.id }]);
-    const again = await put(t, t.adminToken, r, `userEmail=${existing.email}`);
+    assert.deepEqual(rows(app, 'SELECT role_id, user_id FROM members WHERE id = ?', id), [{ role_id: r, user_id: existing.id }]);
+    const again = await put(app, app.adminToken, r, `userEmail=${existing.email}`);
     assert.deepEqual(again.body, { member: { id, roleId: r, userEmail: existing.email } });
-    assert.equal(count(t, 'members', 'role_id = ?', r), 1);
-    t.close();
+    assert.equal(count(app, 'members', 'role_id = ?', r), 1);
   });
 
-  test('an unknown e-mail creates the user with the given password, who can then log in', async () => {
-    const t = await makeTestApp();
-    const [r] = addChild(t, ROOT_ROLE_ID, flags('userManagement'));
-    const log = captureLog(t);
-    const res = await put(t, t.adminToken, r, 'userEmail=new.person@example.test&password=first-login-pw');
+  test('an unknown e-mail creates the user with the given password, who can then log in', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const log = captureLog(app);
+    const res = await put(app, app.adminToken, r, 'userEmail=new.person@example.test&password=first-login-pw');
     assert.equal(res.status, 200, res.text);
-    const user = row(t, 'SELECT * FROM users WHERE email = ?', 'new.person@example.test');
+    const user = row(app, 'SELECT * FROM users WHERE email = ?', 'new.person@example.test');
     assert.deepEqual(res.body, { member: { id: res.body.member.id, roleId: r, userEmail: 'new.person@example.test' } });
     assert.match(user.password_hash, /^scrypt\$/);
     assert.ok(await verifySecret('first-login-pw', user.password_hash));
-    assert.ok(await loginRefresh(t, 'new.person@example.test', 'first-login-pw'));
-    assert.deepEqual(own(log), [{ level: 'info', msg: 'user created by a member relation', fields: { userId: user.id, roleId: r, byUserId: t.adminId } }]);
+    assert.ok(await loginRefresh(app, 'new.person@example.test', 'first-login-pw'));
+    assert.deepEqual(own(log), [{ level: 'info', msg: 'user created by a member relation', fields: { userId: user.id, roleId: r, byUserId: app.adminId } }]);
     assert.doesNotMatch(JSON.stringify(log), /first-login-pw/, 'not even in the access log (the query string is not logged)');
-    t.close();
   });
 
-  test('without a password the generated one is logged once (warn), usable, and nowhere in the response', async () => {
-    const t = await makeTestApp();
-    const [r] = addChild(t, ROOT_ROLE_ID, flags('userManagement'));
-    const log = captureLog(t);
-    const res = await put(t, t.adminToken, r, 'userEmail=gen@example.test');
+  test('without a password the generated one is logged once (warn), usable, and nowhere in the response', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const log = captureLog(app);
+    const res = await put(app, app.adminToken, r, 'userEmail=gen@example.test');
     assert.equal(res.status, 200, res.text);
     const warns = own(log).filter((l) => l.level === 'warn');
     assert.equal(warns.length, 1);
@@ -64,74 +65,73 @@ describe('PUT /v1/role/{roleId}/member', () => {
     assert.match(password, /^[A-Za-z0-9]{20}$/);
     assert.deepEqual(Object.keys(warns[0].fields ?? {}).sort(), ['email', 'password', 'userId']);
     assert.ok(!res.text.includes(password));
-    assert.ok(await loginRefresh(t, 'gen@example.test', password));
+    assert.ok(await loginRefresh(app, 'gen@example.test', password));
     // adding the same user elsewhere logs no password again
-    const [r2] = addChild(t, ROOT_ROLE_ID, flags('userManagement'));
-    await put(t, t.adminToken, r2, 'userEmail=gen@example.test');
+    const [r2] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    await put(app, app.adminToken, r2, 'userEmail=gen@example.test');
     assert.equal(log.filter((l) => l.level === 'warn').length, 1);
     assert.equal(log.filter((l) => JSON.stringify(l).includes(password)).length, 1, 'the password is in exactly one line');
-    t.close();
   });
 
-  test('security: a password never changes an existing user\'s password', async () => {
-    const t = await makeTestApp();
-    const [r] = addChild(t, ROOT_ROLE_ID, flags('userManagement'));
-    const hash = row(t, 'SELECT password_hash FROM users WHERE id = ?', t.adminId).password_hash;
-    const res = await put(t, t.adminToken, r, `userEmail=${ADMIN_EMAIL}&password=attacker-choice-1`);
+  test('security: a password never changes an existing user\'s password', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const hash = row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId).password_hash;
+    const res = await put(app, app.adminToken, r, `userEmail=${ADMIN_EMAIL}&password=attacker-choice-1`);
     assert.equal(res.status, 200);
-    assert.equal(row(t, 'SELECT password_hash FROM users WHERE id = ?', t.adminId).password_hash, hash);
-    assertError(await login(t, ADMIN_EMAIL, 'attacker-choice-1'), 401, 'PASSWORD_INCORRECT');
-    t.close();
+    assert.equal(row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId).password_hash, hash);
+    assertError(await login(app, ADMIN_EMAIL, 'attacker-choice-1'), 401, 'PASSWORD_INCORRECT');
   });
 
-  test('rights: userManagement direct (self or relation) or indirect, or indirect roleManagement, are each enough', async () => {
-    const t = await makeTestApp();
-    const target = await userIn(t);
-    const selfUm = addRole(t, 'selfUm', flags('userManagement'));
-    const [g1] = addChild(t, ROOT_ROLE_ID);
-    const [relUm] = addChild(t, g1, flags('userManagement'));
-    const [g2] = addChild(t, ROOT_ROLE_ID);
-    const [mid2] = addChild(t, g2, flags('userManagement'));
-    const [indirectUm] = addChild(t, mid2);
-    const [g3] = addChild(t, ROOT_ROLE_ID);
-    const [mid3] = addChild(t, g3, flags('roleManagement'));
-    const [indirectRm] = addChild(t, mid3);
+  test('rights: userManagement direct (self or relation) or indirect, or indirect roleManagement, are each enough', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const target = await userIn(app);
+    const selfUm = addRole(app, 'selfUm', flags('userManagement'));
+    const [g1] = addChild(app, ROOT_ROLE_ID);
+    const [relUm] = addChild(app, g1, flags('userManagement'));
+    const [g2] = addChild(app, ROOT_ROLE_ID);
+    const [mid2] = addChild(app, g2, flags('userManagement'));
+    const [indirectUm] = addChild(app, mid2);
+    const [g3] = addChild(app, ROOT_ROLE_ID);
+    const [mid3] = addChild(app, g3, flags('roleManagement'));
+    const [indirectRm] = addChild(app, mid3);
     for (const [member, role] of [[selfUm, selfUm], [g1, relUm], [g2, indirectUm], [g3, indirectRm]]) {
-      const u = await userIn(t, member);
-      const res = await put(t, u.token, role, `userEmail=${target.email}`);
+      const u = await userIn(app, member);
+      const res = await put(app, u.token, role, `userEmail=${target.email}`);
       assert.equal(res.status, 200, `member of ${member} adding to ${role}: ${res.text}`);
-      assert.equal(count(t, 'members', 'role_id = ? AND user_id = ?', role, target.id), 1);
+      assert.equal(count(app, 'members', 'role_id = ? AND user_id = ?', role, target.id), 1);
     }
-    t.close();
   });
 
-  test('security: direct roleManagement only (selfRights) and other rights are 403; an invisible role 404; no user created', async () => {
-    const t = await makeTestApp();
-    const r = addRole(t, 'r', allBut('userManagement'));
-    const u = await userIn(t, r);
-    const usersBefore = count(t, 'users');
-    const body = assertError(await put(t, u.token, r, 'userEmail=victim@example.test'), 403, 'FORBIDDEN');
+  test('security: direct roleManagement only (selfRights) and other rights are 403; an invisible role 404; no user created', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = addRole(app, 'r', allBut('userManagement'));
+    const u = await userIn(app, r);
+    const usersBefore = count(app, 'users');
+    const body = assertError(await put(app, u.token, r, 'userEmail=victim@example.test'), 403, 'FORBIDDEN');
     assert.equal(body.message, `missing right: direct or indirect userManagement over role ${r} or indirect roleManagement over role ${r}`);
-    assertError(await put(t, u.token, ROOT_ROLE_ID, 'userEmail=victim@example.test'), 404, 'NOT_FOUND');
-    assert.equal(count(t, 'users'), usersBefore);
-    assert.equal(count(t, 'members', 'role_id = ?', r), 1);
-    t.close();
+    assertError(await put(app, u.token, ROOT_ROLE_ID, 'userEmail=victim@example.test'), 404, 'NOT_FOUND');
+    assert.equal(count(app, 'users'), usersBefore);
+    assert.equal(count(app, 'members', 'role_id = ?', r), 1);
   });
 
-  test('validation: body exactly {}, userEmail required and an address, password length', async () => {
-    const t = await makeTestApp();
+  test('validation: body exactly {}, userEmail required and an address, password length', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     const cases: [string, unknown, string][] = [
       ['userEmail=a@b', { x: 1 }, 'x: unknown field'],
       ['userEmail=not-an-address', {}, 'query.userEmail: expected an e-mail address'],
       ['userEmail=a@b&password=short', {}, 'query.password: expected at least 10 characters'],
       ['userEmail=a@b&role=1', {}, 'query.role: unknown field'],
     ];
-    for (const [q, body, message] of cases) assert.equal(assertError(await put(t, t.adminToken, ROOT_ROLE_ID, q, body), 400, 'BAD_REQUEST').message, message);
-    assert.match(assertError(await put(t, t.adminToken, ROOT_ROLE_ID, '', {}), 400, 'BAD_REQUEST').message, /^query\.userEmail: /);
-    const noBody = await t.request('PUT', `/v1/role/${ROOT_ROLE_ID}/member?userEmail=a@b`, { token: t.adminToken });
+    for (const [q, body, message] of cases) assert.equal(assertError(await put(app, app.adminToken, ROOT_ROLE_ID, q, body), 400, 'BAD_REQUEST').message, message);
+    assert.match(assertError(await put(app, app.adminToken, ROOT_ROLE_ID, '', {}), 400, 'BAD_REQUEST').message, /^query\.userEmail: /);
+    const noBody = await app.request('PUT', `/v1/role/${ROOT_ROLE_ID}/member?userEmail=a@b`, { token: app.adminToken });
     assert.match(assertError(noBody, 400, 'BAD_REQUEST').message, /^body: /);
-    assert.equal(count(t, 'users'), 1);
-    t.close();
+    assert.equal(count(app, 'users'), 1);
   });
 });
 
@@ -148,9 +148,10 @@ async function queryWorld() {
 const member = (id: number, roleId: number, userEmail: string) => ({ id, roleId, userEmail });
 
 describe('member query and deprecated GET', () => {
-  test('happy: relations of roles with userManagement plus the caller\'s own; filters', async () => {
-    const { t, a, b, c, u, v } = await queryWorld();
-    const q = (path: string, body?: unknown) => t.request('POST', `/v1/role/${path}/member/query`, { token: u.token, body });
+  test('happy: relations of roles with userManagement plus the caller\'s own; filters', async (t) => {
+    const { t: app, a, b, c, u, v } = await queryWorld();
+    t.after(() => app.close());
+    const q = (path: string, body?: unknown) => app.request('POST', `/v1/role/${path}/member/query`, { token: u.token, body });
     // a: selfRights userManagement; b: through a -> b; c: no right, so only u's own relation of c
     const all = [member(u.memberIds[0], a, u.email), member(u.memberIds[1], c, u.email), member(v.memberIds[1], b, v.email)];
     assert.deepEqual((await q('*', {})).body, { member: all });
@@ -160,99 +161,98 @@ describe('member query and deprecated GET', () => {
     assert.deepEqual((await q('*', { filter: { userEmail: [v.email.toUpperCase()] } })).body, { member: [all[2]] });
     assert.deepEqual((await q('*', { filter: { roleId: [a, c], id: [u.memberIds[1], v.memberIds[0]] } })).body, { member: [all[1]] });
     assert.deepEqual((await q('*', { filter: { id: [] } })).body, { member: [] });
-    t.close();
   });
 
-  test('security: an invisible path role is 404', async () => {
-    const { t, v } = await queryWorld();
-    const hidden = addRole(t);
-    assertError(await t.request('POST', `/v1/role/${hidden}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
-    assertError(await t.request('POST', `/v1/role/${ROOT_ROLE_ID}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
-    t.close();
+  test('security: an invisible path role is 404', async (t) => {
+    const { t: app, v } = await queryWorld();
+    t.after(() => app.close());
+    const hidden = addRole(app);
+    assertError(await app.request('POST', `/v1/role/${hidden}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
+    assertError(await app.request('POST', `/v1/role/${ROOT_ROLE_ID}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
   });
 
-  test('deprecated GET: same answer, headers, query parameters', async () => {
-    const { t, a, b, u, v } = await queryWorld();
-    const res = await t.request('GET', `/v1/role/*/member?roleId=${a},${b}`, { token: u.token });
+  test('deprecated GET: same answer, headers, query parameters', async (t) => {
+    const { t: app, a, b, u, v } = await queryWorld();
+    t.after(() => app.close());
+    const res = await app.request('GET', `/v1/role/*/member?roleId=${a},${b}`, { token: u.token });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.headers.get('deprecation'), 'true');
     assert.equal(res.headers.get('link'), '</v1/role/*/member/query>; rel="successor-version"');
     assert.deepEqual(res.body, { member: [member(u.memberIds[0], a, u.email), member(v.memberIds[1], b, v.email)] });
-    const byEmail = await t.request('GET', `/v1/role/${b}/member?userEmail=${v.email}`, { token: u.token });
+    const byEmail = await app.request('GET', `/v1/role/${b}/member?userEmail=${v.email}`, { token: u.token });
     assert.deepEqual(byEmail.body, { member: [member(v.memberIds[1], b, v.email)] });
-    assertError(await t.request('GET', `/v1/role/${b}/member?email=x`, { token: u.token }), 400, 'BAD_REQUEST');
-    t.close();
+    assertError(await app.request('GET', `/v1/role/${b}/member?email=x`, { token: u.token }), 400, 'BAD_REQUEST');
   });
 });
 
 describe('PUT /v1/role/{roleId}/member/{memberId}', () => {
-  test('answers the relations (object / array in request order) with the member right; 403 without; 404 for another role\'s', async () => {
-    const { t, a, b, c, u, v } = await queryWorld();
-    const one = await t.request('PUT', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token, body: {} });
+  test('answers the relations (object / array in request order) with the member right; 403 without; 404 for another role\'s', async (t) => {
+    const { t: app, a, b, c, u, v } = await queryWorld();
+    t.after(() => app.close());
+    const one = await app.request('PUT', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token, body: {} });
     assert.equal(one.status, 200, one.text);
     assert.deepEqual(one.body, { member: member(v.memberIds[1], b, v.email) });
-    const w = await userIn(t, b);
-    const two = await t.request('PUT', `/v1/role/${b}/member/${w.memberIds[0]},${v.memberIds[1]}`, { token: u.token, body: {} });
+    const w = await userIn(app, b);
+    const two = await app.request('PUT', `/v1/role/${b}/member/${w.memberIds[0]},${v.memberIds[1]}`, { token: u.token, body: {} });
     assert.deepEqual(two.body, { member: [member(w.memberIds[0], b, w.email), member(v.memberIds[1], b, v.email)] });
-    assertError(await t.request('PUT', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: u.token, body: {} }), 403, 'FORBIDDEN');
-    assert.equal(assertError(await t.request('PUT', `/v1/role/${a}/member/${v.memberIds[1]}`, { token: u.token, body: {} }), 404, 'NOT_FOUND').message,
+    assertError(await app.request('PUT', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: u.token, body: {} }), 403, 'FORBIDDEN');
+    assert.equal(assertError(await app.request('PUT', `/v1/role/${a}/member/${v.memberIds[1]}`, { token: u.token, body: {} }), 404, 'NOT_FOUND').message,
       `member relation ${v.memberIds[1]} of role ${a} not found`);
-    assert.match(assertError(await t.request('PUT', `/v1/role/${b}/member/${w.memberIds[0]}`, { token: u.token, body: { a: 1 } }), 400, 'BAD_REQUEST').message, /^a: unknown field/);
-    t.close();
+    assert.match(assertError(await app.request('PUT', `/v1/role/${b}/member/${w.memberIds[0]}`, { token: u.token, body: { a: 1 } }), 400, 'BAD_REQUEST').message, /^a: unknown field/);
   });
 });
 
 describe('DELETE /v1/role/{roleId}/member/{memberId}', () => {
-  test('with the member right: deletes; answers the deletion info; the user stays', async () => {
-    const { t, b, u, v } = await queryWorld();
-    const res = await t.request('DELETE', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token });
+  test('with the member right: deletes; answers the deletion info; the user stays', async (t) => {
+    const { t: app, b, u, v } = await queryWorld();
+    t.after(() => app.close());
+    const res = await app.request('DELETE', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {
       deletedNodeIds: [], deletedRelationIds: [v.memberIds[1]],
       deleted: { roles: [], devices: [], manages: [], members: [v.memberIds[1]], monitors: [] },
     });
-    assert.equal(count(t, 'members', 'id = ?', v.memberIds[1]), 0);
-    assert.equal(count(t, 'users', 'id = ?', v.id), 1);
-    t.close();
+    assert.equal(count(app, 'members', 'id = ?', v.memberIds[1]), 0);
+    assert.equal(count(app, 'users', 'id = ?', v.id), 1);
   });
 
-  test('own membership without any right is allowed; someone else\'s is 403 whether or not it exists', async () => {
-    const { t, c, u, v } = await queryWorld();
-    assert.equal(assertError(await t.request('DELETE', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: v.token }), 403, 'FORBIDDEN').message,
+  test('own membership without any right is allowed; someone else\'s is 403 whether or not it exists', async (t) => {
+    const { t: app, c, u, v } = await queryWorld();
+    t.after(() => app.close());
+    assert.equal(assertError(await app.request('DELETE', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: v.token }), 403, 'FORBIDDEN').message,
       `missing right: direct or indirect userManagement over role ${c} or indirect roleManagement over role ${c}`);
-    assertError(await t.request('DELETE', `/v1/role/${c}/member/99999`, { token: v.token }), 403, 'FORBIDDEN');
-    assertError(await t.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]},${u.memberIds[1]}`, { token: v.token }), 403, 'FORBIDDEN');
-    assert.equal(count(t, 'members', 'id IN (?, ?)', v.memberIds[0], u.memberIds[1]), 2, 'nothing deleted');
-    const own = await t.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]}`, { token: v.token });
+    assertError(await app.request('DELETE', `/v1/role/${c}/member/99999`, { token: v.token }), 403, 'FORBIDDEN');
+    assertError(await app.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]},${u.memberIds[1]}`, { token: v.token }), 403, 'FORBIDDEN');
+    assert.equal(count(app, 'members', 'id IN (?, ?)', v.memberIds[0], u.memberIds[1]), 2, 'nothing deleted');
+    const own = await app.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]}`, { token: v.token });
     assert.equal(own.status, 200, own.text);
     assert.deepEqual(own.body.deletedRelationIds, [v.memberIds[0]]);
-    assert.equal(count(t, 'members', 'id = ?', v.memberIds[0]), 0);
+    assert.equal(count(app, 'members', 'id = ?', v.memberIds[0]), 0);
     // and a role the caller no longer reaches is 404
-    assertError(await t.request('DELETE', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: v.token }), 404, 'NOT_FOUND');
-    t.close();
+    assertError(await app.request('DELETE', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: v.token }), 404, 'NOT_FOUND');
   });
 
-  test('the last member of the root role cannot be removed (409), by itself or by anyone; the one before can', async () => {
-    const t = await makeTestApp();
-    const adminMember = row(t, 'SELECT id FROM members WHERE user_id = ?', t.adminId).id;
-    const body = assertError(await t.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: t.adminToken }), 409, 'LAST_ROOT_MEMBER');
+  test('the last member of the root role cannot be removed (409), by itself or by anyone; the one before can', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const adminMember = row(app, 'SELECT id FROM members WHERE user_id = ?', app.adminId).id;
+    const body = assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: app.adminToken }), 409, 'LAST_ROOT_MEMBER');
     assert.equal(body.message, 'the last member of the root role cannot be removed');
-    const second = await userIn(t, ROOT_ROLE_ID);
-    assertError(await t.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember},${second.memberIds[0]}`, { token: t.adminToken }), 409, 'LAST_ROOT_MEMBER');
-    assert.equal(count(t, 'members', 'role_id = ?', ROOT_ROLE_ID), 2);
-    const ok = await t.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: second.token });
+    const second = await userIn(app, ROOT_ROLE_ID);
+    assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember},${second.memberIds[0]}`, { token: app.adminToken }), 409, 'LAST_ROOT_MEMBER');
+    assert.equal(count(app, 'members', 'role_id = ?', ROOT_ROLE_ID), 2);
+    const ok = await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: second.token });
     assert.equal(ok.status, 200, ok.text);
-    assertError(await t.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${second.memberIds[0]}`, { token: second.token }), 409, 'LAST_ROOT_MEMBER');
-    assert.deepEqual(rows(t, 'SELECT user_id FROM members WHERE role_id = ?', ROOT_ROLE_ID), [{ user_id: second.id }]);
-    t.close();
+    assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${second.memberIds[0]}`, { token: second.token }), 409, 'LAST_ROOT_MEMBER');
+    assert.deepEqual(rows(app, 'SELECT user_id FROM members WHERE role_id = ?', ROOT_ROLE_ID), [{ user_id: second.id }]);
   });
 
-  test('members of other roles may all be removed; a member id of another role is 404', async () => {
-    const { t, a, b, u, v } = await queryWorld();
-    assertError(await t.request('DELETE', `/v1/role/${a}/member/${v.memberIds[1]}`, { token: u.token }), 404, 'NOT_FOUND');
-    addMember(t, ROOT_ROLE_ID, v.id);
-    const res = await t.request('DELETE', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token });
+  test('members of other roles may all be removed; a member id of another role is 404', async (t) => {
+    const { t: app, a, b, u, v } = await queryWorld();
+    t.after(() => app.close());
+    assertError(await app.request('DELETE', `/v1/role/${a}/member/${v.memberIds[1]}`, { token: u.token }), 404, 'NOT_FOUND');
+    addMember(app, ROOT_ROLE_ID, v.id);
+    const res = await app.request('DELETE', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token });
     assert.equal(res.status, 200);
-    t.close();
   });
 });

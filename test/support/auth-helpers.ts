@@ -98,10 +98,12 @@ export function restartableApp(): {
   const file = join(dir, 'gridkeeper.db');
   const clock = fakeClock(T0);
   const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error' }, []);
+  const opened: { close(): void }[] = [];
   return {
     clock,
     async start() {
       const db = openDatabase({ file });
+      opened.push(db);
       const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
       const { app } = createApp(deps);
       return {
@@ -117,6 +119,10 @@ export function restartableApp(): {
         stop: () => db.close(),
       };
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    /** closes every database a start() opened (closing twice is harmless), then removes the directory */
+    cleanup: () => {
+      for (const db of opened) db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }

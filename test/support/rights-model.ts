@@ -1,6 +1,6 @@
-// Reference model of the rights definition (CONTRACT.md §2), in memory and written for clarity, to compare the
+// Reference model of the rights definition (docs/api.md#rights), in memory and written for clarity, to compare the
 // SQL engine against on many random installations. It knows nothing about the engine: every rule below is the
-// contract text turned into set operations.
+// documented rule turned into set operations.
 //
 //   M(u)       = roles with a member relation (R, u)
 //   Reach(S)   = S ∪ every role reachable from S along manages relations (any flags)

@@ -30,9 +30,10 @@ const op: fc.Arbitrary<Op | Ask> = fc.oneof(
 );
 
 describe('telemetry functions: against values computed in the test', () => {
-  it('match sum, min, max and mean over random writes and ranges', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('match sum, min, max and mean over random writes and ranges', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     let run = 0;
     await fc.assert(fc.asyncProperty(fc.array(op, { minLength: 2, maxLength: 12 }), async (ops) => {
       const measurement = `m${run++}`;
@@ -41,7 +42,7 @@ describe('telemetry functions: against values computed in the test', () => {
       const known: Array<'f' | 'i'> = [];
       for (const o of ops) {
         if (o.kind === 'write') {
-          await writeOk(t, await t.token(u.id), o.points.map((p) => {
+          await writeOk(app, await app.token(u.id), o.points.map((p) => {
             const fields = [p.f === undefined ? '' : `f=${p.f}`, p.i === undefined ? '' : `i=${p.i}i`].filter(Boolean).join(',');
             return `${measurement},nodeId=n1 ${fields} ${ns(p.at)}`;
           }).join('\n'));
@@ -53,9 +54,9 @@ describe('telemetry functions: against values computed in the test', () => {
         }
         if (known.length === 0) continue;
         const select = known.flatMap((field) => FNS.map((fn) => ({ field, function: fn })));
-        // a minute later each time: the cost bucket refills (contract §7.4), with a token of that minute
-        t.clock.advance(60_000);
-        const body = await queryOk(t, await t.token(u.id), { select, from, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: o.from }, { operator: '<', value: o.to }] } });
+        // a minute later each time: the cost bucket refills (docs/api.md#rate-limit), with a token of that minute
+        app.clock.advance(60_000);
+        const body = await queryOk(app, await app.token(u.id), { select, from, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: o.from }, { operator: '<', value: o.to }] } });
         const inRange = [...stored.entries()].filter(([at]) => at >= o.from && at < o.to).map(([, v]) => v);
         const expect = (xs: number[]) => (xs.length === 0 ? [null, null, null, null]
           : [xs.reduce((a, b) => a + b, 0), Math.min(...xs), Math.max(...xs), xs.reduce((a, b) => a + b, 0) / xs.length]);
@@ -67,22 +68,21 @@ describe('telemetry functions: against values computed in the test', () => {
         assert.deepEqual(body.series?.[0].values, [[iso(o.from), ...values.flatMap(expect)]], JSON.stringify({ o, body }));
       }
     }), { numRuns: 40 });
-    t.close();
   });
 
-  it('stays right when a point inside a cached block is overwritten or added', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    const mean = async () => (await queryOk(t, u.token, { select: [{ field: 'p', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1,
+  it('stays right when a point inside a cached block is overwritten or added', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const mean = async () => (await queryOk(app, u.token, { select: [{ field: 'p', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1,
       where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - DAY }, { operator: '<', value: T0 }] } })).series[0].values[0].slice(1);
-    await writeOk(t, u.token, Array.from({ length: 48 }, (_, k) => `power,nodeId=n1 p=1 ${ns(T0 - DAY + k * 30 * 60_000)}`).join('\n'));
+    await writeOk(app, u.token, Array.from({ length: 48 }, (_, k) => `power,nodeId=n1 p=1 ${ns(T0 - DAY + k * 30 * 60_000)}`).join('\n'));
     assert.deepEqual(await mean(), [48, 1]);
-    await writeOk(t, u.token, `power,nodeId=n1 p=10 ${ns(T0 - DAY + 5 * H)}`); // overwrite: the block of hour 5
+    await writeOk(app, u.token, `power,nodeId=n1 p=10 ${ns(T0 - DAY + 5 * H)}`); // overwrite: the block of hour 5
     assert.deepEqual(await mean(), [57, 10]);
-    await writeOk(t, u.token, `power,nodeId=n1 p=2 ${ns(T0 - DAY + 7 * H + 1)}`); // a new point in hour 7
+    await writeOk(app, u.token, `power,nodeId=n1 p=2 ${ns(T0 - DAY + 7 * H + 1)}`); // a new point in hour 7
     assert.deepEqual(await mean(), [59, 10]);
-    await writeOk(t, u.token, `power,nodeId=n1 p=-3 ${ns(T0 - 1)}`); // the last hour
+    await writeOk(app, u.token, `power,nodeId=n1 p=-3 ${ns(T0 - 1)}`); // the last hour
     assert.deepEqual(await mean(), [56, 10]);
-    t.close();
   });
 });

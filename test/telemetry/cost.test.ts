@@ -1,4 +1,4 @@
-// Cost (contract §7.4) and the namespace figures it rests on (§7.1). Every expected value is worked out by hand
+// Cost (docs/api.md#cost) and the namespace figures it rests on (docs/api.md#namespaces). Every expected value is worked out by hand
 // in the comment above it.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

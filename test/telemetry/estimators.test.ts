@@ -1,4 +1,4 @@
-// The client scripts src/assets/estimateCost.{ts,py} must compute exactly the server's cost (contract §7.4).
+// The client scripts src/assets/estimateCost.{ts,py} must compute exactly the server's cost (docs/api.md#cost).
 // Thousands of random valid bodies go through all three; each script runs once over a JSON-lines file.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

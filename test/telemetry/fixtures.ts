@@ -25,7 +25,7 @@ let users = 0;
 export async function userWithNodes(t: TestApp, grants: Record<string, { mm?: boolean; reads?: string[]; edits?: string[] }>):
   Promise<{ id: number; token: string; roleId: number }> {
   const user = await t.createUser(`telemetry${++users}-${process.pid}@test`);
-  // The premium bucket, so that batches of queries are not refused by the cost limiter (contract §7.4, tested elsewhere).
+  // The premium bucket, so that batches of queries are not refused by the cost limiter (docs/api.md#rate-limit, tested elsewhere).
   t.deps.db.sqlite.prepare("UPDATE users SET tier = 'premium' WHERE id = ?").run(user.id);
   const roleId = addRole(t, `role of ${user.id}`);
   t.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(roleId, user.id);

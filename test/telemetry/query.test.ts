@@ -20,88 +20,89 @@ const since = (ms: number) => ({ operator: '>=', value: ms });
 const before = (ms: number) => ({ operator: '<', value: ms });
 
 describe('telemetry query: happy', () => {
-  it('answers a single query with one object in the Influx shape', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1,phase=L1 p=1.5,s="x" ${ns(T0 - 2000)}\npower,nodeId=n1,phase=L1 p=2.5 ${ns(T0 - 1000)}`);
-    const body = await queryOk(t, u.token, { select: ['p', 's'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+  it('answers a single query with one object in the Influx shape', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1,phase=L1 p=1.5,s="x" ${ns(T0 - 2000)}\npower,nodeId=n1,phase=L1 p=2.5 ${ns(T0 - 1000)}`);
+    const body = await queryOk(app, u.token, { select: ['p', 's'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body, {
       statement_id: 0,
       series: [{ name: 'power', tags: { nodeId: 'n1', phase: 'L1' }, columns: ['time', 'p', 's'], values: [[iso(T0 - 2000), 1.5, 'x'], [iso(T0 - 1000), 2.5, null]] }],
     });
-    t.close();
   });
 
-  it('answers an array with an array in request order, also for one query', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
+  it('answers an array with an array in request order, also for one query', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
     const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
-    const one = await queryOk(t, u.token, [q]);
+    const one = await queryOk(app, u.token, [q]);
     assert.ok(Array.isArray(one));
     assert.equal(one.length, 1);
-    const three = await queryOk(t, u.token, [q, { ...q, where: { tags: { nodeId: 'nope' } } }, { ...q, select: ['zz'] }]);
+    const three = await queryOk(app, u.token, [q, { ...q, where: { tags: { nodeId: 'nope' } } }, { ...q, select: ['zz'] }]);
     assert.deepEqual(three.map((r: { statement_id: number }) => r.statement_id), [0, 1, 2]);
     assert.deepEqual(three[1], { statement_id: 1, error: 'Unauthorized' });
     assert.deepEqual(three[2], { statement_id: 2, error: 'field "zz" does not exist in measurement "power"' });
-    t.close();
   });
 
-  it('round-trips points across shard boundaries, in both orders', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    const points = await threeDays(t, u.token);
-    assert.deepEqual(t.deps.db.sqlite.prepare('SELECT shard_window FROM telemetry_shards ORDER BY shard_window').pluck().all(),
+  it('round-trips points across shard boundaries, in both orders', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const points = await threeDays(app, u.token);
+    assert.deepEqual(app.deps.db.sqlite.prepare('SELECT shard_window FROM telemetry_shards ORDER BY shard_window').pluck().all(),
       [T0 / DAY - 3, T0 / DAY - 2, T0 / DAY - 1]);
     const q = { select: ['p', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0 - 3 * DAY)] } };
-    const asc = await queryOk(t, u.token, q);
+    const asc = await queryOk(app, u.token, q);
     assert.deepEqual(asc.series[0].values, points.map((x) => [iso(x.at), x.p, x.e]));
-    const desc = await queryOk(t, u.token, { ...q, orderBy: 'DESC' });
+    const desc = await queryOk(app, u.token, { ...q, orderBy: 'DESC' });
     assert.deepEqual(desc.series[0].values, points.map((x) => [iso(x.at), x.p, x.e]).reverse());
-    t.close();
   });
 
-  it('limit counts points per series, across shards, from the chosen end', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    const points = await threeDays(t, u.token);
-    await writeOk(t, u.token, `power,nodeId=n1,phase=L2 p=100 ${ns(T0 - 10)}`);
+  it('limit counts points per series, across shards, from the chosen end', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const points = await threeDays(app, u.token);
+    await writeOk(app, u.token, `power,nodeId=n1,phase=L2 p=100 ${ns(T0 - 10)}`);
     const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0 - 3 * DAY)] } };
     // the newest 200 points of the 3-day series span two shards
-    const desc = await queryOk(t, u.token, { ...q, orderBy: 'DESC', limit: 200 });
+    const desc = await queryOk(app, u.token, { ...q, orderBy: 'DESC', limit: 200 });
     assert.deepEqual(desc.series.map((s: { tags: object }) => s.tags), [{ nodeId: 'n1' }, { nodeId: 'n1', phase: 'L2' }]);
     assert.deepEqual(desc.series[0].values, points.slice(-200).reverse().map((x) => [iso(x.at), x.p]));
     assert.deepEqual(desc.series[1].values, [[iso(T0 - 10), 100]]);
-    const asc = await queryOk(t, u.token, { ...q, limit: 150 });
+    const asc = await queryOk(app, u.token, { ...q, limit: 150 });
     assert.deepEqual(asc.series[0].values, points.slice(0, 150).map((x) => [iso(x.at), x.p]));
-    t.close();
   });
 
-  it('pages through long answers without losing or repeating a point, nanoseconds included', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('pages through long answers without losing or repeating a point, nanoseconds included', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     // 25,000 points in one shard; each millisecond holds two points (0 and 500 ns past it)
     const points = Array.from({ length: 25_000 }, (_, i) => ({ ms: T0 - DAY + 1 + Math.floor(i / 2) * 3, ns: (i % 2) * 500, v: i }));
     const lines = points.map((x) => `power,nodeId=n1 v=${x.v}i ${BigInt(x.ms) * 1_000_000n + BigInt(x.ns)}`);
-    for (let i = 0; i < lines.length; i += 5000) await writeOk(t, u.token, lines.slice(i, i + 5000).join('\n'));
+    for (let i = 0; i < lines.length; i += 5000) await writeOk(app, u.token, lines.slice(i, i + 5000).join('\n'));
     const q = { select: ['v'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0 - DAY)] } };
-    const values = async (extra: object) => (await queryOk(t, u.token, { ...q, ...extra })).series[0].values.map((r: unknown[]) => r[1]);
+    const values = async (extra: object) => (await queryOk(app, u.token, { ...q, ...extra })).series[0].values.map((r: unknown[]) => r[1]);
     const all = points.map((x) => x.v);
     assert.deepEqual(await values({}), all);
     assert.deepEqual(await values({ orderBy: 'DESC' }), [...all].reverse());
     assert.deepEqual(await values({ limit: 12_345 }), all.slice(0, 12_345));
     assert.deepEqual(await values({ orderBy: 'DESC', limit: 10_001 }), [...all].reverse().slice(0, 10_001));
-    const first = (await queryOk(t, u.token, { ...q, limit: 2 })).series[0].values;
+    const first = (await queryOk(app, u.token, { ...q, limit: 2 })).series[0].values;
     assert.deepEqual(first.map((r: unknown[]) => r[0]), [iso(T0 - DAY + 1), '2025-12-31T00:00:00.001000500Z']);
-    t.close();
   });
 
-  it('applies every time operator in unix ms or ISO, and two conditions intersect', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    const points = await threeDays(t, u.token);
+  it('applies every time operator in unix ms or ISO, and two conditions intersect', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const points = await threeDays(app, u.token);
     const select = async (time: object[]) => {
-      const body = await queryOk(t, u.token, { select: ['e'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time } });
+      const body = await queryOk(app, u.token, { select: ['e'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time } });
       return (body.series?.[0].values ?? []).map((r: unknown[]) => r[1]);
     };
     const at = points[100].at;
@@ -113,32 +114,32 @@ describe('telemetry query: happy', () => {
     assert.deepEqual(await select([{ operator: '>=', value: '2025-12-31' }]), es((x) => x.at >= T0 - DAY));
     assert.deepEqual(await select([{ operator: '<', value: '2025-12-29T01:00:00+01:00' }]), es((x) => x.at < T0 - 3 * DAY));
     assert.deepEqual(await select([{ operator: '<', value: '2025-12-29T00:00:00.001Z' }]), [0]);
-    t.close();
   });
 
-  it('without a time condition reads the namespace worst-case range up to now', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, [
+  it('without a time condition reads the namespace worst-case range up to now', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, [
       `power,nodeId=n1 p=1 ${ns(T0 - 31 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - 29 * DAY)}`,
       `power,nodeId=n1 p=3 ${ns(T0 - 1)}`, `power,nodeId=n1 p=4 ${ns(T0 + 1000)}`,
     ].join('\n'));
-    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [2, 3]);
-    t.close();
   });
 
-  it('matches every series whose tags include all where.tags', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1', 'n2');
-    await writeOk(t, u.token, [
+  it('matches every series whose tags include all where.tags', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1', 'n2');
+    await writeOk(app, u.token, [
       `power,nodeId=n1,phase=L1,site=a p=1 ${ns(T0 - 3000)}`,
       `power,nodeId=n1,phase=L2,site=a p=2 ${ns(T0 - 2000)}`,
       `power,nodeId=n1,phase=L1,site=b p=3 ${ns(T0 - 1000)}`,
       `power,nodeId=n2,phase=L1,site=a p=4 ${ns(T0 - 1000)}`,
       `other,nodeId=n1,phase=L1,site=a p=5 ${ns(T0 - 1000)}`,
     ].join('\n'));
-    const run = (tags: Record<string, string>) => queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags } });
+    const run = (tags: Record<string, string>) => queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags } });
     const l1 = await run({ nodeId: 'n1', phase: 'L1' });
     assert.deepEqual(l1.series.map((s: { tags: object; values: unknown[][] }) => [s.tags, s.values.map((r) => r[1])]), [
       [{ nodeId: 'n1', phase: 'L1', site: 'a' }, [1]],
@@ -147,16 +148,16 @@ describe('telemetry query: happy', () => {
     assert.deepEqual(await run({ nodeId: 'n1', phase: 'L3' }), { statement_id: 0 });
     assert.deepEqual(await run({ nodeId: 'n1', nosuchtag: 'x' }), { statement_id: 0 });
     assert.equal((await run({ nodeId: 'n1' })).series.length, 3);
-    t.close();
   });
 
-  it('keeps each measurement\'s field types though measurements share shard tables and columns', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('keeps each measurement\'s field types though measurements share shard tables and columns', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     // field number 0 is a float in `a`, a boolean in `b`, an integer in `c`: all three live in column c0
-    await writeOk(t, u.token, `a,nodeId=n1 x=0.5 ${ns(T0 - 2000)}\nb,nodeId=n1 x=true ${ns(T0 - 2000)}\nc,nodeId=n1 x=7i ${ns(T0 - 2000)}`);
+    await writeOk(app, u.token, `a,nodeId=n1 x=0.5 ${ns(T0 - 2000)}\nb,nodeId=n1 x=true ${ns(T0 - 2000)}\nc,nodeId=n1 x=7i ${ns(T0 - 2000)}`);
     const ask = async (measurement: string, select: unknown[]) =>
-      (await queryOk(t, u.token, { select, from: { ...FROM_V1, measurement }, where: { tags: { nodeId: 'n1' } } })).series[0].values[0].slice(1);
+      (await queryOk(app, u.token, { select, from: { ...FROM_V1, measurement }, where: { tags: { nodeId: 'n1' } } })).series[0].values[0].slice(1);
     for (let round = 0; round < 2; round++) {
       assert.deepEqual(await ask('a', ['x']), [0.5]);
       assert.deepEqual(await ask('b', ['x']), [true]);
@@ -164,28 +165,28 @@ describe('telemetry query: happy', () => {
       assert.deepEqual(await ask('a', [{ field: 'x', function: 'max' }]), [0.5]);
       assert.deepEqual(await ask('c', [{ field: 'x', function: 'max' }]), [7]);
     }
-    t.close();
   });
 
-  it('skips times where none of the selected fields has a value', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 a=1 ${ns(T0 - 3000)}\npower,nodeId=n1 b=2 ${ns(T0 - 2000)}\npower,nodeId=n1 a=3,b=4 ${ns(T0 - 1000)}`);
-    const body = await queryOk(t, u.token, { select: ['b'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+  it('skips times where none of the selected fields has a value', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 a=1 ${ns(T0 - 3000)}\npower,nodeId=n1 b=2 ${ns(T0 - 2000)}\npower,nodeId=n1 a=3,b=4 ${ns(T0 - 1000)}`);
+    const body = await queryOk(app, u.token, { select: ['b'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values, [[iso(T0 - 2000), 2], [iso(T0 - 1000), 4]]);
-    t.close();
   });
 
-  it('computes sum, min, max and mean per series across shards, timed at the range start', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    const points = await threeDays(t, u.token);
+  it('computes sum, min, max and mean per series across shards, timed at the range start', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const points = await threeDays(app, u.token);
     const from = T0 - 2 * DAY - 5 * H;
     const to = T0 - 7 * H;
     const inRange = points.filter((x) => x.at >= from && x.at < to);
     const fns = ['sum', 'min', 'max', 'mean'] as const;
     const select = [...fns.map((f) => ({ field: 'p', function: f })), ...fns.map((f) => ({ field: 'e', function: f }))];
-    const body = await queryOk(t, u.token, { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(from), before(to)] } });
+    const body = await queryOk(app, u.token, { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(from), before(to)] } });
     const expected = (xs: number[]) => [xs.reduce((a, b) => a + b, 0), Math.min(...xs), Math.max(...xs), xs.reduce((a, b) => a + b, 0) / xs.length];
     assert.deepEqual(body.series[0].columns, ['time', 'sum_p', 'min_p', 'max_p', 'mean_p', 'sum_e', 'min_e', 'max_e', 'mean_e']);
     const row = body.series[0].values;
@@ -195,30 +196,30 @@ describe('telemetry query: happy', () => {
     row[0].slice(1).forEach((v: number, i: number) => assert.ok(Math.abs(v - want[i]) <= 1e-9 * Math.abs(want[i]), `${body.series[0].columns[i + 1]}: ${v} vs ${want[i]}`));
     // the integer sum is exact and an integer
     assert.equal(row[0][5], inRange.reduce((a, x) => a + x.e, 0));
-    t.close();
   });
 
-  it('gives integer sums with every digit, and null for a field without values in the range', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 e=4611686018427387903i,p=1 ${ns(T0 - 2 * DAY)}\npower,nodeId=n1 e=4611686018427387903i ${ns(T0 - 1000)}\npower,nodeId=n1 e=1i ${ns(T0 - 500)}`);
-    const res = await query(t, u.token, { select: [{ field: 'e', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+  it('gives integer sums with every digit, and null for a field without values in the range', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 e=4611686018427387903i,p=1 ${ns(T0 - 2 * DAY)}\npower,nodeId=n1 e=4611686018427387903i ${ns(T0 - 1000)}\npower,nodeId=n1 e=1i ${ns(T0 - 500)}`);
+    const res = await query(app, u.token, { select: [{ field: 'e', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.equal(res.status, 200);
     assert.match(res.text, /"values":\[\["[^"]+",9223372036854775807,1\]\]/);
-    const lastDay = await query(t, u.token, { select: [{ field: 'e', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1,
+    const lastDay = await query(app, u.token, { select: [{ field: 'e', function: 'sum' }, { field: 'p', function: 'max' }], from: FROM_V1,
       where: { tags: { nodeId: 'n1' }, time: [since(T0 - DAY)] } });
     assert.match(lastDay.text, new RegExp(`"values":\\[\\["${iso(T0 - DAY)}",4611686018427387904,null\\]\\]`));
-    t.close();
   });
 
-  it('reads the legacy from form, and namespaces of versions 2 and IOx', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
-    await writeOk(t, u.token, `power,nodeId=n1 p=2 ${ns(T0 - 1000)}`, 'org=acme&bucket=raw_one_s');
-    await writeOk(t, u.token, `power,nodeId=n1 p=3 ${ns(T0 - 1000)}`, 'namespace=plant_one_h');
+  it('reads the legacy from form, and namespaces of versions 2 and IOx', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
+    await writeOk(app, u.token, `power,nodeId=n1 p=2 ${ns(T0 - 1000)}`, 'org=acme&bucket=raw_one_s');
+    await writeOk(app, u.token, `power,nodeId=n1 p=3 ${ns(T0 - 1000)}`, 'namespace=plant_one_h');
     const where = { tags: { nodeId: 'n1' } };
-    const answers = await queryOk(t, u.token, [
+    const answers = await queryOk(app, u.token, [
       { select: ['p'], from: { measurement: 'power', database: 'energy', retentionPolicy: 'autogen' }, where },
       { select: ['p'], from: { measurement: 'power', namespace: { version: '2', organization: 'acme', bucket: 'raw_one_s' } }, where },
       { select: ['p'], from: { measurement: 'power', namespace: { version: 'IOx', value: 'plant_one_h' } }, where },
@@ -227,20 +228,20 @@ describe('telemetry query: happy', () => {
     ]);
     assert.deepEqual(answers.map((a: { series?: Array<{ values: unknown[][] }> }) => a.series?.[0].values[0][1]), [1, 2, 3, undefined, undefined]);
     assert.deepEqual(answers[3], { statement_id: 3 });
-    t.close();
   });
 
-  it('answers a batch of 1000 queries in request order', async () => {
-    const t = await makeTestApp();
+  it('answers a batch of 1000 queries in request order', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
     const nodes = Array.from({ length: 10 }, (_, i) => `n${i}`);
-    const u = await writer(t, ...nodes);
-    await writeOk(t, u.token, nodes.flatMap((n, i) => [1, 2, 3].map((k) => `power,nodeId=${n} p=${i * 10 + k} ${ns(T0 - 4000 + k * 1000)}`)).join('\n'));
-    deviceOf(t, 'foreign');
+    const u = await writer(app, ...nodes);
+    await writeOk(app, u.token, nodes.flatMap((n, i) => [1, 2, 3].map((k) => `power,nodeId=${n} p=${i * 10 + k} ${ns(T0 - 4000 + k * 1000)}`)).join('\n'));
+    deviceOf(app, 'foreign');
     const queries = Array.from({ length: 1000 }, (_, i) => {
       const nodeId = i % 97 === 0 ? 'foreign' : nodes[i % 10];
       return { select: ['p'], from: FROM_V1, where: { tags: { nodeId }, time: [since(T0 - H)] }, orderBy: i % 2 ? 'DESC' : 'ASC', limit: 1 };
     });
-    const answers = await queryOk(t, u.token, queries);
+    const answers = await queryOk(app, u.token, queries);
     assert.equal(answers.length, 1000);
     answers.forEach((a: any, i: number) => {
       assert.equal(a.statement_id, i);
@@ -249,27 +250,27 @@ describe('telemetry query: happy', () => {
       assert.deepEqual(a.series[0].tags, { nodeId: nodes[n] });
       assert.deepEqual(a.series[0].values, i % 2 ? [[iso(T0 - 1000), n * 10 + 3]] : [[iso(T0 - 3000), n * 10 + 1]]);
     });
-    t.close();
   });
 
-  it('lets a user with read access only query', async () => {
-    const t = await makeTestApp();
-    const w = await writer(t, 'n1');
-    await writeOk(t, w.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
-    const reader = await userWithNodes(t, { n1: {} });
-    const body = await queryOk(t, reader.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+  it('lets a user with read access only query', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const w = await writer(app, 'n1');
+    await writeOk(app, w.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
+    const reader = await userWithNodes(app, { n1: {} });
+    const body = await queryOk(app, reader.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values, [[iso(T0 - 1000), 1]]);
-    t.close();
   });
 });
 
 describe('telemetry query: statement errors', () => {
-  it('reports a bad field for that query alone', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 p=1,s="x",b=true ${ns(T0 - 1000)}`);
+  it('reports a bad field for that query alone', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1,s="x",b=true ${ns(T0 - 1000)}`);
     const where = { tags: { nodeId: 'n1' } };
-    const answers = await queryOk(t, u.token, [
+    const answers = await queryOk(app, u.token, [
       { select: ['p', 'nope'], from: FROM_V1, where },
       { select: [{ field: 's', function: 'mean' }], from: FROM_V1, where },
       { select: [{ field: 'b', function: 'sum' }], from: FROM_V1, where },
@@ -283,25 +284,25 @@ describe('telemetry query: statement errors', () => {
       { statement_id: 3, error: 'mixing functions and plain fields in one select is not supported' },
     ]);
     assert.deepEqual(answers[4].series[0].values, [[iso(T0 - 1000), 1]]);
-    t.close();
   });
 
-  it('an empty time range matches nothing', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
-    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0), before(T0 - 5000)] } });
+  it('an empty time range matches nothing', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`);
+    const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0), before(T0 - 5000)] } });
     assert.deepEqual(body, { statement_id: 0 });
-    t.close();
   });
 });
 
 describe('telemetry query: validation', () => {
-  it('refuses malformed bodies and parameters with 400', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('refuses malformed bodies and parameters with 400', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
-    const bad = async (body: unknown, params = '') => assertError(await query(t, u.token, body, params), 400, 'BAD_REQUEST');
+    const bad = async (body: unknown, params = '') => assertError(await query(app, u.token, body, params), 400, 'BAD_REQUEST');
     await bad({ ...q, select: [] });
     await bad({ ...q, select: Array(101).fill('p') });
     await bad({ ...q, extra: 1 });
@@ -316,25 +317,25 @@ describe('telemetry query: validation', () => {
     await bad(q, '?apiTier=gold');
     await bad(q, '?dryRun=maybe');
     await bad(q, '?unknown=1');
-    assert.equal((await query(t, u.token, q, '?apiTier=premium&dryRun=false')).status, 200);
-    t.close();
+    assert.equal((await query(app, u.token, q, '?apiTier=premium&dryRun=false')).status, 200);
   });
 });
 
 describe('telemetry query: security', () => {
-  it('requires authentication', async () => {
-    const t = await makeTestApp();
-    await assertRequiresAuth(t, 'POST', '/v1/telemetry/query', { select: ['p'], from: FROM_V1 });
-    t.close();
+  it('requires authentication', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    await assertRequiresAuth(app, 'POST', '/v1/telemetry/query', { select: ['p'], from: FROM_V1 });
   });
 
-  it('a statement without readable where.tags.nodeId is Unauthorized, whatever exists', async () => {
-    const t = await makeTestApp();
-    const w = await writer(t, 'n1', 'n2');
-    await writeOk(t, w.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}\npower,nodeId=n2 p=2 ${ns(T0 - 1000)}`);
-    const u = await userWithNodes(t, { n1: {} });
+  it('a statement without readable where.tags.nodeId is Unauthorized, whatever exists', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const w = await writer(app, 'n1', 'n2');
+    await writeOk(app, w.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}\npower,nodeId=n2 p=2 ${ns(T0 - 1000)}`);
+    const u = await userWithNodes(app, { n1: {} });
     const where = (tags?: Record<string, string>) => (tags ? { tags } : undefined);
-    const answers = await queryOk(t, u.token, [
+    const answers = await queryOk(app, u.token, [
       { select: ['p'], from: FROM_V1, where: where({ nodeId: 'n2' }) },
       { select: ['p'], from: FROM_V1 },
       { select: ['p'], from: FROM_V1, where: where({ phase: 'L1' }) },
@@ -345,7 +346,6 @@ describe('telemetry query: security', () => {
     assert.deepEqual(answers.slice(0, 5).map((a: { error?: string }) => a.error), Array(5).fill('Unauthorized'));
     assert.deepEqual(answers[5].series[0].values, [[iso(T0 - 1000), 1]]);
     // the root role's admin has no monitors relation to these devices either
-    assert.deepEqual(await queryOk(t, t.adminToken, { select: ['p'], from: FROM_V1, where: where({ nodeId: 'n1' }) }), { statement_id: 0, error: 'Unauthorized' });
-    t.close();
+    assert.deepEqual(await queryOk(app, app.adminToken, { select: ['p'], from: FROM_V1, where: where({ nodeId: 'n1' }) }), { statement_id: 0, error: 'Unauthorized' });
   });
 });

@@ -1,4 +1,4 @@
-// Namespaces, shard tables, retention and pruning: the storage rules of contract §7.1 and issue 7.
+// Namespaces, shard tables, retention and pruning: the storage rules of docs/api.md#namespaces and issue 7.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,16 +27,17 @@ function shardRows(t: TestApp): Array<{ namespace_id: number; shard_window: numb
 }
 
 describe('namespaces and shards', () => {
-  it('creates a namespace on first write, with the figures of its name', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('creates a namespace on first write, with the figures of its name', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     const line = `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`;
-    await writeOk(t, u.token, line, 'db=site&rp=raw_one_s');
-    await writeOk(t, u.token, line, 'db=site&rp=avg_one_m');
-    await writeOk(t, u.token, line, 'org=acme&bucket=long_one_h');
-    await writeOk(t, u.token, line, 'namespace=plain');
-    await writeOk(t, u.token, line, 'db=site');
-    const res = await t.request('GET', '/v1/telemetry/namespaces', { token: u.token });
+    await writeOk(app, u.token, line, 'db=site&rp=raw_one_s');
+    await writeOk(app, u.token, line, 'db=site&rp=avg_one_m');
+    await writeOk(app, u.token, line, 'org=acme&bucket=long_one_h');
+    await writeOk(app, u.token, line, 'namespace=plain');
+    await writeOk(app, u.token, line, 'db=site');
+    const res = await app.request('GET', '/v1/telemetry/namespaces', { token: u.token });
     assert.equal(res.status, 200);
     const figures = res.body.namespaces.map((n: any) => [n.namespace, n.expectedIntervalSeconds, n.shardDurationSeconds, n.worstCaseRangeSeconds, n.shards]);
     // ordered by key: iox/..., v1/..., v2/...
@@ -49,34 +50,34 @@ describe('namespaces and shards', () => {
     ]);
     assert.equal(res.body.namespaces[0].createdAt, iso(T0));
     assert.equal(res.body.namespaces[2].oldestShardStart, iso(Math.floor((T0 - 1000) / (7 * DAY)) * 7 * DAY));
-    t.close();
   });
 
-  it('lists only namespaces holding data of a device the caller may read', async () => {
-    const t = await makeTestApp();
-    const a = await writer(t, 'a1');
-    const b = await writer(t, 'b1');
-    await writeOk(t, a.token, `power,nodeId=a1 p=1 ${ns(T0)}`, 'db=tenant_a');
-    await writeOk(t, b.token, `power,nodeId=b1 p=1 ${ns(T0)}`, 'db=tenant_b');
-    const names = async (token: string) => (await t.request('GET', '/v1/telemetry/namespaces', { token })).body.namespaces.map((n: any) => n.namespace.database);
+  it('lists only namespaces holding data of a device the caller may read', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const a = await writer(app, 'a1');
+    const b = await writer(app, 'b1');
+    await writeOk(app, a.token, `power,nodeId=a1 p=1 ${ns(T0)}`, 'db=tenant_a');
+    await writeOk(app, b.token, `power,nodeId=b1 p=1 ${ns(T0)}`, 'db=tenant_b');
+    const names = async (token: string) => (await app.request('GET', '/v1/telemetry/namespaces', { token })).body.namespaces.map((n: any) => n.namespace.database);
     assert.deepEqual(await names(a.token), ['tenant_a']);
     assert.deepEqual(await names(b.token), ['tenant_b']);
-    assert.deepEqual(await names(t.adminToken), []);
-    const both = await userWithNodes(t, { a1: {}, b1: {} });
+    assert.deepEqual(await names(app.adminToken), []);
+    const both = await userWithNodes(app, { a1: {}, b1: {} });
     assert.deepEqual(await names(both.token), ['tenant_a', 'tenant_b']);
-    await assertRequiresAuth(t, 'GET', '/v1/telemetry/namespaces');
-    t.close();
+    await assertRequiresAuth(app, 'GET', '/v1/telemetry/namespaces');
   });
 
-  it('puts each point in the table of its (namespace, window), a pure function of both', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
+  it('puts each point in the table of its (namespace, window), a pure function of both', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
     const week = 7 * DAY;
     // 1-day shards, 7-day shards, and points before 1970 (negative windows)
-    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 1)}`, `power,nodeId=n1 p=2 ${ns(T0)}`, `power,nodeId=n1 p=3 ${ns(T0 + DAY - 1)}`].join('\n'));
-    await writeOk(t, u.token, [`power,nodeId=n1 p=4 ${ns(T0)}`, `power,nodeId=n1 p=5 ${ns(T0 + week)}`].join('\n'), 'db=energy&rp=x_one_m');
-    await writeOk(t, u.token, `power,nodeId=n1 p=6 -1`, 'db=old');
-    assert.deepEqual(shardRows(t).map((r) => [r.namespace_id, r.shard_window, r.table_name, r.start_ms, r.end_ms]), [
+    await writeOk(app, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 1)}`, `power,nodeId=n1 p=2 ${ns(T0)}`, `power,nodeId=n1 p=3 ${ns(T0 + DAY - 1)}`].join('\n'));
+    await writeOk(app, u.token, [`power,nodeId=n1 p=4 ${ns(T0)}`, `power,nodeId=n1 p=5 ${ns(T0 + week)}`].join('\n'), 'db=energy&rp=x_one_m');
+    await writeOk(app, u.token, `power,nodeId=n1 p=6 -1`, 'db=old');
+    assert.deepEqual(shardRows(app).map((r) => [r.namespace_id, r.shard_window, r.table_name, r.start_ms, r.end_ms]), [
       [1, T0 / DAY - 1, shardTableName(1, T0 / DAY - 1), T0 - DAY, T0],
       [1, T0 / DAY, shardTableName(1, T0 / DAY), T0, T0 + DAY],
       [2, Math.floor(T0 / week), shardTableName(2, Math.floor(T0 / week)), Math.floor(T0 / week) * week, Math.floor(T0 / week) * week + week],
@@ -84,61 +85,60 @@ describe('namespaces and shards', () => {
       [3, -1, 'telemetry_shard_3_m1', -DAY, 0],
     ]);
     assert.equal(shardTableName(1, 20454), 'telemetry_shard_1_20454');
-    const count = (table: string) => t.deps.db.sqlite.prepare(`SELECT count(*) FROM "${table}"`).pluck().get();
-    assert.deepEqual(tableNames(t).map(count), [1, 2, 1, 1, 1]);
-    t.close();
+    const count = (table: string) => app.deps.db.sqlite.prepare(`SELECT count(*) FROM "${table}"`).pluck().get();
+    assert.deepEqual(tableNames(app).map(count), [1, 2, 1, 1, 1]);
   });
 
-  it('plans a query before executing it: the estimate of contract §7.4 and the shard tables it scans', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
+  it('plans a query before executing it: the estimate of docs/api.md#cost and the shard tables it scans', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
     const body: QueryBody = [
       { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 2 * DAY }] } },
       { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, limit: 5 },
       { select: ['p'], from: { ...FROM_V1, namespace: { version: '1', database: 'none', retentionPolicy: 'x' } } },
     ];
-    const plan = planQueryRequest(t.deps.db, body, T0);
+    const plan = planQueryRequest(app.deps.db, body, T0);
     assert.deepEqual(plan.estimate, estimateRequest(body, T0));
     assert.deepEqual(plan.queries.map((q) => [q.estimate.scannedShards, q.shards.map((s) => s.window)]), [
       [2, [T0 / DAY - 1]], [30, [T0 / DAY - 3, T0 / DAY - 1]], [30, []],
     ]);
     assert.deepEqual(plan.shardTables, [shardTableName(1, T0 / DAY - 1), shardTableName(1, T0 / DAY - 3)]);
-    t.close();
   });
 });
 
 describe('retention and pruning', () => {
-  it('prune drops whole shards older than the cutoff and nothing else', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, [0, 1, 2, 3].map((d) => `power,nodeId=n1 p=${d} ${ns(T0 - d * DAY - 1000)}`).join('\n'));
-    assert.equal(tableNames(t).length, 4);
+  it('prune drops whole shards older than the cutoff and nothing else', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, [0, 1, 2, 3].map((d) => `power,nodeId=n1 p=${d} ${ns(T0 - d * DAY - 1000)}`).join('\n'));
+    assert.equal(tableNames(app).length, 4);
     // the shard [T0 - 2d, T0 - 1d) ends after the cutoff: kept whole
-    const dropped = pruneShards(t.deps.db, T0 - 2 * DAY + 1);
+    const dropped = pruneShards(app.deps.db, T0 - 2 * DAY + 1);
     assert.deepEqual(dropped, [shardTableName(1, T0 / DAY - 4), shardTableName(1, T0 / DAY - 3)]);
-    assert.deepEqual(tableNames(t), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
-    assert.equal(shardRows(t).length, 2);
-    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    assert.deepEqual(tableNames(app), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
+    assert.equal(shardRows(app).length, 2);
+    const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [1, 0]);
     // writing into a pruned window creates its table again
-    await writeOk(t, u.token, `power,nodeId=n1 p=9 ${ns(T0 - 3 * DAY)}`);
-    assert.equal(tableNames(t).length, 3);
-    t.close();
+    await writeOk(app, u.token, `power,nodeId=n1 p=9 ${ns(T0 - 3 * DAY)}`);
+    assert.equal(tableNames(app).length, 3);
   });
 
-  it('the retention setting drops old shards and does not store points beyond it', async () => {
-    const t = await makeTestApp({ env: { GRIDKEEPER_TELEMETRY_RETENTION: '2d' } });
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY - 1)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
-    assert.equal(countPoints(t), 2);
-    assert.equal(tableNames(t).length, 2);
+  it('the retention setting drops old shards and does not store points beyond it', async (t) => {
+    const app = await makeTestApp({ env: { GRIDKEEPER_TELEMETRY_RETENTION: '2d' } });
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY - 1)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
+    assert.equal(countPoints(app), 2);
+    assert.equal(tableNames(app).length, 2);
     // a day later the shard that ended at T0 - 1 day is beyond retention, the one ending at T0 is not
-    t.clock.advance(DAY);
-    const body = await queryOk(t, await t.token(u.id), { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+    app.clock.advance(DAY);
+    const body = await queryOk(app, await app.token(u.id), { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [3]);
-    assert.deepEqual(tableNames(t), [shardTableName(1, T0 / DAY - 1)]);
-    t.close();
+    assert.deepEqual(tableNames(app), [shardTableName(1, T0 / DAY - 1)]);
   });
 
   it('reads the retention setting from the environment and flags', () => {
@@ -151,11 +151,12 @@ describe('retention and pruning', () => {
       err instanceof ConfigError && /GRIDKEEPER_TELEMETRY_RETENTION \/ --telemetry-retention: expected a duration/.test(err.message));
   });
 
-  it('gridkeeper telemetry prune --older-than drops old shards of a database file', async () => {
+  it('gridkeeper telemetry prune --older-than drops old shards of a database file', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
     try {
       const now = Date.now();
       const db = openDatabase({ file: join(dir, 'gridkeeper.db') });
+      t.after(() => db.close());
       migrate(db, now);
       const userId = fixtureUser(db, 'n1');
       const lines = [100, 95, 89, 1].map((d) => `power,nodeId=n1 p=${d} ${ns(now - d * DAY)}`).join('\n');
@@ -173,19 +174,20 @@ describe('retention and pruning', () => {
       assert.equal(await runCli(['telemetry', 'prune', '--older-than', 'soon', '--data-dir', dir], {}, io), 2);
       assert.match(err.at(-1)!, /--older-than: expected a duration/);
       const check = openDatabase({ file: join(dir, 'gridkeeper.db') });
+      t.after(() => check.close());
       assert.deepEqual(check.sqlite.prepare('SELECT count(*) FROM telemetry_shards').pluck().get(), 1);
-      check.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a running service notices shards pruned by another process', () => {
+  it('a running service notices shards pruned by another process', (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
     try {
       const file = join(dir, 'gridkeeper.db');
       const now = T0;
       const service = openDatabase({ file });
+      t.after(() => service.close());
       migrate(service, now);
       const userId = fixtureUser(service, 'n1');
       const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
@@ -198,12 +200,12 @@ describe('retention and pruning', () => {
       assert.match(read(), /\[\[.*,1\],\[.*,2\]\]/);
       // another process (gridkeeper telemetry prune) drops the old shard
       const other = openDatabase({ file });
+      t.after(() => other.close());
       assert.equal(pruneShards(other, T0 - DAY).length, 1);
       other.close();
       assert.match(read(), /"values":\[\["[^"]+",2\]\]/);
       write(`power,nodeId=n1 p=3 ${ns(T0 - 3 * DAY)}`);
       assert.match(read(), /"values":\[\["[^"]+",3\],\["[^"]+",2\]\]/);
-      service.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -211,42 +213,42 @@ describe('retention and pruning', () => {
 });
 
 describe('storage: all-or-nothing', () => {
-  it('a refused request leaves no namespace, series, field or shard table behind', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    deviceOf(t, 'n2');
-    assertError(await write(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`, 'db=fresh'), 403, 'FORBIDDEN');
-    assertError(await write(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\nbad`, 'db=fresh'), 400, 'LINE_PROTOCOL');
-    const count = (table: string) => t.deps.db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+  it('a refused request leaves no namespace, series, field or shard table behind', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    deviceOf(app, 'n2');
+    assertError(await write(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`, 'db=fresh'), 403, 'FORBIDDEN');
+    assertError(await write(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\nbad`, 'db=fresh'), 400, 'LINE_PROTOCOL');
+    const count = (table: string) => app.deps.db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
     assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [0, 0, 0, 0]);
-    assert.deepEqual(tableNames(t), []);
+    assert.deepEqual(tableNames(app), []);
     // and the same request then succeeds as a first write
-    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}`, 'db=fresh');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}`, 'db=fresh');
     assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
-    t.close();
   });
 
-  it('widens older shard tables for fields that appear later', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 a=1 ${ns(T0 - 2 * DAY)}\npower,nodeId=n1 a=2 ${ns(T0 - 1000)}`);
-    await writeOk(t, u.token, `power,nodeId=n1 b=3 ${ns(T0 - 500)}`);
+  it('widens older shard tables for fields that appear later', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 a=1 ${ns(T0 - 2 * DAY)}\npower,nodeId=n1 a=2 ${ns(T0 - 1000)}`);
+    await writeOk(app, u.token, `power,nodeId=n1 b=3 ${ns(T0 - 500)}`);
     // the old shard has no column for b: queries read it as absent; a write of b there widens it
     const q = { select: ['a', 'b'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
-    assert.deepEqual((await queryOk(t, u.token, q)).series[0].values, [[iso(T0 - 2 * DAY), 1, null], [iso(T0 - 1000), 2, null], [iso(T0 - 500), null, 3]]);
-    await writeOk(t, u.token, `power,nodeId=n1 b=4 ${ns(T0 - 2 * DAY)}`);
-    assert.deepEqual((await queryOk(t, u.token, q)).series[0].values[0], [iso(T0 - 2 * DAY), 1, 4]);
-    t.close();
+    assert.deepEqual((await queryOk(app, u.token, q)).series[0].values, [[iso(T0 - 2 * DAY), 1, null], [iso(T0 - 1000), 2, null], [iso(T0 - 500), null, 3]]);
+    await writeOk(app, u.token, `power,nodeId=n1 b=4 ${ns(T0 - 2 * DAY)}`);
+    assert.deepEqual((await queryOk(app, u.token, q)).series[0].values[0], [iso(T0 - 2 * DAY), 1, 4]);
   });
 
-  it('keeps V1 namespaces of different databases apart', async () => {
-    const t = await makeTestApp();
-    const u = await writer(t, 'n1');
-    await writeOk(t, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`, V1);
-    await writeOk(t, u.token, `power,nodeId=n1 p=2 ${ns(T0 - 1000)}`, 'db=energy%2Fautogen');
-    const body = await queryOk(t, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
+  it('keeps V1 namespaces of different databases apart', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 1000)}`, V1);
+    await writeOk(app, u.token, `power,nodeId=n1 p=2 ${ns(T0 - 1000)}`, 'db=energy%2Fautogen');
+    const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values, [[iso(T0 - 1000), 1]]);
-    t.close();
   });
 });
 

@@ -1,4 +1,4 @@
-// IP bans (contract §7.4): a client address that sends 10 telemetry queries within 60 s while a Retry-After it was
+// IP bans (docs/api.md#ip-bans): a client address that sends 10 telemetry queries within 60 s while a Retry-After it was
 // given has not elapsed is banned for 300 s.
 //
 // State exists only for addresses that were refused with 429 RATE_LIMITED (an address never throttled costs nothing),

@@ -1,4 +1,4 @@
-// Leaky buckets per (user, tier), in process memory (a restart starts with empty buckets, contract §7.4).
+// Leaky buckets per (user, tier), in process memory (a restart starts with empty buckets, docs/api.md#rate-limit).
 //
 // Exact arithmetic, no drift: a bucket's level is kept in integer "unit·ms" — the level in cost units times the tier's
 // window (60 000 ms) — so leaking `capacity` units per window is leaking exactly `capacity` of these per millisecond,

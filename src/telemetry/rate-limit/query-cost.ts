@@ -1,4 +1,4 @@
-// Enforces contract §7.4 on one telemetry query request, before anything executes: the IP ban, the tier, the cost
+// Enforces docs/api.md#rate-limit and #ip-bans on one telemetry query request, before anything executes: the IP ban, the tier, the cost
 // against the (user, tier) bucket. The query route calls it with the request's estimate:
 //
 //   const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
