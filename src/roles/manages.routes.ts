@@ -7,7 +7,8 @@ import { requireRights, requireVisibleRole, type RightOver } from '../access/gua
 import { findRole, rolePasswordHash } from './roles.store.ts';
 import { findManagesByIds, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
 import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
-import { releaseRolePasswordAttempt, reserveRolePasswordAttempt } from './password-throttle.ts';
+import { releaseJoinAttempt, reserveJoinAttempt } from './password-throttle.ts';
+import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
 import { markDeprecated } from '../http/deprecation.ts';
 import { oneOrMany, relationsOfRole } from '../http/validate.ts';
@@ -39,8 +40,9 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     method: 'put', path: '/v1/role/:parentRoleId/manages', tag: 'roles', summary: 'Create or update a manages relation',
     description: 'Creates parentRoleId -> childRoleId with the body\'s six flags, or updates the flags of the existing relation; '
       + 'answers { manages }. With a childRolePassword (the child\'s join password): needs direct or indirect roleManagement '
-      + 'over the parent; a wrong password (or a child without one) is 403 ROLE_PASSWORD_INCORRECT, and the 6th wrong '
-      + 'password for one child within 15 minutes is 429 TOO_MANY_PASSWORD_CHECKS with retryAfter. Without it: one member '
+      + 'over the parent; a wrong password (or a child without one) is 403 ROLE_PASSWORD_INCORRECT; wrong passwords are '
+      + 'counted per caller and client address with growing delays (429 TOO_MANY_PASSWORD_CHECKS with retryAfter; see '
+      + 'docs/api.md#manages), so one member guessing never locks the password for others. Without it: one member '
       + 'role of the caller must hold direct or indirect roleManagement over the parent AND indirect roleManagement over the '
       + `child. A relation that would close a cycle (parent = child included) is 409 ROLE_CYCLE; nothing is written. ${MANAGES_SHAPE}`,
     auth: auth.requireActor, params: ManagesParentParams, query: ManagesUpsertQuery, body: Flags6,
@@ -64,11 +66,12 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     if (password !== undefined) {
       // The child may be invisible to the caller (that is what the password is for): an unknown role, a role without a
       // password and a wrong password all answer the same 403 after the same scrypt work, and count alike.
-      const attempt = reserveRolePasswordAttempt(db, childId, deps.now());
+      const attempt = await reserveJoinAttempt(db, userId, ipThrottleKey(clientIp(c, deps)), deps.now());
       const stored = rolePasswordHash(db, childId);
       const ok = await verifySecret(password, stored ?? await dummyHash()) && typeof stored === 'string';
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
-      releaseRolePasswordAttempt(db, attempt);
+      // right: no failure, whatever happens next (a cycle refused below is not a wrong password)
+      await db.write(() => releaseJoinAttempt(db, attempt));
     }
     const row = await db.write(() => {
       authorize();

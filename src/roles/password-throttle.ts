@@ -1,68 +1,68 @@
-// Throttle on wrong role join passwords (childRolePassword): 5 failures for one role within 15 minutes -> 429
-// TOO_MANY_PASSWORD_CHECKS with retryAfter. Same sliding-window and reservation rules as src/auth/throttle.ts: an attempt
-// is counted BEFORE the (slow, async) scrypt check, in the same synchronous step as the limit test, and released when the
-// password was right, so parallel guesses cannot all slip through while their hashes are computed.
+// Throttle on wrong role join passwords (childRolePassword), in the database (table join_failures).
 //
-// Kept in memory, not in auth_failures: that table's scope CHECK admits only the authentication scopes, and widening it
-// is a migration of the auth schema. What memory costs: a restart forgets the counts (an attacker gains at most 5 more
-// guesses per restart, which he does not control). The map cannot be flooded into evicting a victim's counter — nothing
-// is evicted before its window ends — and each entry costs the attacker a scrypt hash of server time.
+// Counted per (user, client address) AND per user across addresses, never per role: a member who guesses slows only
+// himself, so nobody can lock a role's password for the others (guessing against a per-role counter could). Within a
+// day's failures, the first FREE_PER_ADDRESS (per address) / FREE_PER_USER (per user) cost nothing; each one after
+// waits twice as long as the one before it — 1 s, 2 s, 4 s, … — up to MAX_DELAY_MS after the latest failure.
+//
+// What that leaves an attacker: one account gets at most ~124 guesses a day, however many addresses it comes from
+// (20 free, ~10 to ramp up to the cap in ~17 minutes, then one every 15 minutes: (24 h - 17 min) / 15 min ≈ 94).
+// Accounts are not free: only a role's user managers create them, and each guess costs the attacker a scrypt hash of
+// server time. Join passwords have at least 10 characters: even 100 accounts guessing for a year (~4.5 million
+// guesses) cover a negligible part of that space, unless the password is a dictionary word, which no throttle fixes.
+//
+// An attempt is reserved before the (slow, async) scrypt check — counted as a failure in the same unit of work as the
+// wait check — and released when the password was right, so parallel guesses cannot all slip through.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 
-export const ROLE_PASSWORD_LIMIT = 5;
-export const ROLE_PASSWORD_WINDOW_MS = 15 * 60 * 1000;
+export const FREE_PER_ADDRESS = 5;
+export const FREE_PER_USER = 20;
+export const FIRST_DELAY_MS = 1000;
+export const MAX_DELAY_MS = 15 * 60 * 1000;
+/** failures older than this count for nothing */
+export const FORGET_AFTER_MS = 24 * 60 * 60 * 1000;
 
-interface Failures { byRole: Map<number, number[]>; lastSweep: number }
-const perDb = new WeakMap<Db, Failures>();
+export interface JoinAttempt { id: number }
 
-export interface RolePasswordAttempt { roleId: number; at: number }
-
-function failuresOf(db: Db): Failures {
-  let f = perDb.get(db);
-  if (!f) perDb.set(db, f = { byRole: new Map(), lastSweep: -Infinity });
-  return f;
+/** How long after the latest of `failures` failures the next attempt may come, given `free` free ones. */
+export function delayAfter(failures: number, free: number): number {
+  if (failures < free) return 0;
+  return Math.min(MAX_DELAY_MS, FIRST_DELAY_MS * 2 ** Math.min(30, failures - free));
 }
 
-function live(list: number[] | undefined, now: number): number[] {
-  return (list ?? []).filter((at) => at > now - ROLE_PASSWORD_WINDOW_MS);
+/** Milliseconds until `userId` may try a join password again from `ipKey`; 0 = now. */
+export function joinWaitMs(db: Db, userId: number, ipKey: string, now: number): number {
+  const since = now - FORGET_AFTER_MS;
+  const user = db.prepare('SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ? AND at > ?')
+    .get(userId, since) as { n: number; last: number | null };
+  const address = db.prepare('SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ? AND ip_key = ? AND at > ?')
+    .get(userId, ipKey, since) as { n: number; last: number | null };
+  const wait = (k: { n: number; last: number | null }, free: number) => (k.last === null ? 0 : k.last + delayAfter(k.n, free) - now);
+  return Math.max(0, wait(user, FREE_PER_USER), wait(address, FREE_PER_ADDRESS));
 }
 
-/** Milliseconds until role `roleId` accepts another password attempt; 0 = now. */
-export function rolePasswordWaitMs(db: Db, roleId: number, now: number): number {
-  const list = live(failuresOf(db).byRole.get(roleId), now);
-  if (list.length < ROLE_PASSWORD_LIMIT) return 0;
-  return list[list.length - ROLE_PASSWORD_LIMIT] + ROLE_PASSWORD_WINDOW_MS - now;
+/**
+ * Checks the wait and, when there is none, counts one failure (the reservation), committed before this resolves.
+ * Rejects with 429 TOO_MANY_PASSWORD_CHECKS and retryAfter otherwise, counting nothing (a refused attempt does not
+ * extend the wait).
+ */
+export function reserveJoinAttempt(db: Db, userId: number, ipKey: string, now: number): Promise<JoinAttempt> {
+  return db.write(() => {
+    const wait = joinWaitMs(db, userId, ipKey, now);
+    if (wait > 0) {
+      const retryAfter = Math.max(1, Math.ceil(wait / 1000));
+      throw new ApiError('TOO_MANY_PASSWORD_CHECKS', `too many wrong join passwords: try again in ${retryAfter} s`, {
+        extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
+      });
+    }
+    db.prepare('DELETE FROM join_failures WHERE at <= ?').run(now - FORGET_AFTER_MS);
+    const id = db.get(db.qb.insertInto('join_failures').values({ user_id: userId, ip_key: ipKey, at: now }).returning('id'))!.id;
+    return { id };
+  });
 }
 
-/** Counts one failure for the role, or throws 429 (recording nothing, so a refused attempt does not extend the lockout). */
-export function reserveRolePasswordAttempt(db: Db, roleId: number, now: number): RolePasswordAttempt {
-  const f = failuresOf(db);
-  const wait = rolePasswordWaitMs(db, roleId, now);
-  if (wait > 0) {
-    const retryAfter = Math.max(1, Math.ceil(wait / 1000));
-    throw new ApiError('TOO_MANY_PASSWORD_CHECKS', `too many wrong passwords for role ${roleId}: try again in ${retryAfter} s`, {
-      extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
-    });
-  }
-  sweep(f, now);
-  f.byRole.set(roleId, [...live(f.byRole.get(roleId), now), now].sort((a, b) => a - b));
-  return { roleId, at: now };
-}
-
-/** The password was right: the reserved failure was none. */
-export function releaseRolePasswordAttempt(db: Db, attempt: RolePasswordAttempt): void {
-  const f = failuresOf(db);
-  const list = f.byRole.get(attempt.roleId);
-  if (!list) return;
-  const i = list.indexOf(attempt.at);
-  if (i >= 0) list.splice(i, 1);
-  if (list.length === 0) f.byRole.delete(attempt.roleId);
-}
-
-/** Drops roles whose failures all aged out, at most once a minute. */
-function sweep(f: Failures, now: number): void {
-  if (now - f.lastSweep < 60_000 && now >= f.lastSweep) return;
-  f.lastSweep = now;
-  for (const [roleId, list] of f.byRole) if (live(list, now).length === 0) f.byRole.delete(roleId);
+/** The password was right: the reserved failure was none. Inside a unit of work. */
+export function releaseJoinAttempt(db: Db, attempt: JoinAttempt): void {
+  db.run(db.qb.deleteFrom('join_failures').where('id', '=', attempt.id));
 }
