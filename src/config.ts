@@ -35,6 +35,8 @@ export const ConfigSchema = v.strictObject({
   /** where the embedded native addon is written before loading; must allow exec (a noexec /tmp breaks dlopen) */
   nativeDir: v.optional(v.pipe(v.string(), v.nonEmpty(), v.transform((d) => resolve(d)))),
   /** telemetry older than this (ms) is dropped, whole shards at a time; null keeps everything */
+  /** GRIDKEEPER_SECRET_KEY (environment only: a flag would show in the process list); see auth/secret-box.ts */
+  secretKey: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected one or more comma-separated 32-byte keys (base64 or hex)'))),
   telemetryRetention: v.optional(v.pipe(
     v.string(),
     v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
@@ -55,6 +57,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_LOG: 'log',
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
+  GRIDKEEPER_SECRET_KEY: 'secretKey',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/open.ts';
 import type { Logger } from './logger.ts';
 import type { KeyRing } from './auth/keys.ts';
+import type { SecretBox } from './auth/secret-box.ts';
 import type { TokenClaims } from './auth/tokens.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
@@ -19,6 +20,8 @@ export interface Deps {
   now: () => number;
   log: Logger;
   keys: KeyRing;
+  /** seals secrets the server reads back (TOTP) under a key kept outside the database */
+  secrets: SecretBox;
   sessions: SessionGuard;
   metrics: Metrics;
   /** telemetry query buckets and IP bans: one per process, in memory (a restart starts empty) */

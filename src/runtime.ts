@@ -1,7 +1,9 @@
 // Builds the dependencies of a running service: database (migrated), first-start bootstrap, keys, metrics.
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
+import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from './auth/secret-box.ts';
+import { resealTotpSecrets } from './auth/two-factor.store.ts';
 import type { Deps } from './deps.ts';
 import { openDatabase, type Db } from './db/open.ts';
 import { migrate } from './db/migrate.ts';
@@ -26,6 +28,23 @@ export function openConfiguredDatabase(config: Config): Db {
   return openDatabase({ file: databaseFile(config), nativeBinding });
 }
 
+/**
+ * The secret box of a configuration: GRIDKEEPER_SECRET_KEY, or the key file beside the database file in the data dir
+ * (created on first start). An in-memory database (tests, scripts) without a configured key gets a key of its own:
+ * nothing it seals outlives it.
+ */
+export function openSecretBox(config: Config, db: Db): SecretBox {
+  try {
+    const source: KeySource = db.sqlite.memory && config.secretKey === undefined
+      ? { kind: 'memory', keys: [newSecretKey()] }
+      : keySourceOf({ secretKey: config.secretKey, dataDir: db.sqlite.memory ? config.dataDir : dirname(db.sqlite.name) }, { create: true });
+    return createSecretBox(source);
+  } catch (err) {
+    if (err instanceof SealError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
 export interface RuntimeOptions {
   config: Config;
   db: Db;
@@ -43,13 +62,22 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     adminEmail: config.adminEmail, adminPassword: config.adminPassword, now: now(), announcePassword: opts.announcePassword,
   });
   const keys = await loadKeyRing(db);
+  const log = opts.log ?? createLogger(config.log);
+  const secrets = openSecretBox(config, db);
+  // Secrets stored before sealing existed, or under a key rotated away from, are sealed under the current key.
+  const sealed = resealTotpSecrets(db, secrets);
+  if (sealed.resealed > 0) log.info('sealed TOTP secrets under the current key', { count: sealed.resealed, keyId: secrets.currentKeyId });
+  if (sealed.unreadable.length > 0) {
+    log.error('TOTP secrets that no configured key opens: these users cannot pass 2FA until it is reset', { userIds: sealed.unreadable });
+  }
   const pageBytes = db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck();
   const deps: Deps = {
     db,
     config,
     now,
-    log: opts.log ?? createLogger(config.log),
+    log,
     keys,
+    secrets,
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => Number(pageBytes.get())),
     rateLimiter: createRateLimiter(),

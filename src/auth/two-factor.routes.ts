@@ -10,7 +10,7 @@ import { findUserById } from './users.store.ts';
 import { newTotpSecret, otpauthUrl, totpStep } from './totp.ts';
 import { generateRecoveryCodes, matchRecoveryCode } from './recovery-codes.ts';
 import {
-  acceptTotpStep, activatePendingSecret, countRecoveryCodes, deleteTwoFactor, getTwoFactor, replaceRecoveryCodes,
+  acceptTotpStep, activatePendingSecret, countRecoveryCodes, deleteTwoFactor, getTwoFactor, openTotpSecret, replaceRecoveryCodes,
   setPendingSecret, spendRecoveryCode, unusedRecoveryCodes,
 } from './two-factor.store.ts';
 import { RULES, releaseAttempt, reserveAttempt, resetThrottle, type ThrottleKey } from './throttle.ts';
@@ -101,7 +101,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const user = findUserById(db, actor.userId);
     if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
     const secret = newTotpSecret();
-    await db.write(() => setPendingSecret(db, actor.userId, secret, deps.now()));
+    await db.write(() => setPendingSecret(db, deps.secrets, actor.userId, secret, deps.now()));
     return c.json({ secret, otpauthUrl: otpauthUrl(user.email, secret) });
   });
 
@@ -120,15 +120,15 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     if (tf?.totp_secret != null && tokenType !== 'sudo') {
       throw new ApiError('SUDO_REQUIRED', '2FA is enabled: replacing the TOTP secret needs a sudo token');
     }
-    const pending = tf?.pending_secret;
-    if (pending == null) throw new ApiError('TOTP_UNINITIALIZED', 'no TOTP setup in progress: call /user/2fa/totp/setup first');
+    const pending = tf?.pending_secret == null ? undefined : openTotpSecret(deps.secrets, userId, tf.pending_secret);
+    if (pending === undefined) throw new ApiError('TOTP_UNINITIALIZED', 'no TOTP setup in progress: call /user/2fa/totp/setup first');
     const now = deps.now();
     const attempt = await reserveAttempt(db, [totpKey(userId)], 'TOO_MANY_TOTP_CHECKS', now);
     const step = totpStep(pending, body.totp, now);
     if (step === undefined) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
     const recoveryCodes = generateRecoveryCodes();
     await db.write(() => {
-      activatePendingSecret(db, userId, pending, step, now);
+      activatePendingSecret(db, deps.secrets, userId, pending, step, now);
       replaceRecoveryCodes(db, userId, recoveryCodes, now);
       releaseAttempt(db, attempt);
       resetThrottle(db, totpKey(userId));
@@ -147,8 +147,9 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     },
   }, async (c, { body }) => {
     const userId = c.var.actor.userId;
-    const secret = getTwoFactor(db, userId)?.totp_secret;
-    if (secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
+    const stored = getTwoFactor(db, userId)?.totp_secret;
+    if (stored == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
+    const secret = openTotpSecret(deps.secrets, userId, stored);
     return secondFactor(c, totpKey(userId), 'TOO_MANY_TOTP_CHECKS', (now) => {
       const step = totpStep(secret, body.totp, now);
       // no replay: a code (time step) accepted once is refused, as is any code older than the last one accepted

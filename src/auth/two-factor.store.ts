@@ -1,5 +1,7 @@
-// Two-factor state: the TOTP secret (pending and active), the last accepted time step, and the recovery codes.
+// Two-factor state: the TOTP secret (pending and active, sealed at rest: secret-box.ts), the last accepted time step,
+// and the recovery codes.
 import type { Db } from '../db/open.ts';
+import { isSealed, sealedKeyId, SealError, type SecretBox } from './secret-box.ts';
 import type { TwoFactorTable } from '../db/schema.ts';
 import { protectRecoveryCode, type StoredRecoveryCode } from './recovery-codes.ts';
 
@@ -13,8 +15,17 @@ export function isTwoFactorEnabled(db: Db, userId: number): boolean {
   return getTwoFactor(db, userId)?.totp_secret != null;
 }
 
+/** A sealed TOTP secret is bound to its user's row. */
+const placeOf = (userId: number) => `totp:${userId}`;
+
+/** The clear TOTP secret of a stored (sealed) value. */
+export function openTotpSecret(box: SecretBox, userId: number, stored: string): string {
+  return box.open(stored, placeOf(userId));
+}
+
 /** Setup: remember a new secret until a first code for it arrives (the active one, if any, keeps working until then). */
-export function setPendingSecret(db: Db, userId: number, secret: string, now: number): void {
+export function setPendingSecret(db: Db, box: SecretBox, userId: number, clear: string, now: number): void {
+  const secret = box.seal(clear, placeOf(userId));
   db.run(db.qb.insertInto('two_factor')
     .values({
       user_id: userId, totp_secret: null, totp_enabled_at: null, totp_last_step: null,
@@ -24,7 +35,8 @@ export function setPendingSecret(db: Db, userId: number, secret: string, now: nu
 }
 
 /** Enable: the pending secret becomes the active one; `step` (the code just shown) cannot be used again. */
-export function activatePendingSecret(db: Db, userId: number, secret: string, step: number, now: number): void {
+export function activatePendingSecret(db: Db, box: SecretBox, userId: number, clear: string, step: number, now: number): void {
+  const secret = box.seal(clear, placeOf(userId));
   db.run(db.qb.updateTable('two_factor')
     .set({ totp_secret: secret, totp_enabled_at: now, totp_last_step: step, pending_secret: null, pending_at: null })
     .where('user_id', '=', userId));
@@ -76,4 +88,35 @@ export function countRecoveryCodes(db: Db, userId: number): { total: number; rem
 /** Spends a code: true when it was still unused (a racing request that spent it first makes this false). */
 export function spendRecoveryCode(db: Db, id: number, now: number): boolean {
   return db.run(db.qb.updateTable('recovery_codes').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null)).changes === 1;
+}
+
+/**
+ * Seals every TOTP secret that is not sealed under the current key: clear ones (written before sealing existed) and
+ * ones under an older key (a rotation). One transaction. Returns how many were sealed, and the users whose secret no
+ * configured key opens (left as they are: those users need their 2FA reset).
+ */
+export function resealTotpSecrets(db: Db, box: SecretBox): { resealed: number; unreadable: number[] } {
+  return db.tx(() => {
+    const rows = db.all(db.qb.selectFrom('two_factor').select(['user_id', 'totp_secret', 'pending_secret'])
+      .where((eb) => eb.or([eb('totp_secret', 'is not', null), eb('pending_secret', 'is not', null)])));
+    let resealed = 0;
+    const unreadable = new Set<number>();
+    for (const row of rows) {
+      const update: { totp_secret?: string; pending_secret?: string } = {};
+      for (const column of ['totp_secret', 'pending_secret'] as const) {
+        const value = row[column];
+        if (value == null || sealedKeyId(value) === box.currentKeyId) continue;
+        try {
+          const clear = isSealed(value) ? openTotpSecret(box, row.user_id, value) : value;
+          update[column] = box.seal(clear, placeOf(row.user_id));
+          resealed++;
+        } catch (err) {
+          if (!(err instanceof SealError)) throw err;
+          unreadable.add(row.user_id);
+        }
+      }
+      if (Object.keys(update).length > 0) db.run(db.qb.updateTable('two_factor').set(update).where('user_id', '=', row.user_id));
+    }
+    return { resealed, unreadable: [...unreadable] };
+  });
 }

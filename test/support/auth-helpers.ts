@@ -91,6 +91,8 @@ export async function enableTotp(t: TestApp, accessToken: string): Promise<{ sec
  */
 export function restartableApp(): {
   clock: FakeClock;
+  /** the data dir: the database file and the secret key file */
+  dir: string;
   start(): Promise<{ request: (method: string, path: string, opts?: { token?: string; body?: unknown }) => Promise<{ status: number; text: string; body: any }>; stop(): void }>;
   cleanup(): void;
 } {
@@ -101,6 +103,7 @@ export function restartableApp(): {
   const opened: { close(): void }[] = [];
   return {
     clock,
+    dir,
     async start() {
       const db = openDatabase({ file });
       opened.push(db);
