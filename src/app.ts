@@ -6,6 +6,7 @@ import { ApiError, errorBody } from './http/errors.ts';
 import { Api } from './http/route.ts';
 import { makeAuthenticators } from './http/auth.ts';
 import type { RouteContext } from './http/route-context.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import type { AppEnv } from './http/env.ts';
 import type { Deps } from './deps.ts';
 import { registerSystemRoutes } from './http/system.routes.ts';
@@ -31,6 +32,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
     const incoming = c.req.header('x-request-id');
     return incoming && DOTTED_ID.test(incoming) ? incoming : randomUUID();
   } }));
+  app.use('*', securityHeaders());
   app.use('*', async (c, next) => {
     const started = performance.now();
     await next();

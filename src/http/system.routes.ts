@@ -3,6 +3,9 @@ import * as v from 'valibot';
 import type { RouteContext } from './route-context.ts';
 import { buildOpenApi } from './openapi.ts';
 import docsHtml from './docs.html';
+import { htmlPolicy } from './security-headers.ts';
+
+const DOCS_POLICY = htmlPolicy(docsHtml);
 
 const Health = v.object({ status: v.literal('ok'), version: v.string() });
 
@@ -36,5 +39,10 @@ export function registerSystemRoutes({ api, deps }: RouteContext): void {
   api.route({
     method: 'get', path: '/docs', tag: 'operations', summary: 'Browsable API reference (works offline)',
     responses: { 200: { description: 'HTML page', contentType: 'text/html' } },
-  }, (c) => c.html(docsHtml));
+  }, (c) => {
+    c.header('Content-Security-Policy', DOCS_POLICY);
+    // the page is the same until the next version: a browser may keep it briefly
+    c.header('Cache-Control', 'public, max-age=300');
+    return c.html(docsHtml);
+  });
 }

@@ -1,0 +1,41 @@
+// Response headers every answer carries: no MIME sniffing, no referrer leaving the appliance, nothing stored by a
+// cache (answers carry tokens and personal data; a route serving public, unchanging bytes says otherwise itself),
+// and a Content-Security-Policy that allows nothing — an HTML page replaces it with one naming exactly its own inline
+// script and style (htmlPolicy).
+import { createHash } from 'node:crypto';
+import type { MiddlewareHandler } from 'hono';
+
+export const API_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/** Set before next(), so that Hono applies them when the response is made (cheaper than editing it afterwards). */
+export function securityHeaders(): MiddlewareHandler {
+  return async (c, next) => {
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Cache-Control', 'no-store');
+    c.header('Content-Security-Policy', API_POLICY);
+    await next();
+  };
+}
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+/**
+ * The policy of a self-contained HTML page: its inline <script> and <style> blocks by hash, requests to this server
+ * only, no frames, no plugins.
+ */
+export function htmlPolicy(html: string): string {
+  const hashes = (tag: string) => [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => sha256(m[1]));
+  const scripts = hashes('script');
+  const styles = hashes('style');
+  return [
+    "default-src 'none'",
+    `script-src ${scripts.length ? scripts.join(' ') : "'none'"}`,
+    `style-src ${styles.length ? styles.join(' ') : "'none'"}`,
+    "connect-src 'self'",
+    "img-src 'self' data:",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+  ].join('; ');
+}
