@@ -141,9 +141,11 @@ describe('device query: happy', () => {
 });
 
 describe('device query: validation', () => {
-  it('viewId, companyId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level)', async () => {
+  it('viewId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level); a malformed companyId -> 400', async () => {
     const t = await makeTestApp();
-    for (const key of ['viewId', 'companyId', 'roleId']) {
+    assert.equal(assertError(await query(t, t.adminToken, { filter: { companyId: ['x'] } }), 400, 'BAD_REQUEST').message.split(':')[0], 'filter.companyId[0]');
+    assertError(await t.request('GET', '/v1/device?companyId=x', { token: t.adminToken }), 400, 'BAD_REQUEST');
+    for (const key of ['viewId', 'roleId']) {
       assertError(await query(t, t.adminToken, { filter: { [key]: [1] } }), 400, 'NOT_SUPPORTED');
       assertError(await query(t, t.adminToken, { [key]: 1 }), 400, 'NOT_SUPPORTED');
       assertError(await t.request('GET', `/v1/device?${key}=1`, { token: t.adminToken }), 400, 'NOT_SUPPORTED');
