@@ -22,8 +22,8 @@ Commands:
   backup <file>             write a consistent copy of the database (safe while the service runs)
   user add <email> [--password P] [--role ID]
                             create a user (a generated password is printed once), optionally as a member of a role
-  license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K]
-                            create licenses (count 1..1000) and print their keys, one per line
+  license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K] [--customer UUID]
+                            create licenses (count 1..1000) and print their keys, one per line; --customer puts them in a new order of that customer
   telemetry prune [--older-than 90d]
                             drop telemetry shards older than the duration (default: the retention setting)
   version                   print the version
