@@ -7,6 +7,7 @@ import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
 import { addUserCommand } from './auth/users.cli.ts';
+import { resetLinkCommand } from './auth/reset-link.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 
@@ -22,6 +23,7 @@ Commands:
   backup <file>             write a consistent copy of the database (safe while the service runs)
   user add <email> [--password P] [--role ID]
                             create a user (a generated password is printed once), optionally as a member of a role
+  user reset-link <email>   print a password reset link (60 minutes, usable once) to hand over
   license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K] [--customer UUID]
                             create licenses (count 1..1000) and print their keys, one per line; --customer puts them in a new order of that customer
   telemetry prune [--older-than 90d]
@@ -39,6 +41,9 @@ Options (flags win over environment variables):
                   GRIDKEEPER_ADMIN_PASSWORD  first start only; generated and printed once when unset
   --native-dir D  GRIDKEEPER_NATIVE_DIR    where the single executable unpacks its SQLite addon (default <data-dir>/.native)
   --telemetry-retention R  GRIDKEEPER_TELEMETRY_RETENTION  drop telemetry older than R (e.g. 90d); default off
+                  GRIDKEEPER_SMTP_URL      smtp://[user:pass@]host[:port] or smtps://...; unset: no mail is sent
+                  GRIDKEEPER_MAIL_FROM     sender of mails, default gridkeeper@localhost
+  --public-url U  GRIDKEEPER_PUBLIC_URL    base of links in mails, default http://<host>:<port>
 `;
 
 const serveCommand: Command = {
@@ -116,7 +121,9 @@ const versionCommand: Command = {
   async run(_config, _args, io) { io.out(VERSION); return 0; },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, pruneTelemetryCommand, versionCommand];
+export const commands: Command[] = [
+  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, versionCommand,
+];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }

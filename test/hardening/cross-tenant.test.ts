@@ -435,6 +435,20 @@ describe('tenant isolation over every id-bearing route of the registry', () => {
     assert.match(ns, /asecret_db/);
   });
 
+  it('the public password-reset routes give a tenant no hold on the other tenant\'s accounts', async () => {
+    const baseline = await snapshot(tenants.b);
+    // asking a reset for the victim's address: the same empty 204 any address gets (the link goes to the victim's mailbox)
+    const asked = await send(tenants.a, { method: 'POST', path: '/v1/auth/forgot-password?language=en', body: { email: tenants.b.values.email[2] } });
+    assert.deepEqual([asked.status, asked.text], [204, '']);
+    // guessing a token changes nothing
+    const guessed = await send(tenants.a, { method: 'POST', path: '/v1/auth/reset-password', body: { token: 'guessed-token-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', newPassword: 'intruder-password-1' } });
+    assert.equal(guessed.status, 400);
+    assert.equal(guessed.body.code, 'RESET_TOKEN_INVALID');
+    assert.equal(await snapshot(tenants.b), baseline, 'the victim\'s password and sessions are untouched');
+    // the token is stored hashed: nothing in the database reads like a link token
+    assert.equal(db.prepare("SELECT count(*) FROM password_reset_tokens WHERE typeof(token_hash) <> 'blob' OR length(token_hash) <> 32").pluck().get(), 0);
+  });
+
   it('every template reached past validation, and works with the attacker\'s own ids (positive controls)', async () => {
     for (const t of TEMPLATES) assert.ok((stats.pastValidation.get(t) ?? 0) > 0, `${t.route} ${JSON.stringify(t.body ?? t.query)}: every variant was a 400`);
     // reads first, then writes, the destructive ones last; only the attacker's own data is touched
