@@ -17,13 +17,6 @@ const MEMBER_OF_CTE = `
     SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
   )`;
 
-const REACH_CTE = `
-  reach(id) AS (
-    SELECT role_id FROM members WHERE user_id = :userId
-    UNION
-    SELECT m.child_role_id FROM manages m JOIN reach r ON m.parent_role_id = r.id
-  )`;
-
 /** The companies u is a direct or indirect member of, ascending by id. */
 export function memberCompanies(db: Db, userId: number): CompanyRow[] {
   return db.prepare(`
@@ -32,14 +25,27 @@ export function memberCompanies(db: Db, userId: number): CompanyRow[] {
     WHERE r.is_company = 1 ORDER BY r.id`).all({ userId }) as CompanyRow[];
 }
 
+/**
+ * Whether each of the given roles is visible to u: above u's member roles (the `up` walk), or in Reach(u) — which holds
+ * when the role or one of its ancestors is a member role of u. Both walks go UP (from u's member roles, and from each
+ * given role), so a member of a role near the top does not pay for the thousands of roles below it.
+ */
+const VISIBLE_SQL = (extra: string) => `
+    WITH RECURSIVE ${MEMBER_OF_CTE},
+    anc(target, id) AS (
+      SELECT value, value FROM json_each(:ids)
+      UNION
+      SELECT anc.target, m.parent_role_id FROM manages m JOIN anc ON m.child_role_id = anc.id
+    )
+    SELECT r.id FROM roles r
+    WHERE r.id IN (SELECT value FROM json_each(:ids)) ${extra}
+      AND (r.id IN (SELECT id FROM up)
+        OR EXISTS (SELECT 1 FROM anc JOIN members mb ON mb.role_id = anc.id AND mb.user_id = :userId WHERE anc.target = r.id))
+    ORDER BY r.id`;
+
 /** Of the given role ids, those that are companies u can see (member of, or in Reach(u)); ascending. */
 export function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(`
-    WITH RECURSIVE ${MEMBER_OF_CTE}, ${REACH_CTE}
-    SELECT r.id FROM roles r
-    WHERE r.id IN (SELECT value FROM json_each(:ids)) AND r.is_company = 1
-      AND (r.id IN (SELECT id FROM up) OR r.id IN (SELECT id FROM reach))
-    ORDER BY r.id`).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+  return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
 }
 
 /** Roles managed by these companies, directly or through a chain (strict descendants). */
@@ -78,9 +84,5 @@ export function companiesManaging(db: Db, companyIds: readonly number[], roleIds
 
 /** Of the given role ids, those u can see: in Reach(u), or above u's member roles (companies u belongs to name them). */
 export function visibleRoleIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(`
-    WITH RECURSIVE ${MEMBER_OF_CTE}, ${REACH_CTE}
-    SELECT r.id FROM roles r
-    WHERE r.id IN (SELECT value FROM json_each(:ids)) AND (r.id IN (SELECT id FROM up) OR r.id IN (SELECT id FROM reach))
-    ORDER BY r.id`).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+  return db.prepare(VISIBLE_SQL('')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
 }

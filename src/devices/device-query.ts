@@ -40,13 +40,15 @@ export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSki
   const afterId = query.afterId ?? -1;
   const limit = query.limit ?? Infinity;
   const conditions = Object.entries(query.conditions ?? {});
-  let accesses = readableDevices(db, userId, filter.id).filter((a) => a.deviceId > afterId);
+  // companyId narrows the id set before rights are resolved: only companies u can see count (another one filters to
+  // nothing, exactly like a company that does not exist), and readability is still decided by readableDevices
+  let onlyIds = filter.id;
   for (const companyIds of [query.companyId, filter.companyId]) {
     if (companyIds === undefined) continue;
-    // only companies u can see count: another one filters to nothing, exactly like a company that does not exist
     const monitored = devicesMonitoredByCompanies(db, visibleCompanyIds(db, userId, companyIds));
-    accesses = accesses.filter((a) => monitored.has(a.deviceId));
+    onlyIds = onlyIds ? onlyIds.filter((id) => monitored.has(id)) : [...monitored];
   }
+  const accesses = readableDevices(db, userId, onlyIds).filter((a) => a.deviceId > afterId);
   // the well-known filters run in SQL on the stored values; readability is checked here, per device
   const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
   const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';

@@ -157,6 +157,11 @@ describe('companyId filters', () => {
     assert.deepEqual(await q(u.token, [987654]), [], 'the same answer as for a company that does not exist');
     const get = await t.request('GET', `/v1/role?companyId=${A},${B}`, { token: t.adminToken });
     assert.deepEqual(get.body.role.map((r: { id: number }) => r.id), [R1, R2, R3]);
+    // a company below the user (in its reach, not one it belongs to) filters too, and is not listed as the user's company
+    markCompany(t, R1);
+    const v = await userIn(t, A);
+    assert.deepEqual(await q(v.token, [R1]), [R2]);
+    assert.deepEqual((await companies(t, v.token)).company.map((c: { id: number }) => c.id), [A]);
     t.close();
   });
 
