@@ -1,20 +1,13 @@
 // Request and response schemas of customers, orders and a customer's licenses (validation and the OpenAPI document),
 // and the serializers.
 import * as v from 'valibot';
-import { qBool, qInt } from '../http/validate.ts';
+import { jsonId, qBool, qInt, uuid } from '../http/validate.ts';
 import { License } from '../licenses/licenses.schemas.ts';
 import type { CustomersTable } from '../db/schema.ts';
 
 const MAX_LIST = 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A uuid in any letter case; answered and stored lower-case. */
-export const Uuid = v.pipe(v.string('expected a uuid'), v.regex(UUID, 'expected a uuid'), v.toLowerCase());
-
-const uuidArray = v.pipe(v.array(Uuid, 'expected an array of uuids'), v.maxLength(MAX_LIST, `expected at most ${MAX_LIST} items`));
-const jsonId = v.pipe(
-  v.number('expected an integer >= 0'), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'),
-);
+const uuidArray = v.pipe(v.array(uuid, 'expected an array of uuids'), v.maxLength(MAX_LIST, `expected at most ${MAX_LIST} items`));
 
 export const CreateCustomerQuery = v.strictObject({ roleId: qInt });
 export const CreateCustomerBody = v.strictObject({
@@ -29,7 +22,7 @@ export const CustomerQueryBody = v.optional(v.strictObject({
   })),
 }));
 
-export const CustomerIdParams = v.strictObject({ customerId: Uuid });
+export const CustomerIdParams = v.strictObject({ customerId: uuid });
 
 export const CreateOrderBody = v.strictObject({
   licenseIds: v.pipe(

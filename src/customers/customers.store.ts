@@ -1,12 +1,10 @@
 // All SQL of customers and orders. Functions take the db first; callers wrap multi-step sequences in db.tx.
 import type { Db } from '../db/open.ts';
 import type { LicenseRow } from '../licenses/licenses.schemas.ts';
+import { LICENSE_COLUMNS } from '../licenses/licenses.store.ts';
 import type { CustomerRow } from './customers.schemas.ts';
 
 const CUSTOMER_COLUMNS = ['id', 'name', 'role_id', 'creation_date'] as const;
-const LICENSE_COLUMNS = [
-  'id', 'key', 'type', 'duration', 'grid_kw', 'solar_kw', 'battery_kw', 'ev_kw', 'creation_date', 'activation_date',
-] as const;
 
 export function insertCustomer(db: Db, row: CustomerRow): void {
   db.run(db.qb.insertInto('customers').values(row));

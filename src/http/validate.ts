@@ -137,3 +137,7 @@ export const pathInt = v.pipe(v.string(), v.regex(INT, 'expected an integer >= 0
 // ---- JSON body building blocks ----
 
 export const jsonId = v.pipe(v.number(), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'));
+
+/** uuids (licenses, customers, orders, companies): any letter case in, lower case out (as they are stored). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const uuid = v.pipe(v.string('expected a uuid'), v.regex(UUID_PATTERN, 'expected a uuid'), v.toLowerCase());

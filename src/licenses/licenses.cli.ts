@@ -11,7 +11,7 @@ import { formatIssue } from '../http/validate.ts';
 import { CreateLicenseBody } from './licenses.schemas.ts';
 import { createLicenses } from './licenses.service.ts';
 import { ApiError } from '../http/errors.ts';
-import { Uuid } from '../customers/customers.schemas.ts';
+import { uuid } from '../http/validate.ts';
 import { createOrder } from '../customers/customers.service.ts';
 
 const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
@@ -38,7 +38,7 @@ function customerFromArgs(args: string[]): { customer?: string; rest: string[] }
     if ((eq > 0 ? args[i].slice(0, eq) : args[i]) !== '--customer') { rest.push(args[i]); continue; }
     if (customer !== undefined) throw new ConfigError('license create: --customer given twice');
     const value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
-    const parsed = v.safeParse(Uuid, value);
+    const parsed = v.safeParse(uuid, value);
     if (!parsed.success) throw new ConfigError('license create: --customer expects a customer id (uuid)');
     customer = parsed.output;
   }

@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { EMAIL } from '../config.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
-import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt } from '../http/validate.ts';
+import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt, UUID_PATTERN } from '../http/validate.ts';
 
 const MAX_LIST = 1000;
 const MAX_SECRET = 256;
@@ -177,14 +177,12 @@ export const ThrottledError = v.object({
 
 // ---- companies ----
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** GET /v1/company: filters as query parameters (repeated or comma-separated); view filters answer 400 NOT_SUPPORTED. */
 export const CompanyListQuery = v.strictObject({
   id: v.optional(qIntList),
   uuid: v.optional(v.pipe(
     qStringList,
-    v.check((list) => list.every((s) => UUID.test(s)), 'expected uuids'),
+    v.check((list) => list.every((s) => UUID_PATTERN.test(s)), 'expected uuids'),
     v.transform((list) => list.map((s) => s.toLowerCase())),
   )),
   roleId: v.optional(qIntList),
