@@ -245,6 +245,12 @@ describe('forgot password without mail', () => {
       assert.ok(token, out[0]);
       assert.equal(await runCli(['user', 'reset-link', 'ghost@example.test', '--data-dir', dir], env, io), 2);
       assert.equal(err.at(-1), 'gridkeeper: user reset-link: no user ghost@example.test');
+      assert.equal(await runCli(['user', 'reset-link', '--data-dir', dir], env, io), 2);
+      assert.equal(err.at(-1), 'gridkeeper: user reset-link: expected one e-mail address');
+      out.length = 0;
+      assert.equal(await runCli(['--help'], {}, io), 0);
+      assert.match(out.join('\n'), /user reset-link <email>/);
+      assert.match(out.join('\n'), /GRIDKEEPER_SMTP_URL/);
 
       const { config } = parseConfig({ ...env, GRIDKEEPER_DATA_DIR: dir }, []);
       const db = openDatabase({ file: join(dir, 'gridkeeper.db') });

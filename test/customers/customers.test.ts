@@ -135,6 +135,25 @@ describe('POST /v1/customer/{id}/order', () => {
   });
 });
 
+describe('orders: races', () => {
+  test('two orders racing for one license: exactly one wins, the other is 409 and writes nothing', async () => {
+    const { t, site, top } = await world();
+    const a = await createCustomer(t, t.adminToken, site, 'A');
+    const b = await createCustomer(t, t.adminToken, top, 'B');
+    const [l1, l2] = await createLicenses(t, 2);
+    const answers = await Promise.all([
+      t.request('POST', `/v1/customer/${a.id}/order`, { token: t.adminToken, body: { licenseIds: [l1.id] } }),
+      t.request('POST', `/v1/customer/${b.id}/order`, { token: t.adminToken, body: { licenseIds: [l2.id, l1.id] } }),
+    ]);
+    assert.deepEqual(answers.map((r) => r.status).sort(), [200, 409]);
+    const winner = answers.find((r) => r.status === 200)!.body.order;
+    assert.deepEqual(rows(t, 'SELECT order_id, license_id FROM order_licenses ORDER BY position'),
+      winner.licenseIds.map((id: string) => ({ order_id: winner.id, license_id: id })));
+    assert.equal(count(t, 'orders'), 1);
+    t.close();
+  });
+});
+
 describe('GET /v1/license/customer/{customerId}', () => {
   async function withOrders() {
     const w = await world();
