@@ -15,6 +15,7 @@ import { registerAccessRoutes } from './access/access.routes.ts';
 import { registerRoleRoutes } from './roles/roles.routes.ts';
 import { registerDeviceRoutes } from './devices/devices.routes.ts';
 import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
+import { registerCustomerRoutes } from './customers/customers.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
 
@@ -55,6 +56,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerRoleRoutes(ctx);
   registerDeviceRoutes(ctx);
   registerLicenseRoutes(ctx);
+  registerCustomerRoutes(ctx);
   registerTelemetryRoutes(ctx);
   registerAssetRoutes(ctx);
   return { app, api };

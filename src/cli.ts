@@ -7,6 +7,7 @@ import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
 import { addUserCommand } from './auth/users.cli.ts';
+import { resetLinkCommand } from './auth/reset-link.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 import { rotateSecretsCommand } from './auth/secrets.cli.ts';
@@ -23,8 +24,9 @@ Commands:
   backup <file>             write a consistent copy of the database (safe while the service runs)
   user add <email> [--password P] [--role ID]
                             create a user (a generated password is printed once), optionally as a member of a role
-  license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K]
-                            create licenses (count 1..1000) and print their keys, one per line
+  user reset-link <email>   print a password reset link (60 minutes, usable once) to hand over
+  license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N] [--count N] [--key K] [--customer UUID]
+                            create licenses (count 1..1000) and print their keys, one per line; --customer puts them in a new order of that customer
   telemetry prune [--older-than 90d]
                             drop telemetry shards older than the duration (default: the retention setting)
   secrets rotate            seal every TOTP secret under a new key (the key file, or the first of GRIDKEEPER_SECRET_KEY)
@@ -43,6 +45,9 @@ Options (flags win over environment variables):
   --telemetry-retention R  GRIDKEEPER_TELEMETRY_RETENTION  drop telemetry older than R (e.g. 90d); default off
                   GRIDKEEPER_SECRET_KEY    key(s) sealing TOTP secrets (32 bytes, base64/hex, comma-separated; first seals);
                                            default: <data-dir>/secret.key, created on first start
+                  GRIDKEEPER_SMTP_URL      smtp://[user:pass@]host[:port] or smtps://...; unset: no mail is sent
+                  GRIDKEEPER_MAIL_FROM     sender of mails, default gridkeeper@localhost
+  --public-url U  GRIDKEEPER_PUBLIC_URL    base of links in mails, default http://<host>:<port>
 `;
 
 const serveCommand: Command = {
@@ -120,7 +125,9 @@ const versionCommand: Command = {
   async run(_config, _args, io) { io.out(VERSION); return 0; },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, versionCommand];
+export const commands: Command[] = [
+  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, versionCommand,
+];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }

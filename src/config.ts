@@ -24,6 +24,42 @@ const port = v.pipe(
   v.maxValue(65535, 'expected an integer from 0 to 65535'),
 );
 
+/** `smtp://[user:pass@]host[:port]` or `smtps://…` (TLS from the first byte); credentials percent-encoded. */
+const smtpUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((s) => {
+    try {
+      const url = new URL(s);
+      return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'expected smtp://[user:password@]host[:port] or smtps://...'),
+);
+
+/** A sender: `address` or `Display Name <address>`. */
+const mailFrom = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^(?:[^<>\r\n"]{0,128}<[^\s@<>]{1,128}@[^\s@<>]{1,128}>|[^\s@<>]{1,128}@[^\s@<>]{1,128})$/, 'expected an e-mail address or Name <address>'),
+);
+
+/** The URL users reach this service at (for links in e-mails); stored without a trailing slash. */
+const publicUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((s) => {
+    try {
+      const url = new URL(s);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+    } catch {
+      return false;
+    }
+  }, 'expected an http:// or https:// URL without query or fragment'),
+  v.transform((s) => s.replace(/\/+$/, '')),
+);
+
 export const ConfigSchema = v.strictObject({
   port: v.optional(port, '8080'),
   host: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected a host name or address')), '127.0.0.1'),
@@ -42,6 +78,11 @@ export const ConfigSchema = v.strictObject({
     v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
     v.transform((s) => parseDurationMs(s) ?? null),
   ), 'off'),
+  /** outgoing mail (password reset links); unset: no mail is sent, `gridkeeper user reset-link` prints links instead */
+  smtpUrl: v.optional(smtpUrl),
+  mailFrom: v.optional(mailFrom, 'gridkeeper@localhost'),
+  /** base of links in e-mails; default http://<host>:<port> */
+  publicUrl: v.optional(publicUrl),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -58,6 +99,9 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
   GRIDKEEPER_SECRET_KEY: 'secretKey',
+  GRIDKEEPER_SMTP_URL: 'smtpUrl',
+  GRIDKEEPER_MAIL_FROM: 'mailFrom',
+  GRIDKEEPER_PUBLIC_URL: 'publicUrl',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
@@ -68,6 +112,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--trust-proxy': 'trustProxy',
   '--native-dir': 'nativeDir',
   '--telemetry-retention': 'telemetryRetention',
+  '--public-url': 'publicUrl',
 };
 
 export class ConfigError extends Error {}
@@ -104,7 +149,16 @@ export function parseConfig(env: NodeJS.ProcessEnv, argv: string[]): { config: C
     const key = String(issue.path?.[0]?.key ?? '');
     const flag = Object.entries(FLAGS).find(([, k]) => k === key)?.[0];
     const where = [NAMES[key], flag].filter(Boolean).join(' / ') || key;
-    throw new ConfigError(`${where}: ${issue.message} (got ${JSON.stringify(input[key])})`);
+    // the SMTP URL may carry a password: never echo it
+    const got = key === 'smtpUrl' ? '' : ` (got ${JSON.stringify(input[key])})`;
+    throw new ConfigError(`${where}: ${issue.message}${got}`);
   }
   return { config: parsed.output, rest };
+}
+
+/** Where links in e-mails point: GRIDKEEPER_PUBLIC_URL, or the address the service listens on. */
+export function publicUrlOf(config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
 }

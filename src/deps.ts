@@ -7,6 +7,7 @@ import type { SecretBox } from './auth/secret-box.ts';
 import type { TokenClaims } from './auth/tokens.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
+import type { Mailer } from './auth/mailer.ts';
 
 /** Decides whether a verified token was revoked (logout, password change). */
 export interface SessionGuard {
@@ -26,5 +27,7 @@ export interface Deps {
   metrics: Metrics;
   /** telemetry query buckets and IP bans: one per process, in memory (a restart starts empty) */
   rateLimiter: RateLimiter;
+  /** outgoing mail (password reset); `configured` is false without GRIDKEEPER_SMTP_URL */
+  mailer: Mailer;
   version: string;
 }

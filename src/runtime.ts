@@ -14,6 +14,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadNativeBinding } from './native.ts';
 import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
+import { createMailer } from './auth/mailer.ts';
 
 export const VERSION = '0.1.0';
 
@@ -81,6 +82,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => Number(pageBytes.get())),
     rateLimiter: createRateLimiter(),
+    mailer: createMailer(config),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

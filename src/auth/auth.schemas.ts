@@ -1,5 +1,7 @@
 // Request and response schemas of the authentication API (validation and the OpenAPI document).
 import * as v from 'valibot';
+import { EMAIL } from '../config.ts';
+import { qString } from '../http/validate.ts';
 
 const MAX_SECRET = 256;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -34,6 +36,25 @@ export const TierBody = v.strictObject({
 
 export const TierParams = v.strictObject({
   email: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_SECRET, `expected at most ${MAX_SECRET} characters`)),
+});
+
+const ResetEmail = v.pipe(
+  v.string('expected a string'), v.trim(), v.toLowerCase(),
+  v.maxLength(MAX_SECRET, `expected at most ${MAX_SECRET} characters`),
+  v.regex(EMAIL, 'expected an e-mail address'),
+);
+
+export const ForgotPasswordBody = v.strictObject({ email: ResetEmail });
+
+/** `origin` (Eniris: the front-end asking) is accepted and not used: links always point at GRIDKEEPER_PUBLIC_URL. */
+export const ForgotPasswordQuery = v.strictObject({
+  origin: v.optional(v.pipe(qString, v.maxLength(2048, 'expected at most 2048 characters'))),
+  language: v.optional(v.pipe(qString, v.maxLength(35, 'expected a language tag such as en, nl, fr or de'))),
+});
+
+export const ResetPasswordBody = v.strictObject({
+  token: v.pipe(v.string('expected a string'), v.minLength(1, 'expected a non-empty string'), v.maxLength(128, 'expected at most 128 characters')),
+  newPassword: NewPassword,
 });
 
 // ---- responses ----

@@ -43,6 +43,9 @@ export interface RolesTable {
   self_alarm_management: Flag;
   password_hash: string | null;
   created_at: number;
+  is_company: Generated<Flag>;
+  /** drawn when the role is first marked as a company, kept from then on */
+  uuid: string | null;
 }
 
 export interface ManagesTable {
@@ -102,6 +105,43 @@ export interface LicenseDatalinkTable {
   license_id: string;
   device_id: number;
   created_at: number;
+  /** set by a trigger on insert (the Eniris API names links by uuid) */
+  uuid: string | null;
+}
+
+export interface CustomersTable {
+  id: string;
+  name: string;
+  role_id: number;
+  creation_date: number;
+}
+
+export interface OrdersTable {
+  id: string;
+  customer_id: string;
+  creation_date: number;
+}
+
+export interface OrderLicensesTable {
+  order_id: string;
+  license_id: string;
+  position: number;
+}
+
+export interface PasswordResetTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  token_hash: Buffer;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface PasswordResetRequestsTable {
+  id: Generated<number>;
+  scope: 'email' | 'ip';
+  subject: string;
+  at: number;
 }
 
 export interface SessionsTable {
@@ -201,4 +241,9 @@ export interface Schema {
   telemetry_shards: TelemetryShardsTable;
   telemetry_series: TelemetrySeriesTable;
   telemetry_fields: TelemetryFieldsTable;
+  customers: CustomersTable;
+  orders: OrdersTable;
+  order_licenses: OrderLicensesTable;
+  password_reset_tokens: PasswordResetTokensTable;
+  password_reset_requests: PasswordResetRequestsTable;
 }

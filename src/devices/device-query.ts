@@ -10,12 +10,15 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { canReadProperty, readableDevices, type DeviceAccess } from '../access/rights.ts';
+import { devicesMonitoredByCompanies, visibleCompanyIds } from '../access/companies.ts';
 import { listDevices, scanDevices, type DeviceListRow } from './devices.store.ts';
 import { isoTime, toDeviceJson } from './serialize.ts';
 import { jsonEqual } from './patch.ts';
 
 export interface DeviceQuery {
-  filter?: { id?: number[]; nodeId?: string[]; nodeType?: string[]; isActive?: boolean };
+  filter?: { id?: number[]; nodeId?: string[]; nodeType?: string[]; isActive?: boolean; companyId?: number[] };
+  /** the Eniris body also takes companyId at the top level; given in both places, both must hold */
+  companyId?: number[];
   conditions?: Record<string, unknown[]>;
   fields?: string[];
   limit?: number;
@@ -37,7 +40,15 @@ export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSki
   const afterId = query.afterId ?? -1;
   const limit = query.limit ?? Infinity;
   const conditions = Object.entries(query.conditions ?? {});
-  const accesses = readableDevices(db, userId, filter.id).filter((a) => a.deviceId > afterId);
+  // companyId narrows the id set before rights are resolved: only companies u can see count (another one filters to
+  // nothing, exactly like a company that does not exist), and readability is still decided by readableDevices
+  let onlyIds = filter.id;
+  for (const companyIds of [query.companyId, filter.companyId]) {
+    if (companyIds === undefined) continue;
+    const monitored = devicesMonitoredByCompanies(db, visibleCompanyIds(db, userId, companyIds));
+    onlyIds = onlyIds ? onlyIds.filter((id) => monitored.has(id)) : [...monitored];
+  }
+  const accesses = readableDevices(db, userId, onlyIds).filter((a) => a.deviceId > afterId);
   // the well-known filters run in SQL on the stored values; readability is checked here, per device
   const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
   const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';

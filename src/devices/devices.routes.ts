@@ -46,25 +46,30 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
   api.route({
     method: 'post', path: '/v1/device/query', tag: TAG, summary: 'Query the devices the caller may read',
     description: 'Sorted by id. Filters and conditions only match properties the caller may read. skipHash equal to the '
-      + 'base64 SHA-256 of the selected lastUpdate values (joined with \\n) -> 204. viewId/companyId/roleId -> 400 NOT_SUPPORTED.',
+      + 'base64 SHA-256 of the selected lastUpdate values (joined with \\n) -> 204. companyId (top level or in filter; an id or '
+      + 'a list) keeps devices monitored by those companies directly or through the roles they manage (a company the caller '
+      + 'cannot see matches nothing). viewId/roleId -> 400 NOT_SUPPORTED.',
     auth: auth.requireActor, body: DeviceQueryBody,
     responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
   }, (c, { body }) => {
     const q = body ?? {};
     refuseUnsupported({ ...q, ...q.filter });
     // visibility is the rights engine's readableDevices, inside selectDevices
-    return answerQuery(c, db, { filter: q.filter, conditions: q.conditions, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
+    return answerQuery(c, db, {
+      filter: q.filter, conditions: q.conditions, fields: q.fields, limit: q.limit, afterId: q.afterId, companyId: q.companyId,
+    }, q.skipHash);
   });
 
   api.route({
     method: 'get', path: '/v1/device', tag: TAG, summary: 'Collect devices (deprecated: use POST /v1/device/query)',
-    description: 'The query body as query parameters; conditions as JSON text (conditions={"prop":["value"]}).',
+    description: 'The query body as query parameters; conditions as JSON text (conditions={"prop":["value"]}); companyId as in '
+      + 'the query.',
     deprecated: true, auth: auth.requireActor, query: DeviceListQuery,
     responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
   }, (c, { query: q }) => {
     refuseUnsupported(q);
     markDeprecated(c, '/v1/device/query');
-    const filter = { id: q.id, nodeId: q.nodeId, nodeType: q.nodeType, isActive: q.isActive };
+    const filter = { id: q.id, nodeId: q.nodeId, nodeType: q.nodeType, isActive: q.isActive, companyId: q.companyId };
     return answerQuery(c, db, { filter, conditions: q.conditions as Record<string, unknown[]> | undefined, fields: q.fields, limit: q.limit, afterId: q.afterId }, q.skipHash);
   });
 
@@ -133,9 +138,9 @@ function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: s
   return c.body(devicesJson(db, selection, query.fields), 200, { 'Content-Type': 'application/json' });
 }
 
-/** Views, companies and role filters do not exist for devices here; say so instead of ignoring the filter. */
-function refuseUnsupported(filters: { viewId?: unknown; companyId?: unknown; roleId?: unknown }): void {
-  for (const key of ['viewId', 'companyId', 'roleId'] as const) {
+/** Views and role filters do not exist for devices here; say so instead of ignoring the filter. */
+function refuseUnsupported(filters: { viewId?: unknown; roleId?: unknown }): void {
+  for (const key of ['viewId', 'roleId'] as const) {
     if (filters[key] !== undefined) throw new ApiError('NOT_SUPPORTED', `${key} filters are not supported by this appliance`);
   }
 }

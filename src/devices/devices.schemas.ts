@@ -11,7 +11,7 @@ const propertyName = v.pipe(v.string(), v.maxLength(200, 'expected at most 200 c
 /** One value or a list of them; always a list after parsing. */
 const oneOrMany = <S extends v.GenericSchema<unknown, unknown>>(item: S) =>
   v.pipe(v.union([item, v.array(item)]), v.transform((x) => (Array.isArray(x) ? x : [x]) as v.InferOutput<S>[]));
-/** Filters this appliance has no data for (no views, companies; roles are not device filters): 400 NOT_SUPPORTED. */
+/** Filters this appliance has no data for (no views; roles are not device filters): 400 NOT_SUPPORTED. */
 const unsupported = v.optional(v.unknown());
 
 // ---------------------------------------------------------------- devices
@@ -28,7 +28,8 @@ export const DeviceFilter = v.strictObject({
   nodeType: v.optional(oneOrMany(v.string())),
   isActive: v.optional(v.boolean()),
   viewId: unsupported,
-  companyId: unsupported,
+  /** devices monitored, directly or through the roles they manage, by those companies */
+  companyId: v.optional(oneOrMany(jsonId)),
   roleId: unsupported,
 });
 
@@ -46,7 +47,7 @@ export const DeviceQueryBody = v.optional(v.strictObject({
   limit: v.optional(positiveInt),
   afterId: v.optional(jsonId),
   viewId: unsupported,
-  companyId: unsupported,
+  companyId: v.optional(oneOrMany(jsonId)),
   roleId: unsupported,
 }));
 
@@ -75,7 +76,7 @@ export const DeviceListQuery = v.strictObject({
   limit: v.optional(v.pipe(qInt, v.minValue(1, 'expected an integer >= 1'))),
   afterId: v.optional(qInt),
   viewId: v.optional(qString),
-  companyId: v.optional(qString),
+  companyId: v.optional(qIntList),
   roleId: v.optional(qString),
 });
 

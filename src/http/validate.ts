@@ -213,3 +213,7 @@ export const jsonObject = v.custom<Record<string, unknown>>(
   (issue) => (Array.isArray(issue.input) ? 'expected an object, received an array' : 'expected an object'));
 
 export const jsonId = v.pipe(v.number(), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'));
+
+/** uuids (licenses, customers, orders, companies): any letter case in, lower case out (as they are stored). */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const uuid = v.pipe(v.string('expected a uuid'), v.regex(UUID_PATTERN, 'expected a uuid'), v.toLowerCase());

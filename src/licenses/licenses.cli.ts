@@ -1,6 +1,7 @@
 // `gridkeeper license create --type T --duration D [--grid-kw N] [--solar-kw N] [--battery-kw N] [--ev-kw N]
-//  [--count N] [--key K]`: creates licenses directly in the database and prints their keys, one per line, on stdout
-// (the output is meant for a script or a label printer; nothing is logged).
+//  [--count N] [--key K] [--customer UUID]`: creates licenses directly in the database and prints their keys, one per
+// line, on stdout (the output is meant for a script or a label printer; nothing is logged). With --customer the new
+// licenses go into one new order of that customer, in the same transaction.
 import * as v from 'valibot';
 import { ConfigError } from '../config.ts';
 import { parseFlags, type Command } from '../command.ts';
@@ -9,9 +10,12 @@ import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';
 import { CreateLicenseBody } from './licenses.schemas.ts';
 import { createLicenses } from './licenses.service.ts';
+import { ApiError } from '../http/errors.ts';
+import { uuid } from '../http/validate.ts';
+import { createOrder } from '../customers/customers.service.ts';
 
 const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
-  + '[--ev-kw N] [--count N] [--key K]';
+  + '[--ev-kw N] [--count N] [--key K] [--customer UUID]';
 
 /** flag -> body field, and whether its value is a number */
 const FLAGS = {
@@ -24,6 +28,22 @@ const FLAGS = {
   count: ['count', true],
   key: ['key', false],
 } as const satisfies Record<string, readonly [field: string, numeric: boolean]>;
+
+/** --customer, taken out of the arguments (it is not part of the license body). */
+function customerFromArgs(args: string[]): { customer?: string; rest: string[] } {
+  const rest: string[] = [];
+  let customer: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const eq = args[i].indexOf('=');
+    if ((eq > 0 ? args[i].slice(0, eq) : args[i]) !== '--customer') { rest.push(args[i]); continue; }
+    if (customer !== undefined) throw new ConfigError('license create: --customer given twice');
+    const value = eq > 0 ? args[i].slice(eq + 1) : args[++i];
+    const parsed = v.safeParse(uuid, value);
+    if (!parsed.success) throw new ConfigError('license create: --customer expects a customer id (uuid)');
+    customer = parsed.output;
+  }
+  return { customer, rest };
+}
 
 /** The flags as a request body, so the CLI and POST /v1/license share one schema and one set of rules. */
 function bodyFromArgs(args: string[]): Record<string, unknown> {
@@ -39,7 +59,8 @@ function bodyFromArgs(args: string[]): Record<string, unknown> {
 export const createLicenseCommand: Command = {
   words: ['license', 'create'],
   usage: USAGE,
-  async run(config, args, io) {
+  async run(config, allArgs, io) {
+    const { customer, rest: args } = customerFromArgs(allArgs);
     const parsed = v.safeParse(CreateLicenseBody, bodyFromArgs(args), { abortPipeEarly: true });
     if (!parsed.success) {
       const issue = parsed.issues[0];
@@ -51,7 +72,20 @@ export const createLicenseCommand: Command = {
     const db = openConfiguredDatabase(config);
     try {
       migrate(db, Date.now());
-      const created = createLicenses(db, parsed.output, Date.now());
+      const now = Date.now();
+      const created = db.tx(() => {
+        const licenses = createLicenses(db, parsed.output, now);
+        if (licenses && customer !== undefined) {
+          try {
+            createOrder(db, customer, licenses.map((l) => l.id), now);
+          } catch (err) {
+            // the licenses roll back with the order: nothing half-written
+            if (err instanceof ApiError && err.status === 404) throw new ConfigError(`license create: no customer with id ${customer}`);
+            throw err;
+          }
+        }
+        return licenses;
+      });
       if (!created) throw new ConfigError('license create: a license with this key already exists');
       for (const license of created) io.out(license.key);
       return 0;

@@ -4,7 +4,7 @@ import type { LicenseRow } from './licenses.schemas.ts';
 
 export const CONTROLLER_NODE_TYPE = 'smartgridController';
 
-const LICENSE_COLUMNS = [
+export const LICENSE_COLUMNS = [
   'id', 'key', 'type', 'duration', 'grid_kw', 'solar_kw', 'battery_kw', 'ev_kw', 'creation_date', 'activation_date',
 ] as const;
 

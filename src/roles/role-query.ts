@@ -2,6 +2,7 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { RIGHTS, reach, rightsOverReach, type Right } from '../access/rights.ts';
+import { rolesManagedByCompanies, visibleCompanyIds } from '../access/companies.ts';
 import { descendantsOf, findRoles } from './roles.store.ts';
 import { toRole, type Flags, type Role } from './serialize.ts';
 
@@ -9,23 +10,21 @@ export interface RoleFilter {
   id?: number[];
   name?: string[];
   ancestorRoleId?: number[];
-  viewId?: unknown;
-  companyId?: unknown;
+  companyId?: number[];
 }
 
-/** 400 NOT_SUPPORTED for the Eniris filters that have no meaning on an appliance (no views, no companies). */
-export function refuseUnsupported(filter: RoleFilter | undefined, where: string): void {
-  for (const key of ['viewId', 'companyId'] as const) {
-    if (filter?.[key] !== undefined) {
-      throw new ApiError('NOT_SUPPORTED', `${where}${key}: not supported (a gridkeeper appliance has no views or companies)`);
-    }
+/** 400 NOT_SUPPORTED for the Eniris filter that has no meaning on an appliance (no views). */
+export function refuseUnsupported(filter: { viewId?: unknown } | undefined, where: string): void {
+  if (filter?.viewId !== undefined) {
+    throw new ApiError('NOT_SUPPORTED', `${where}viewId: not supported (a gridkeeper appliance has no views)`);
   }
 }
 
 /**
  * Filters combine with "and"; a list matches any of its values (an empty list matches nothing). `ancestorRoleId` keeps
  * strict descendants of those roles, counting only ancestors u can see: a role outside Reach(u) filters everything out
- * rather than reveal which of u's roles hang below it.
+ * rather than reveal which of u's roles hang below it. `companyId` keeps roles managed (directly or through a chain) by
+ * those companies, counting only companies u can see.
  */
 export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, userRights: Partial<Record<Right, boolean>> = {}): Role[] {
   const wanted = RIGHTS.filter((r) => userRights[r] === true);
@@ -35,6 +34,11 @@ export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, user
   if (filter.id) {
     const only = new Set(filter.id);
     ids = ids.filter((id) => only.has(id));
+  }
+  if (filter.companyId) {
+    // a company u cannot see counts for nothing: the filter then matches nothing, as for a company that does not exist
+    const below = rolesManagedByCompanies(db, visibleCompanyIds(db, userId, filter.companyId));
+    ids = ids.filter((id) => below.has(id));
   }
   if (filter.ancestorRoleId) {
     const mine = new Set(visible);

@@ -11,13 +11,14 @@ import { toManages, toRole } from './serialize.ts';
 import { markDeprecated } from '../http/deprecation.ts';
 import { registerManagesRoutes } from './manages.routes.ts';
 import { registerMemberRoutes } from './members.routes.ts';
+import { registerCompanyRoutes } from './companies.routes.ts';
 import {
   CreateRoleBody, CreateRoleQuery, CreateRoleResponse, RoleIdParams, RoleInput, RoleListQuery, RoleQueryBody, RoleResponse,
   RolesResponse,
 } from './roles.schemas.ts';
 
-const ROLE_SHAPE = 'Role = { id, name, selfRights: {six flags}, userRights }. The join password is write-only: '
-  + 'stored scrypt-hashed and never returned.';
+const ROLE_SHAPE = 'Role = { id, name, selfRights: {six flags}, userRights, isCompany, uuid? }. The join password is write-only: '
+  + 'stored scrypt-hashed and never returned. isCompany (ours) marks a company role; a company carries a stable uuid.';
 
 export function registerRoleRoutes(ctx: RouteContext): void {
   const { api, deps, auth } = ctx;
@@ -42,7 +43,9 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     // checked again inside the transaction: the hash was computed while other requests ran
     const created = await db.write(() => {
       authorize();
-      const roleId = insertRole(db, { name: body.role.name, selfRights: body.role.selfRights, passwordHash }, deps.now());
+      const roleId = insertRole(db, {
+        name: body.role.name, selfRights: body.role.selfRights, passwordHash, isCompany: body.role.isCompany ?? false,
+      }, deps.now());
       return { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
     });
     return c.json({ manages: toManages(created.manages), role: toRole(created.role) });
@@ -50,8 +53,9 @@ export function registerRoleRoutes(ctx: RouteContext): void {
 
   api.route({
     method: 'put', path: '/v1/role/:roleId', tag: 'roles', summary: 'Update a role',
-    description: 'Body RoleInput { name, selfRights, password? }: password absent keeps the join password, null clears it, '
-      + `a string sets it. Needs indirect roleManagement over the role. Answers { role } with userRights {}. ${ROLE_SHAPE}`,
+    description: 'Body RoleInput { name, selfRights, password?, isCompany? }: password absent keeps the join password, null '
+      + 'clears it, a string sets it; isCompany absent keeps the mark. A role marked as a company for the first time gets its '
+      + `uuid, which it keeps. Needs indirect roleManagement over the role. Answers { role } with userRights {}. ${ROLE_SHAPE}`,
     auth: auth.requireActor, params: RoleIdParams, body: RoleInput,
     responses: { 200: { description: 'updated', schema: RoleResponse } },
   }, async (c, { params, body }) => {
@@ -65,7 +69,7 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     const passwordHash = typeof body.password === 'string' ? await hashSecret(body.password) : body.password;
     const row = await db.write(() => {
       authorize();
-      updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash });
+      updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash, isCompany: body.isCompany });
       return findRole(db, roleId)!;
     });
     return c.json({ role: toRole(row) });
@@ -78,7 +82,8 @@ export function registerRoleRoutes(ctx: RouteContext): void {
       + 'matches any of its values, an empty list matches nothing; names match exactly. ancestorRoleId keeps strict '
       + 'descendants of those roles (ancestors the caller cannot see match nothing). For each flag set true in userRights, '
       + 'every role\'s userRights.<flag> says whether the caller holds that right over it (direct or indirect); other flags '
-      + `are absent. filter.viewId / filter.companyId: 400 NOT_SUPPORTED. ${ROLE_SHAPE}`,
+      + 'are absent. filter.companyId (an id or a list) keeps the roles those companies manage directly or through a chain '
+      + `(a company the caller cannot see matches nothing). filter.viewId: 400 NOT_SUPPORTED. ${ROLE_SHAPE}`,
     auth: auth.requireActor, body: RoleQueryBody,
     responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
   }, (c, { body }) => {
@@ -89,19 +94,22 @@ export function registerRoleRoutes(ctx: RouteContext): void {
   api.route({
     method: 'get', path: '/v1/role', tag: 'roles', summary: 'Collect roles (deprecated: use POST /v1/role/query)',
     description: 'The filters of POST /v1/role/query as query parameters: id, name, ancestorRoleId (repeated or '
-      + 'comma-separated), userRights.<flag>=true. viewId / companyId: 400 NOT_SUPPORTED. Answers like the query, with '
+      + 'comma-separated), companyId, userRights.<flag>=true. viewId: 400 NOT_SUPPORTED. Answers like the query, with '
       + '`Deprecation: true` and `Link: </v1/role/query>; rel="successor-version"`.',
     deprecated: true, auth: auth.requireActor, query: RoleListQuery,
     responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
   }, (c, { query }) => {
     refuseUnsupported(query, 'query.');
     const userRights = Object.fromEntries(RIGHTS.map((r) => [r, query[`userRights.${r}`]])) as Partial<Record<Right, boolean>>;
-    const roles = queryRoles(db, c.var.actor.userId, { id: query.id, name: query.name, ancestorRoleId: query.ancestorRoleId }, userRights);
+    const roles = queryRoles(db, c.var.actor.userId, {
+      id: query.id, name: query.name, ancestorRoleId: query.ancestorRoleId, companyId: query.companyId,
+    }, userRights);
     markDeprecated(c, '/v1/role/query');
     return c.json({ role: roles });
   });
 
   registerManagesRoutes(ctx);
   registerMemberRoutes(ctx);
+  registerCompanyRoutes(ctx);
 }
 

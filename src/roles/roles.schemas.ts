@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { EMAIL } from '../config.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
-import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt } from '../http/validate.ts';
+import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt, UUID_PATTERN } from '../http/validate.ts';
 
 const MAX_LIST = 1000;
 const MAX_SECRET = 256;
@@ -36,10 +36,12 @@ const Secret = v.pipe(
 );
 
 /** RoleInput: `password` absent = unchanged (on create: none), null = cleared, string = set (stored scrypt-hashed). */
+/** `isCompany` (ours): absent = unchanged (on create: false). */
 export const RoleInput = v.strictObject({
   name: RoleName,
   selfRights: Flags6,
   password: v.optional(v.nullable(Secret)),
+  isCompany: v.optional(v.boolean('expected true or false')),
 });
 
 export const CreateRoleBody = v.strictObject({ manages: Flags6, role: RoleInput });
@@ -53,8 +55,13 @@ const stringArray = v.pipe(
   v.array(v.pipe(v.string('expected a string'), v.maxLength(MAX_SECRET, `expected at most ${MAX_SECRET} characters`)), 'expected an array of strings'),
   v.maxLength(MAX_LIST, `expected at most ${MAX_LIST} items`),
 );
-/** accepted by the schema only to answer 400 NOT_SUPPORTED (there are no views or companies on an appliance) */
+/** accepted by the schema only to answer 400 NOT_SUPPORTED (there are no views on an appliance) */
 const unsupported = v.optional(v.unknown());
+/** one company id or a list of them (company ids are the ids of company roles) */
+const companyIds = v.pipe(
+  v.union([jsonId, idArray], 'expected an integer >= 0 or an array of them'),
+  v.transform((x) => (Array.isArray(x) ? x : [x])),
+);
 
 export const RoleQueryBody = v.optional(v.strictObject({
   filter: v.optional(v.strictObject({
@@ -62,7 +69,7 @@ export const RoleQueryBody = v.optional(v.strictObject({
     name: v.optional(stringArray),
     ancestorRoleId: v.optional(idArray),
     viewId: unsupported,
-    companyId: unsupported,
+    companyId: v.optional(companyIds),
   })),
   userRights: v.optional(PartialFlags6),
 }));
@@ -73,7 +80,7 @@ export const RoleListQuery = v.strictObject({
   name: v.optional(qStringList),
   ancestorRoleId: v.optional(qIntList),
   viewId: v.optional(qString),
-  companyId: v.optional(qString),
+  companyId: v.optional(qIntList),
   ...Object.fromEntries(RIGHTS.map((r) => [`userRights.${r}`, v.optional(qBool)])) as Record<`userRights.${Right}`, v.OptionalSchema<typeof qBool, undefined>>,
 });
 
@@ -136,7 +143,10 @@ export const MemberListQuery = v.strictObject({
 const FlagsOut = v.object(Object.fromEntries(RIGHTS.map((r) => [r, v.boolean()])) as Record<Right, v.BooleanSchema<undefined>>);
 const PartialFlagsOut = v.object(Object.fromEntries(RIGHTS.map((r) => [r, v.optional(v.boolean())])) as Record<Right, v.OptionalSchema<v.BooleanSchema<undefined>, undefined>>);
 
-export const Role = v.object({ id: v.number(), name: v.string(), selfRights: FlagsOut, userRights: PartialFlagsOut });
+export const Role = v.object({
+  id: v.number(), name: v.string(), selfRights: FlagsOut, userRights: PartialFlagsOut,
+  isCompany: v.boolean(), uuid: v.optional(v.pipe(v.string(), v.uuid())),
+});
 export const Manages = v.object({ id: v.number(), parentRoleId: v.number(), childRoleId: v.number(), ...FlagsOut.entries });
 export const Member = v.object({ id: v.number(), roleId: v.number(), userEmail: v.string() });
 
@@ -164,3 +174,21 @@ export const DeletionResponse = v.union([DeletionInfo, v.array(DeletionInfo)]);
 export const ThrottledError = v.object({
   statusCode: v.literal(429), error: v.string(), message: v.string(), code: v.literal('TOO_MANY_PASSWORD_CHECKS'), retryAfter: v.number(),
 });
+
+// ---- companies ----
+
+/** GET /v1/company: filters as query parameters (repeated or comma-separated); view filters answer 400 NOT_SUPPORTED. */
+export const CompanyListQuery = v.strictObject({
+  id: v.optional(qIntList),
+  uuid: v.optional(v.pipe(
+    qStringList,
+    v.check((list) => list.every((s) => UUID_PATTERN.test(s)), 'expected uuids'),
+    v.transform((list) => list.map((s) => s.toLowerCase())),
+  )),
+  roleId: v.optional(qIntList),
+  viewId: v.optional(qString),
+  viewInsightsVersion: v.optional(qString),
+});
+
+export const Company = v.object({ id: v.number(), uuid: v.pipe(v.string(), v.uuid()), name: v.string() });
+export const CompaniesResponse = v.object({ company: v.array(Company) });

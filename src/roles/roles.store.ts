@@ -1,5 +1,6 @@
 // SQL of roles: insert, update, lookups by id lists and descendant walks. Functions take `db` first and never decide
 // rights (src/access does).
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { ROLE_COLUMNS, selfRightsColumns, type Flags, type RoleRow } from './serialize.ts';
 import { inJson, listParam } from '../db/in-list.ts';
@@ -9,19 +10,25 @@ export interface RoleWrite {
   selfRights: Flags;
   /** undefined = leave unchanged (insert: none), null = clear, string = the scrypt hash to store */
   passwordHash?: string | null;
+  /** undefined = leave unchanged (insert: false) */
+  isCompany?: boolean;
 }
 
 export function insertRole(db: Db, input: RoleWrite, now: number): number {
   return db.run(db.qb.insertInto('roles').values({
     name: input.name, ...selfRightsColumns(input.selfRights), password_hash: input.passwordHash ?? null, created_at: now,
+    is_company: input.isCompany ? 1 : 0, uuid: input.isCompany ? randomUUID() : null,
   })).lastInsertRowid;
 }
 
 export function updateRole(db: Db, roleId: number, input: RoleWrite): void {
-  db.run(db.qb.updateTable('roles').set({
+  db.run(db.qb.updateTable('roles').set((eb) => ({
     name: input.name, ...selfRightsColumns(input.selfRights),
     ...(input.passwordHash !== undefined ? { password_hash: input.passwordHash } : {}),
-  }).where('id', '=', roleId));
+    ...(input.isCompany !== undefined ? { is_company: input.isCompany ? 1 as const : 0 as const } : {}),
+    // the first mark draws the uuid; it is kept from then on, so a company keeps its identity
+    ...(input.isCompany ? { uuid: eb.fn.coalesce('uuid', eb.val(randomUUID())) } : {}),
+  })).where('id', '=', roleId));
 }
 
 export function findRole(db: Db, roleId: number): RoleRow | undefined {

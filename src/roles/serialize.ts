@@ -8,12 +8,13 @@ export type Flags = Record<Right, boolean>;
 /** The role columns a serializer may see (no password_hash). */
 export const ROLE_COLUMNS = [
   'id', 'name', 'self_role_management', 'self_user_management', 'self_view_management',
-  'self_device_management', 'self_report_management', 'self_alarm_management',
+  'self_device_management', 'self_report_management', 'self_alarm_management', 'is_company', 'uuid',
 ] as const satisfies readonly (keyof RolesTable)[];
 export interface RoleRow {
   id: number; name: string;
   self_role_management: number; self_user_management: number; self_view_management: number;
   self_device_management: number; self_report_management: number; self_alarm_management: number;
+  is_company: number; uuid: string | null;
 }
 
 export const MANAGES_COLUMNS = [
@@ -28,7 +29,8 @@ export interface ManagesRow {
 
 export interface MemberRow { id: number; role_id: number; email: string }
 
-export interface Role { id: number; name: string; selfRights: Flags; userRights: Partial<Flags> }
+/** `isCompany` and `uuid` (companies only) are ours; the rest is the Eniris role. */
+export interface Role { id: number; name: string; selfRights: Flags; userRights: Partial<Flags>; isCompany: boolean; uuid?: string }
 export type Manages = { id: number; parentRoleId: number; childRoleId: number } & Flags;
 export interface Member { id: number; roleId: number; userEmail: string }
 
@@ -55,7 +57,7 @@ export function selfRightsColumns(f: Flags): Pick<RolesTable, 'self_role_managem
 // Object literals, not loops over RIGHTS: a role query serializes up to every role of the installation, and building
 // keys per row made serialization the largest cost of POST /v1/role/query.
 export function toRole(row: RoleRow, userRights: Partial<Flags> = {}): Role {
-  return {
+  const role: Role = {
     id: row.id,
     name: row.name,
     selfRights: {
@@ -64,7 +66,11 @@ export function toRole(row: RoleRow, userRights: Partial<Flags> = {}): Role {
       reportManagement: row.self_report_management === 1, alarmManagement: row.self_alarm_management === 1,
     },
     userRights,
+    isCompany: row.is_company === 1,
   };
+  // a company's uuid only: a role that was one once keeps its uuid stored, but it names nothing while the mark is off
+  if (row.is_company === 1 && row.uuid !== null) role.uuid = row.uuid;
+  return role;
 }
 
 export function toManages(row: ManagesRow): Manages {

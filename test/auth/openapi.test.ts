@@ -33,4 +33,25 @@ describe('auth in openapi.json', () => {
     assert.deepEqual(step.security.map((s: object) => Object.keys(s)[0]).sort(), ['accessBearerAuth', 'partialBearerAuth', 'sudoBearerAuth']);
     assert.deepEqual(op('/user/2fa', 'delete').security, [{ sudoBearerAuth: [] }]);
   });
+
+  test('the Eniris parity routes (issue 17) are documented: public reset routes without security, the rest with a bearer', async () => {
+    const t = await makeTestApp();
+    const doc = (await t.request('GET', '/openapi.json')).body;
+    const op = (path: string, method: string) => {
+      assert.ok(doc.paths[path]?.[method], `${method.toUpperCase()} ${path} documented`);
+      return doc.paths[path][method];
+    };
+    assert.deepEqual(op('/v1/auth/forgot-password', 'post').security, []);
+    assert.deepEqual(op('/v1/auth/forgot-password', 'post').parameters.map((p: { name: string }) => p.name).sort(), ['language', 'origin']);
+    assert.ok(op('/v1/auth/forgot-password', 'post').requestBody.content['application/json'].schema.properties.email);
+    assert.deepEqual(op('/v1/auth/reset-password', 'post').security, []);
+    assert.ok(op('/reset-password', 'get').responses['200'].content['text/html']);
+    for (const [path, method] of [['/v1/company', 'get'], ['/v1/customer', 'post'], ['/v1/customer/query', 'post'],
+      ['/v1/customer/{customerId}/order', 'post'], ['/v1/license/customer/{customerId}', 'get']]) {
+      assert.deepEqual(op(path, method).security.map((s: object) => Object.keys(s)[0]).sort(), ['accessBearerAuth', 'sudoBearerAuth'], path);
+    }
+    assert.deepEqual(op('/v1/company', 'get').parameters.map((p: { name: string }) => p.name).sort(), ['id', 'roleId', 'uuid', 'viewId', 'viewInsightsVersion']);
+    assert.ok(op('/v1/license/customer/{customerId}', 'get').parameters.some((p: { name: string }) => p.name === 'includeDatalinks'));
+    t.close();
+  });
 });

@@ -141,10 +141,12 @@ describe('device query: happy', () => {
 });
 
 describe('device query: validation', () => {
-  it('viewId, companyId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level)', async (t) => {
+  it('viewId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level); a malformed companyId -> 400', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    for (const key of ['viewId', 'companyId', 'roleId']) {
+    assert.equal(assertError(await query(app, app.adminToken, { filter: { companyId: ['x'] } }), 400, 'BAD_REQUEST').message.split(':')[0], 'filter.companyId[0]');
+    assertError(await app.request('GET', '/v1/device?companyId=x', { token: app.adminToken }), 400, 'BAD_REQUEST');
+    for (const key of ['viewId', 'roleId']) {
       assertError(await query(app, app.adminToken, { filter: { [key]: [1] } }), 400, 'NOT_SUPPORTED');
       assertError(await query(app, app.adminToken, { [key]: 1 }), 400, 'NOT_SUPPORTED');
       assertError(await app.request('GET', `/v1/device?${key}=1`, { token: app.adminToken }), 400, 'NOT_SUPPORTED');

@@ -52,6 +52,7 @@ const stats = { requests: 0, variants: 0, statuses: new Map<number, number>(), p
 const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
   nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST',
+  uuid: '00000000-0000-4000-8000-00000000dead', customer: '00000000-0000-4000-8000-00000000beef', license: '00000000-0000-4000-8000-00000000f00d',
 };
 
 function ok(r: HttpResult, what: string): any {
@@ -64,6 +65,8 @@ async function makeTenant(name: string): Promise<Tenant> {
   const email = (who: string) => `${name}-${who}@tenant-${name}.test`;
   const top = ok(await admin.request('POST', '/v1/role?parentRoleId=1', { token: adminToken, body: { manages: FLAGS, role: { name: `${secret}-role-top`, selfRights: FLAGS } } }), 'top role');
   const T = top.role.id as number;
+  // the top role is a company (marked by PUT, as an operator would)
+  const company = ok(await admin.request('PUT', `/v1/role/${T}`, { token: adminToken, body: { name: `${secret}-role-top`, selfRights: FLAGS, isCompany: true } }), 'company').role;
   ok(await admin.request('PUT', `/v1/role/${T}/member?userEmail=${encodeURIComponent(email('owner'))}&password=tenant-password-1`, { token: adminToken, body: {} }), 'owner');
   const http = httpClient(run.url, { maxSockets: 4 });
   const token = (await loginOver(http, email('owner'), 'tenant-password-1')).access;
@@ -82,6 +85,8 @@ async function makeTenant(name: string): Promise<Tenant> {
   const licenses = ok(await admin.request('POST', '/v1/license', { token: adminToken, body: { type: 'commercial', duration: 90, count: 2, gridKw: 4321 } }), 'licenses').licenses as { id: string; key: string }[];
   for (const l of licenses) ok(await as('POST', '/v1/license/claim', { licenseKey: l.key, nodeId: `${name}node-ctrl` }), 'claim');
   ok(await as('POST', '/v1/license/activate', { key: licenses[0].key }), 'activate');
+  const customer = ok(await as('POST', `/v1/customer?roleId=${T}`, { name: `${secret}-customer` }), 'customer').customer;
+  ok(await admin.request('POST', `/v1/customer/${customer.id}/order`, { token: adminToken, body: { licenseIds: licenses.map((l) => l.id) } }), 'order');
   for (const [database, measurement] of [['shared_db', 'readings'], [`${secret}_db`, `${secret}_m`]]) {
     const lines = [0, 1, 2].map((i) => `${measurement},nodeId=${name}node-ctrl,site=${secret}-site v=${i + 1}i ${NOT_TELEMETRY_T + i * 1000}`).join('\n');
     const w = await http.request('POST', `/v1/telemetry?db=${database}&rp=autogen&precision=ms`, { token, raw: lines, headers: { 'content-type': 'text/plain' } });
@@ -100,9 +105,12 @@ async function makeTenant(name: string): Promise<Tenant> {
       ctrl: [`${name}node-ctrl`],
       email: [email('colleague'), email('staff'), email('owner')],
       key: licenses.map((l) => l.key),
+      uuid: [company.uuid],
+      customer: [customer.id],
+      license: licenses.map((l) => l.id),
     },
     licenseIds: licenses.map((l) => l.id),
-    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key)],
+    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id],
   };
 }
 
@@ -134,7 +142,10 @@ async function snapshot(v: Tenant): Promise<string> {
       OR id IN (SELECT device_id FROM monitors WHERE ${inJson('role_id', roles)}) ORDER BY id`),
     monitors: all(`SELECT * FROM monitors WHERE ${inJson('role_id', roles)} OR ${inJson('device_id', devices)} ORDER BY id`),
     licenses: all(`SELECT * FROM licenses WHERE ${inJson('id', licenses)} ORDER BY id`),
-    links: all(`SELECT license_id, device_id FROM license_datalink WHERE ${inJson('license_id', licenses)} OR ${inJson('device_id', devices)} ORDER BY id`),
+    links: all(`SELECT license_id, device_id, uuid FROM license_datalink WHERE ${inJson('license_id', licenses)} OR ${inJson('device_id', devices)} ORDER BY id`),
+    customers: all(`SELECT * FROM customers WHERE ${inJson('role_id', roles)} ORDER BY id`),
+    orders: all(`SELECT o.*, ol.license_id, ol.position FROM orders o JOIN order_licenses ol ON ol.order_id = o.id
+      WHERE o.customer_id IN (SELECT id FROM customers WHERE ${inJson('role_id', roles)}) OR ${inJson('ol.license_id', licenses)} ORDER BY o.id, ol.position`),
     telemetry,
   });
 }
@@ -143,7 +154,7 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license)$/;
 
 function slotsOf(t: Template): Slot[] {
   const out: Slot[] = [];
@@ -259,6 +270,8 @@ function leaks(r: HttpResult, requestText: string, victim: Tenant): string[] {
     if (x.kind === 'manages' && has('manages', x.id)) found.push(`manages step ${x.id}`);
     if (x.kind === 'monitors' && has('monitors', x.id)) found.push(`monitors step ${x.id}`);
     if (typeof x.id === 'string' && victim.licenseIds.includes(x.id)) found.push(`license ${x.id}`);
+    if ('uuid' in x && has('role', x.id)) found.push(`company ${x.id}`);
+    if ('creationDate' in x && 'roleId' in x && has('role', x.roleId)) found.push(`customer ${x.id}`);
     Object.values(x).forEach(walk);
   };
   walk(r.body);
@@ -327,12 +340,12 @@ async function attack(attacker: Tenant, victim: Tenant): Promise<{ variants: num
 
 // ------------------------------------------------------------------ id slots declared by the schemas
 
-const ID_NAME = /^(id|ids|key|licenseKey|nodeId|email|userEmail)$|Id$/;
+const ID_NAME = /^(id|ids|key|licenseKey|licenseIds|nodeId|email|userEmail|uuid)$|Id$/;
 /**
- * Not references: afterId is a pagination cursor (any integer is legal and names no object); views and companies do
- * not exist on the appliance (viewId/companyId filters are always 400 NOT_SUPPORTED).
+ * Not references: afterId is a pagination cursor (any integer is legal and names no object); views do not exist on
+ * the appliance (viewId filters are always 400 NOT_SUPPORTED).
  */
-const NOT_A_REFERENCE = new Set(['afterId', 'viewId', 'companyId']);
+const NOT_A_REFERENCE = new Set(['afterId', 'viewId']);
 
 function declaredSlots(spec: AnyRouteSpec): string[] {
   const out = new Set<string>();
@@ -420,6 +433,20 @@ describe('tenant isolation over every id-bearing route of the registry', () => {
     const ns = (await send(tenants.a, { method: 'GET', path: '/v1/telemetry/namespaces' })).text;
     assert.doesNotMatch(ns, /bsecret_db/);
     assert.match(ns, /asecret_db/);
+  });
+
+  it('the public password-reset routes give a tenant no hold on the other tenant\'s accounts', async () => {
+    const baseline = await snapshot(tenants.b);
+    // asking a reset for the victim's address: the same empty 204 any address gets (the link goes to the victim's mailbox)
+    const asked = await send(tenants.a, { method: 'POST', path: '/v1/auth/forgot-password?language=en', body: { email: tenants.b.values.email[2] } });
+    assert.deepEqual([asked.status, asked.text], [204, '']);
+    // guessing a token changes nothing
+    const guessed = await send(tenants.a, { method: 'POST', path: '/v1/auth/reset-password', body: { token: 'guessed-token-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', newPassword: 'intruder-password-1' } });
+    assert.equal(guessed.status, 400);
+    assert.equal(guessed.body.code, 'RESET_TOKEN_INVALID');
+    assert.equal(await snapshot(tenants.b), baseline, 'the victim\'s password and sessions are untouched');
+    // the token is stored hashed: nothing in the database reads like a link token
+    assert.equal(db.prepare("SELECT count(*) FROM password_reset_tokens WHERE typeof(token_hash) <> 'blob' OR length(token_hash) <> 32").pluck().get(), 0);
   });
 
   it('every template reached past validation, and works with the attacker\'s own ids (positive controls)', async () => {

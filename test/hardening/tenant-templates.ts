@@ -4,9 +4,10 @@
 // (or is listed in SELF_ONLY) and that the templates cover every id slot the route's schemas declare.
 //
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
-// controller's nodeId) '@email' (a user's e-mail) '@key' (a license key). In a body a placeholder inside an array can
+// controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@uuid' (a company's uuid) '@customer' (a
+// customer id) '@license' (a license id); company ids are role ids ('@role'). In a body a placeholder inside an array can
 // become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
-export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key';
+export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -112,6 +113,20 @@ export const TEMPLATES: Template[] = [
   // a claimed key is 400 ALREADY_CLAIMED (after the controller check); keys are secrets, the oracle is the contract's
   { route: 'POST /v1/license/claim', body: { licenseKey: '@key', nodeId: '@ctrl' }, alsoRefused: [400], oracleExempt: ['body.licenseKey'], own: [400] },
   { route: 'GET /v1/license/controller/:nodeId', params: { nodeId: '@ctrl' }, read: true },
+
+  // companies: the tenants' top roles are companies; a company the caller cannot see filters to nothing
+  { route: 'GET /v1/company', query: { id: '@role', uuid: '@uuid', roleId: '@role' }, lists: ['id', 'uuid', 'roleId'], read: true },
+  { route: 'POST /v1/role/query', body: { filter: { companyId: ['@role'] } }, read: true },
+  { route: 'GET /v1/role', query: { companyId: '@role' }, lists: ['companyId'], read: true },
+  { route: 'POST /v1/device/query', body: { companyId: ['@role'], filter: { companyId: ['@role'] } }, read: true },
+  { route: 'GET /v1/device', query: { companyId: '@role' }, lists: ['companyId'], read: true },
+
+  { route: 'POST /v1/customer', query: { roleId: '@role' }, body: { name: 'intruder-customer' } },
+  { route: 'POST /v1/customer/query', body: { filter: { id: ['@customer'], roleId: ['@role'] } }, read: true },
+  // orders are for root members: every tenant is refused, whoever's customer and licenses it names
+  { route: 'POST /v1/customer/:customerId/order', params: { customerId: '@customer' }, body: { licenseIds: ['@license'] }, own: [403] },
+  // issue 17: a customer outside the caller's reach is 403, an unknown one 404 (the operation's own oracle)
+  { route: 'GET /v1/license/customer/:customerId', params: { customerId: '@customer' }, query: { includeDatalinks: 'true' }, read: true, oracleExempt: ['params.customerId'] },
 
   { route: 'POST /v1/telemetry', query: { db: 'shared_db', rp: 'autogen', precision: 'ms' }, raw: 'intrusion,nodeId=@nodeId v=666i 1767225600000' },
   { route: 'POST /v1/telemetry/query', body: { select: ['v'], from: { measurement: 'readings', database: 'shared_db', retentionPolicy: 'autogen' }, where: { tags: { nodeId: '@nodeId' }, time: TIME } }, read: true },

@@ -62,6 +62,6 @@ export function rows(t: TestApp, sql: string, ...params: unknown[]): any[] {
 }
 
 /** The wire Role for a row created with these values. */
-export const role = (id: number, name: string, selfRights: Flags = NONE, userRights: Partial<Flags> = {}) => ({ id, name, selfRights, userRights });
+export const role = (id: number, name: string, selfRights: Flags = NONE, userRights: Partial<Flags> = {}) => ({ id, name, selfRights, userRights, isCompany: false });
 /** The wire Manages. */
 export const manages = (id: number, parentRoleId: number, childRoleId: number, f: Flags = NONE) => ({ id, parentRoleId, childRoleId, ...f });

@@ -212,13 +212,13 @@ describe('POST /v1/role/query', () => {
     assert.deepEqual(own.body.role.map((r: { id: number }) => r.id), [a]);
   });
 
-  test('validation: viewId and companyId are 400 NOT_SUPPORTED; other mistakes 400 naming the field', async (t) => {
+  test('validation: viewId is 400 NOT_SUPPORTED; other mistakes (a malformed companyId too) 400 naming the field', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const post = (body: unknown) => app.request('POST', '/v1/role/query', { token: app.adminToken, body });
     assert.equal(assertError(await post({ filter: { viewId: [1] } }), 400, 'NOT_SUPPORTED').message,
-      'filter.viewId: not supported (a gridkeeper appliance has no views or companies)');
-    assertError(await post({ filter: { companyId: 3 } }), 400, 'NOT_SUPPORTED');
+      'filter.viewId: not supported (a gridkeeper appliance has no views)');
+    assert.equal(assertError(await post({ filter: { companyId: 'x' } }), 400, 'BAD_REQUEST').message, 'filter.companyId: expected an integer >= 0 or an array of them');
     assert.equal(assertError(await post({ filter: { id: [1, 'x'] } }), 400, 'BAD_REQUEST').message, 'filter.id[1]: expected an integer >= 0');
     assert.equal(assertError(await post({ filter: { id: [-1] } }), 400, 'BAD_REQUEST').message, 'filter.id[0]: expected an integer >= 0');
     assert.equal(assertError(await post({ userRights: { roleManagement: 1 } }), 400, 'BAD_REQUEST').message, 'userRights.roleManagement: expected true or false');
@@ -254,8 +254,8 @@ describe('GET /v1/role (deprecated)', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const get = (q: string) => app.request('GET', `/v1/role?${q}`, { token: app.adminToken });
-    assert.equal(assertError(await get('viewId=4'), 400, 'NOT_SUPPORTED').message, 'query.viewId: not supported (a gridkeeper appliance has no views or companies)');
-    assertError(await get('companyId=4'), 400, 'NOT_SUPPORTED');
+    assert.equal(assertError(await get('viewId=4'), 400, 'NOT_SUPPORTED').message, 'query.viewId: not supported (a gridkeeper appliance has no views)');
+    assert.equal(assertError(await get('companyId=x'), 400, 'BAD_REQUEST').message, 'query.companyId: expected integers >= 0');
     assert.equal(assertError(await get('userRights.roleManagement=yes'), 400, 'BAD_REQUEST').message, 'query.userRights.roleManagement: expected true or false');
     assert.equal(assertError(await get('id=1,x'), 400, 'BAD_REQUEST').message, 'query.id: expected integers >= 0');
     assert.equal(assertError(await get('parent=1'), 400, 'BAD_REQUEST').message, 'query.parent: unknown field');

@@ -1,0 +1,88 @@
+// Companies in the rights engine. A company is a role marked as one (roles.is_company).
+//
+// - u is a member of company C, directly or indirectly, when C ∈ M(u) or C manages one of M(u) through a chain of manages
+//   relations: the walk goes UP from the member roles (the opposite direction of Reach(u)).
+// - u can see company C when u is such a member, or C ∈ Reach(u) (a company role below u is a role u already sees).
+// - a company manages, directly or indirectly, its strict descendants; it monitors, directly or indirectly, the devices
+//   of monitors relations held by itself or by one of those descendants.
+// Recursive CTEs with UNION dedupe on the node, so shared sub-DAGs are visited once.
+import type { Db } from '../db/open.ts';
+
+export interface CompanyRow { id: number; uuid: string; name: string }
+
+const MEMBER_OF_CTE = `
+  up(id) AS (
+    SELECT role_id FROM members WHERE user_id = :userId
+    UNION
+    SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
+  )`;
+
+/** The companies u is a direct or indirect member of, ascending by id. */
+export function memberCompanies(db: Db, userId: number): CompanyRow[] {
+  return db.prepare(`
+    WITH RECURSIVE ${MEMBER_OF_CTE}
+    SELECT r.id, r.uuid, r.name FROM up JOIN roles r ON r.id = up.id
+    WHERE r.is_company = 1 ORDER BY r.id`).all({ userId }) as CompanyRow[];
+}
+
+/**
+ * Whether each of the given roles is visible to u: above u's member roles (the `up` walk), or in Reach(u) — which holds
+ * when the role or one of its ancestors is a member role of u. Both walks go UP (from u's member roles, and from each
+ * given role), so a member of a role near the top does not pay for the thousands of roles below it.
+ */
+const VISIBLE_SQL = (extra: string) => `
+    WITH RECURSIVE ${MEMBER_OF_CTE},
+    anc(target, id) AS (
+      SELECT value, value FROM json_each(:ids)
+      UNION
+      SELECT anc.target, m.parent_role_id FROM manages m JOIN anc ON m.child_role_id = anc.id
+    )
+    SELECT r.id FROM roles r
+    WHERE r.id IN (SELECT value FROM json_each(:ids)) ${extra}
+      AND (r.id IN (SELECT id FROM up)
+        OR EXISTS (SELECT 1 FROM anc JOIN members mb ON mb.role_id = anc.id AND mb.user_id = :userId WHERE anc.target = r.id))
+    ORDER BY r.id`;
+
+/** Of the given role ids, those that are companies u can see (member of, or in Reach(u)); ascending. */
+export function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]): number[] {
+  return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+}
+
+/** Roles managed by these companies, directly or through a chain (strict descendants). */
+export function rolesManagedByCompanies(db: Db, companyIds: readonly number[]): Set<number> {
+  return new Set(db.prepare(`
+    WITH RECURSIVE down(id) AS (
+      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id IN (SELECT value FROM json_each(?))
+      UNION
+      SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
+    )
+    SELECT id FROM down`).pluck().all(JSON.stringify(companyIds)) as number[]);
+}
+
+/** Devices monitored by these companies, directly (their own monitors relations) or through the roles they manage. */
+export function devicesMonitoredByCompanies(db: Db, companyIds: readonly number[]): Set<number> {
+  return new Set(db.prepare(`
+    WITH RECURSIVE down(id) AS (
+      SELECT value FROM json_each(?)
+      UNION
+      SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
+    )
+    SELECT DISTINCT mo.device_id FROM down JOIN monitors mo ON mo.role_id = down.id`).pluck().all(JSON.stringify(companyIds)) as number[]);
+}
+
+/** Of the given companies, those that manage at least one of the given roles, directly or through a chain. */
+export function companiesManaging(db: Db, companyIds: readonly number[], roleIds: readonly number[]): Set<number> {
+  return new Set(db.prepare(`
+    WITH RECURSIVE up(id) AS (
+      SELECT m.parent_role_id FROM manages m WHERE m.child_role_id IN (SELECT value FROM json_each(:roles))
+      UNION
+      SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
+    )
+    SELECT id FROM up WHERE id IN (SELECT value FROM json_each(:companies))`)
+    .pluck().all({ roles: JSON.stringify(roleIds), companies: JSON.stringify(companyIds) }) as number[]);
+}
+
+/** Of the given role ids, those u can see: in Reach(u), or above u's member roles (companies u belongs to name them). */
+export function visibleRoleIds(db: Db, userId: number, ids: readonly number[]): number[] {
+  return db.prepare(VISIBLE_SQL('')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+}
