@@ -1,12 +1,16 @@
-// Group commit: the one way every write of the HTTP API reaches the database (Db.write). The database fsyncs on every commit (synchronous=FULL: a 2xx survives
-// power loss), which costs milliseconds, far more than the work of a PATCH. Units of work that arrive in the same turn
-// of the event loop therefore run one after another in ONE transaction and share its commit:
+// Group commit: the one way every write of the HTTP API reaches the database (Db.write). The database fsyncs on every
+// commit (synchronous=FULL: a 2xx survives power loss), which costs milliseconds, far more than the work of a PATCH.
+// Units of work that arrive in the same turn of the event loop therefore run one after another in ONE transaction and
+// share its commit:
 // - each unit runs in its own savepoint, so it stays all-or-nothing: a unit that throws is rolled back alone and its
 //   caller gets the error, the others are unaffected;
 // - units run in arrival order on the one connection, so each sees the writes of the units before it (a check-then-
 //   write such as If-Unmodified-Since still lets exactly one of N racing writers win);
 // - the transaction opens and commits within one synchronous stretch, so no other request ever reads uncommitted data;
 // - every caller's promise settles only after the commit returned: a success answer still means durable.
+// (A telemetry write keeps a transaction of its own: it is already a batch of thousands of points, and its in-memory
+// catalogue must be reset exactly when that transaction rolls back.)
+
 /** Runs fn in a transaction; called inside one it becomes a savepoint (Db.tx). */
 export type Transact = <T>(fn: () => T) => T;
 
