@@ -31,15 +31,19 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
       204: { description: 'accepted' },
       429: { description: 'TOO_MANY_RESET_REQUESTS', schema: ThrottledError },
     },
-  }, (c, { query, body }) => {
+  }, async (c, { query, body }) => {
     if (isDisposableAddress(body.email)) {
       throw new ApiError('DISPOSABLE_EMAIL', 'addresses at disposable-mail domains cannot receive reset links');
     }
     const now = deps.now();
-    recordResetRequest(db, body.email, ipThrottleKey(clientIp(c, deps)), now);
-    const user = findUserByEmail(db, body.email);
-    if (!user) return c.body(null, 204);
-    const token = issueResetToken(db, user.id, now);
+    // One unit of work whether or not the address has an account: the same commit, so the same timing.
+    const issued = await db.write(() => {
+      recordResetRequest(db, body.email, ipThrottleKey(clientIp(c, deps)), now);
+      const found = findUserByEmail(db, body.email);
+      return found && { user: found, token: issueResetToken(db, found.id, now) };
+    });
+    if (!issued) return c.body(null, 204);
+    const { user, token } = issued;
     if (!deps.mailer.configured) {
       deps.log.warn('password reset asked, but no mail can be sent (GRIDKEEPER_SMTP_URL is not set); '
         + '`gridkeeper user reset-link <email>` prints a link to hand over', { userId: user.id });
@@ -68,7 +72,7 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
     if (!isResetTokenUsable(db, body.token, deps.now())) throw invalid();
     const hash = await hashSecret(body.newPassword);
     const now = deps.now();
-    db.tx(() => {
+    await db.write(() => {
       // spent inside the transaction that sets the password: of two requests racing with one token, one wins
       const userId = spendResetToken(db, body.token, now);
       if (userId === undefined) throw invalid();

@@ -21,10 +21,10 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
       + '(404 when the role is not visible). Answers { customer: { id (uuid), name, roleId, creationDate } }.',
     auth: auth.requireActor, query: CreateCustomerQuery, body: CreateCustomerBody,
     responses: { 200: { description: 'the new customer', schema: CustomerResponse } },
-  }, (c, { query, body }) => {
+  }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
     const row: CustomerRow = { id: randomUUID(), name: body.name, role_id: query.roleId, creation_date: deps.now() };
-    db.tx(() => {
+    await db.write(() => {
       requireCustomerCreation(db, userId, query.roleId);
       insertCustomer(db, row);
     });
@@ -63,9 +63,9 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
       + 'Answers { order: { id (uuid), customerId, creationDate, licenseIds } }.',
     auth: auth.requireActor, params: CustomerIdParams, body: CreateOrderBody,
     responses: { 200: { description: 'the new order', schema: OrderResponse } },
-  }, (c, { params, body }) => {
+  }, async (c, { params, body }) => {
     requireOrderRights(db, c.var.actor.userId);
-    return c.json({ order: createOrder(db, params.customerId, body.licenseIds, deps.now()) });
+    return c.json({ order: await db.write(() => createOrder(db, params.customerId, body.licenseIds, deps.now())) });
   });
 
   api.route({

@@ -10,7 +10,7 @@ const FLAGS = { roleManagement: true, userManagement: true, viewManagement: fals
 const NO_FLAGS = { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
 const WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
-test('role, member, manages, device, license, tier, password, session and 2FA writes all go through Db.write', async (t) => {
+test('role, member, manages, device, license, tier, password, session, 2FA, customer and reset writes all go through Db.write', async (t) => {
   const app = await makeTestApp();
   t.after(() => app.close());
   const db = app.deps.db;
@@ -62,6 +62,17 @@ test('role, member, manages, device, license, tier, password, session and 2FA wr
   await ok('PUT', '/user/password', { newPassword: 'another-password-1' }, 204, sudo);
   const res = await app.request('POST', '/auth/logout', { token: refresh });
   assert.equal(res.status, 401, 'the password change ended the session');
+
+  // companies, customers and orders, forgot and reset password (a new token: the change voided the earlier ones)
+  const now = await app.token(app.adminId);
+  const company = await ok('POST', `/v1/role?parentRoleId=${ROOT_ROLE_ID}`, { role: { name: 'co', selfRights: NO_FLAGS, isCompany: true }, manages: FLAGS }, 200, now);
+  const customer = (await ok('POST', `/v1/customer?roleId=${company.role.id}`, { name: 'Acme' }, 200, now)).customer;
+  const [spare] = (await ok('POST', '/v1/license', { type: 'residential', duration: 30 }, 200, now)).licenses;
+  await ok('POST', `/v1/customer/${customer.id}/order`, { licenseIds: [spare.id] }, 200, now);
+  const forgot = await app.request('POST', '/v1/auth/forgot-password', { body: { email: ADMIN_EMAIL } });
+  assert.equal(forgot.status, 204, forgot.text);
+  const reset = await app.request('POST', '/v1/auth/reset-password', { body: { token: 'A'.repeat(43), newPassword: 'yet-another-password' } });
+  assert.equal(reset.status, 400, reset.text);
 
   assert.deepEqual(bypasses, []);
   assert.ok(units >= 20, `expected every write route to hand in a unit, saw ${units}`);
