@@ -7,6 +7,7 @@
 //   of monitors relations held by itself or by one of those descendants.
 // Recursive CTEs with UNION dedupe on the node, so shared sub-DAGs are visited once.
 import type { Db } from '../db/open.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 export interface CompanyRow { id: number; uuid: string; name: string }
 
@@ -38,25 +39,25 @@ const VISIBLE_SQL = (extra: string) => `
       SELECT anc.target, m.parent_role_id FROM manages m JOIN anc ON m.child_role_id = anc.id
     )
     SELECT r.id FROM roles r
-    WHERE r.id IN (SELECT value FROM json_each(:ids)) ${extra}
+    WHERE r.id ${inJson(':ids')} ${extra}
       AND (r.id IN (SELECT id FROM up)
         OR EXISTS (SELECT 1 FROM anc JOIN members mb ON mb.role_id = anc.id AND mb.user_id = :userId WHERE anc.target = r.id))
     ORDER BY r.id`;
 
 /** Of the given role ids, those that are companies u can see (member of, or in Reach(u)); ascending. */
 export function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+  return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: listParam(ids) }) as number[];
 }
 
 /** Roles managed by these companies, directly or through a chain (strict descendants). */
 export function rolesManagedByCompanies(db: Db, companyIds: readonly number[]): Set<number> {
   return new Set(db.prepare(`
     WITH RECURSIVE down(id) AS (
-      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id IN (SELECT value FROM json_each(?))
+      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inJson()}
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT id FROM down`).pluck().all(JSON.stringify(companyIds)) as number[]);
+    SELECT id FROM down`).pluck().all(listParam(companyIds)) as number[]);
 }
 
 /** Devices monitored by these companies, directly (their own monitors relations) or through the roles they manage. */
@@ -67,22 +68,22 @@ export function devicesMonitoredByCompanies(db: Db, companyIds: readonly number[
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT DISTINCT mo.device_id FROM down JOIN monitors mo ON mo.role_id = down.id`).pluck().all(JSON.stringify(companyIds)) as number[]);
+    SELECT DISTINCT mo.device_id FROM down JOIN monitors mo ON mo.role_id = down.id`).pluck().all(listParam(companyIds)) as number[]);
 }
 
 /** Of the given companies, those that manage at least one of the given roles, directly or through a chain. */
 export function companiesManaging(db: Db, companyIds: readonly number[], roleIds: readonly number[]): Set<number> {
   return new Set(db.prepare(`
     WITH RECURSIVE up(id) AS (
-      SELECT m.parent_role_id FROM manages m WHERE m.child_role_id IN (SELECT value FROM json_each(:roles))
+      SELECT m.parent_role_id FROM manages m WHERE m.child_role_id ${inJson(':roles')}
       UNION
       SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
     )
-    SELECT id FROM up WHERE id IN (SELECT value FROM json_each(:companies))`)
-    .pluck().all({ roles: JSON.stringify(roleIds), companies: JSON.stringify(companyIds) }) as number[]);
+    SELECT id FROM up WHERE id ${inJson(':companies')}`)
+    .pluck().all({ roles: listParam(roleIds), companies: listParam(companyIds) }) as number[]);
 }
 
 /** Of the given role ids, those u can see: in Reach(u), or above u's member roles (companies u belongs to name them). */
 export function visibleRoleIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(VISIBLE_SQL('')).pluck().all({ userId, ids: JSON.stringify(ids) }) as number[];
+  return db.prepare(VISIBLE_SQL('')).pluck().all({ userId, ids: listParam(ids) }) as number[];
 }

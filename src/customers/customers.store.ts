@@ -3,6 +3,7 @@ import type { Db } from '../db/open.ts';
 import type { LicenseRow } from '../licenses/licenses.schemas.ts';
 import { LICENSE_COLUMNS } from '../licenses/licenses.store.ts';
 import type { CustomerRow } from './customers.schemas.ts';
+import { inJson, listParam } from '../db/in-list.ts';
 
 const CUSTOMER_COLUMNS = ['id', 'name', 'role_id', 'creation_date'] as const;
 
@@ -16,19 +17,19 @@ export function findCustomer(db: Db, id: string): CustomerRow | undefined {
 
 /** Customers of the given roles, oldest first (ties by id). */
 export function customersOfRoles(db: Db, roleIds: readonly number[]): CustomerRow[] {
-  return db.prepare(`SELECT ${CUSTOMER_COLUMNS.join(', ')} FROM customers WHERE role_id IN (SELECT value FROM json_each(?))
-    ORDER BY creation_date, id`).all(JSON.stringify(roleIds)) as CustomerRow[];
+  return db.prepare(`SELECT ${CUSTOMER_COLUMNS.join(', ')} FROM customers WHERE role_id ${inJson()}
+    ORDER BY creation_date, id`).all(listParam(roleIds)) as CustomerRow[];
 }
 
 /** Of these license ids, those that exist. */
 export function existingLicenseIds(db: Db, ids: readonly string[]): Set<string> {
-  return new Set(db.prepare('SELECT id FROM licenses WHERE id IN (SELECT value FROM json_each(?))').pluck().all(JSON.stringify(ids)) as string[]);
+  return new Set(db.prepare(`SELECT id FROM licenses WHERE id ${inJson()}`).pluck().all(listParam(ids)) as string[]);
 }
 
 /** Of these license ids, those already in an order. */
 export function orderedLicenseIds(db: Db, ids: readonly string[]): Set<string> {
-  return new Set(db.prepare('SELECT license_id FROM order_licenses WHERE license_id IN (SELECT value FROM json_each(?))')
-    .pluck().all(JSON.stringify(ids)) as string[]);
+  return new Set(db.prepare(`SELECT license_id FROM order_licenses WHERE license_id ${inJson()}`)
+    .pluck().all(listParam(ids)) as string[]);
 }
 
 export function insertOrder(db: Db, order: { id: string; customerId: string; creationDate: number; licenseIds: readonly string[] }): void {
@@ -50,8 +51,8 @@ export function licensesOfCustomer(db: Db, customerId: string): LicenseRow[] {
 
 /** The uuids of each license's controller links. */
 export function datalinksOf(db: Db, licenseIds: readonly string[]): Map<string, string[]> {
-  const rows = db.prepare(`SELECT license_id, uuid FROM license_datalink WHERE license_id IN (SELECT value FROM json_each(?))
-    ORDER BY id`).all(JSON.stringify(licenseIds)) as { license_id: string; uuid: string }[];
+  const rows = db.prepare(`SELECT license_id, uuid FROM license_datalink WHERE license_id ${inJson()}
+    ORDER BY id`).all(listParam(licenseIds)) as { license_id: string; uuid: string }[];
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.license_id, [...(out.get(r.license_id) ?? []), r.uuid]);
   return out;
