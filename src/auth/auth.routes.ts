@@ -4,10 +4,12 @@ import { registerLoginRoutes } from './login.routes.ts';
 import { registerTwoFactorRoutes } from './two-factor.routes.ts';
 import { registerPasswordRoutes } from './password.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
+import { registerApiTokenRoutes } from './api-tokens.routes.ts';
 
 export function registerAuthRoutes(ctx: RouteContext): void {
   registerLoginRoutes(ctx);
   registerTwoFactorRoutes(ctx);
   registerPasswordRoutes(ctx);
   registerUserRoutes(ctx);
+  registerApiTokenRoutes(ctx);
 }

@@ -10,7 +10,7 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Authenticates a request: sets c.var.actor or throws ApiError (401/403). `security` names the OpenAPI scheme. */
 export interface Authenticator {
-  security: 'accessBearerAuth' | 'refreshBearerAuth' | 'partialBearerAuth' | 'sudoBearerAuth';
+  security: 'accessBearerAuth' | 'refreshBearerAuth' | 'partialBearerAuth' | 'sudoBearerAuth' | 'apiTokenAuth';
   /** further schemes accepted, for the document */
   alsoAccepts?: Authenticator['security'][];
   authenticate(c: Context<AppEnv>): void | Promise<void>;
