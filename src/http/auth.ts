@@ -3,27 +3,36 @@
 // accepted: API tokens never reach token, password, 2FA or sudo operations (`requireSession`).
 import type { Context } from 'hono';
 import { ApiError } from './errors.ts';
-import type { AppEnv, TokenType } from './env.ts';
+import type { Actor, AppEnv, TokenType } from './env.ts';
 import type { Authenticator } from './route.ts';
 import { bearerToken, verifyToken, type TokenClaims } from '../auth/tokens.ts';
 import { verifyApiToken } from '../auth/api-token-auth.ts';
 import { isApiTokenText, type ApiTokenScope } from '../auth/api-tokens.store.ts';
 import type { Deps } from '../deps.ts';
 
+/**
+ * The actor of a token taken from a request: an API token (`gk_...`) when `apiScopes` names the scopes accepted here,
+ * else a JWT of one of the `accepted` kinds. Throws 401 (or 403 INSUFFICIENT_SCOPE).
+ */
+export async function actorOfToken(deps: Deps, token: string, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[]): Promise<{ actor: Actor; claims?: TokenClaims }> {
+  if (isApiTokenText(token)) {
+    if (apiScopes.length === 0) throw new ApiError('UNAUTHENTICATED', `an API token is not accepted here (expected ${accepted.join(' or ')})`);
+    return { actor: verifyApiToken(deps, token, apiScopes) };
+  }
+  const claims = await verifyToken(deps.keys, token, accepted, deps.now());
+  if (deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
+  return { actor: { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) }, claims };
+}
+
 async function authenticate(deps: Deps, c: Context<AppEnv>, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[] = []): Promise<TokenClaims | undefined> {
   const header = c.req.header('authorization');
   const token = bearerToken(header, true);
-  if (!token) throw new ApiError('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');
-  if (isApiTokenText(token)) {
-    if (apiScopes.length === 0) throw new ApiError('UNAUTHENTICATED', `an API token is not accepted here (expected ${accepted.join(' or ')})`);
-    c.set('actor', verifyApiToken(deps, token, apiScopes));
-    return undefined;
-  }
   // `Token <jwt>` is InfluxDB's scheme for its own tokens; ours take it only for API tokens
-  if (bearerToken(header) === undefined) throw new ApiError('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');
-  const claims = await verifyToken(deps.keys, token, accepted, deps.now());
-  if (deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
-  c.set('actor', { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) });
+  if (!token || (!isApiTokenText(token) && bearerToken(header) === undefined)) {
+    throw new ApiError('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');
+  }
+  const { actor, claims } = await actorOfToken(deps, token, accepted, apiScopes);
+  c.set('actor', actor);
   return claims;
 }
 
