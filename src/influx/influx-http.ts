@@ -7,6 +7,8 @@ import { ApiError } from '../http/errors.ts';
 import type { AppEnv } from '../http/env.ts';
 import { actorOfToken } from '../http/auth.ts';
 import type { ApiTokenScope } from '../auth/api-tokens.store.ts';
+import type { Authenticator } from '../http/route.ts';
+import type { RouteContext } from '../http/route-context.ts';
 
 /** Clients check the major version; 1.8 is the last 1.x line. */
 export const INFLUX_VERSION = '1.8.10';
@@ -51,4 +53,12 @@ export function searchParams(c: Context<AppEnv>): URLSearchParams {
   const url = c.req.url;
   const q = url.indexOf('?');
   return new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+}
+
+export function influxAuthenticator(ctx: RouteContext, scopes: ApiTokenScope[]): Authenticator {
+  return {
+    security: 'apiTokenAuth',
+    alsoAccepts: ['accessBearerAuth'],
+    authenticate: (c) => authenticateInflux(ctx.deps, c, searchParams(c), scopes),
+  };
 }

@@ -3,7 +3,6 @@
 // and bucket in force. Writes go through the telemetry write path (src/telemetry/ingest.ts); queries through the
 // InfluxQL engine built on the telemetry query layer (src/influxql/).
 import type { RouteContext } from '../http/route-context.ts';
-import type { Authenticator } from '../http/route.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { decodeUtf8 } from '../http/route.ts';
 import type { Precision } from '../telemetry/line-scanner.ts';
@@ -11,22 +10,13 @@ import { decodeContentEncoding } from '../telemetry/gunzip.ts';
 import { writeLineProtocol } from '../telemetry/ingest.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { WRITE_BODY_LIMIT } from '../telemetry/telemetry.routes.ts';
-import type { ApiTokenScope } from '../auth/api-tokens.store.ts';
-import { authenticateInflux, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
+import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
 import { registerInfluxQueryRoutes } from './influx-query.routes.ts';
 
 const TAG = 'influxdb-1.x';
 
 /** InfluxDB's precision names; `n`, `u` and `µ` are its short forms. */
 const PRECISIONS: Record<string, Precision> = { n: 'ns', ns: 'ns', u: 'us', us: 'us', 'µ': 'us', ms: 'ms', s: 's', m: 'm', h: 'h' };
-
-export function influxAuthenticator(ctx: RouteContext, scopes: ApiTokenScope[]): Authenticator {
-  return {
-    security: 'apiTokenAuth',
-    alsoAccepts: ['accessBearerAuth'],
-    authenticate: (c) => authenticateInflux(ctx.deps, c, searchParams(c), scopes),
-  };
-}
 
 export function registerInfluxRoutes(ctx: RouteContext): void {
   const { api, deps } = ctx;

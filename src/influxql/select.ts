@@ -1,0 +1,487 @@
+// SELECT: sources -> visible series -> points (read through the telemetry query layer: the planned shard tables, the
+// same statement cache) -> rows. Raw selects return points; selects with functions reduce windows (GROUP BY time, or
+// the whole range) and fill the empty ones; transformations map the rows they get.
+import type { Dimension, Expr, Field, SelectStatement } from './ast.ts';
+import { StatementError } from './errors.ts';
+import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './condition.ts';
+import {
+  AGGREGATES, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
+  type Points, type Row,
+} from './functions.ts';
+import { windowStart } from './time.ts';
+import type { PlannedSource, SelectPlan } from './plan.ts';
+import { readPoints, type PointValue, type SeriesRef } from '../telemetry/query-points.ts';
+import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
+import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
+
+/** One output series: rows hold [ms, sub, ...values]. */
+export interface OutSeries {
+  name: string;
+  tags?: Record<string, string>;
+  columns: string[];
+  rows: Array<{ ms: number; sub: number; values: PointValue[] }>;
+}
+
+/** A measurement's series after rights and the tag filter, grouped by the GROUP BY tags. */
+interface Group {
+  key: string;
+  tags: Record<string, string>;
+  series: SeriesRef[];
+}
+
+const MAX_WINDOWS = 1_000_000;
+
+export function runSelect(catalogue: Catalogue, plan: SelectPlan): OutSeries[] {
+  const stmt = plan.stmt;
+  const out: OutSeries[] = [];
+  for (const src of plan.sources) {
+    for (const m of src.measurements) out.push(...selectMeasurement(catalogue, plan, src, m));
+  }
+  out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const from = stmt.soffset;
+  const sliced = stmt.slimit > 0 ? out.slice(from, from + stmt.slimit) : out.slice(from);
+  return sliced;
+}
+
+function resolverOf(m: MeasurementInfo): Resolver {
+  return {
+    isField: (name, cast) => cast === 'tag' ? false : cast === 'field' ? true : m.fields.has(name),
+  };
+}
+
+function hasCall(e: Expr): boolean {
+  switch (e.kind) {
+    case 'call': return e.name !== 'now';
+    case 'binary': return hasCall(e.lhs) || hasCall(e.rhs);
+    case 'paren': return hasCall(e.expr);
+    default: return false;
+  }
+}
+
+/** Expands `*` (and `*::field`, `*::tag`) into the measurement's fields and tags, sorted by name. */
+function expandFields(fields: Field[], m: MeasurementInfo, tagKeys: string[], groupTags: Set<string>): Field[] {
+  const out: Field[] = [];
+  for (const f of fields) {
+    if (f.expr.kind !== 'wildcard') { out.push(f); continue; }
+    const cast = f.expr.cast;
+    const names: Array<{ name: string; cast: 'field' | 'tag' }> = [];
+    if (cast !== 'tag') for (const name of m.fields.keys()) names.push({ name, cast: 'field' });
+    if (cast !== 'field') for (const k of tagKeys) if (!groupTags.has(k) && !m.fields.has(k)) names.push({ name: k, cast: 'tag' });
+    names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const n of names) out.push({ expr: { kind: 'var', name: n.name, cast: n.cast } });
+  }
+  return out;
+}
+
+/** InfluxDB's column names: the alias, a call's name, a variable's name, names in an expression joined by `_`; duplicates get `_1`, `_2`. */
+export function columnNames(fields: Field[]): string[] {
+  const nameOf = (e: Expr): string[] => {
+    switch (e.kind) {
+      case 'var': return [e.name];
+      case 'call': return [e.name];
+      case 'binary': return [...nameOf(e.lhs), ...nameOf(e.rhs)];
+      case 'paren': return nameOf(e.expr);
+      default: return [];
+    }
+  };
+  const names = fields.map((f) => f.alias ?? (nameOf(f.expr).join('_') || ''));
+  const seen = new Map<string, number>();
+  const used = new Set(names);
+  return names.map((n) => {
+    const count = seen.get(n) ?? 0;
+    seen.set(n, count + 1);
+    if (count === 0) return n;
+    let k = count;
+    while (used.has(`${n}_${k}`)) k++;
+    used.add(`${n}_${k}`);
+    return `${n}_${k}`;
+  });
+}
+
+function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
+  const out: string[] = [];
+  for (const d of dims) {
+    if (d.kind === 'tag') out.push(d.name);
+    else if (d.kind === 'wildcard') out.push(...tagKeys);
+    else if (d.kind === 'regex') out.push(...tagKeys.filter((k) => d.re.test(k)));
+  }
+  return [...new Set(out)].sort();
+}
+
+function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo): OutSeries[] {
+  const stmt = plan.stmt;
+  const resolver = resolverOf(m);
+  const visible = src.seriesOf(m.name);
+  const tagKeys = [...new Set(visible.flatMap((s) => Object.keys(s.tags)))].sort();
+  const groupTags = groupTagNames(stmt.dimensions, tagKeys);
+  const fields = expandFields(stmt.fields, m, tagKeys, new Set(groupTags));
+  const columns = ['time', ...columnNames(fields)];
+  const aggregate = fields.some((f) => hasCall(f.expr));
+  const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+
+  // the series-level part of the filter
+  const filter = plan.filter;
+  const tagFilter = filter !== undefined && onlyTags(filter, resolver) ? filter : undefined;
+  const pointFilter = filter !== undefined && tagFilter === undefined ? filter : undefined;
+  const series = tagFilter === undefined ? visible
+    : visible.filter((s) => truthy(evaluate(tagFilter, (name) => s.tags[name] ?? '')));
+
+  const groups = new Map<string, Group>();
+  for (const s of series) {
+    const tags: Record<string, string> = {};
+    for (const k of groupTags) tags[k] = s.tags[k] ?? '';
+    const key = JSON.stringify(tags);
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = { key, tags, series: [] }));
+    g.series.push(s);
+  }
+  const ordered = [...groups.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  const wanted = new Set<string>();
+  for (const f of fields) fieldNames(f.expr, resolver, wanted);
+  fieldNames(pointFilter, resolver, wanted);
+  const fieldInfos = [...wanted].map((n) => m.fields.get(n)).filter((f): f is FieldInfo => f !== undefined);
+  const selected = new Set<string>();
+  for (const f of fields) fieldNames(f.expr, resolver, selected);
+  if (![...selected].some((n) => m.fields.has(n))) return [];
+
+  if (aggregate) {
+    for (const f of fields) if (!hasCall(f.expr) && f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast)) {
+      throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+    }
+  }
+
+  const out: OutSeries[] = [];
+  for (const g of ordered) {
+    const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter);
+    if (stream.ms.length === 0) continue;
+    const rows = aggregate
+      ? aggregateRows(plan, src, fields, stream, fieldInfos, timeDim?.kind === 'time' ? timeDim : undefined)
+      : rawRows(fields, stream, resolver);
+    if (stmt.desc) rows.reverse();
+    const limited = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    if (limited.length === 0) continue;
+    out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: limited });
+  }
+  return out;
+}
+
+/** The points of a group's series merged in time order (ties: series order), with their tags, filtered. */
+interface Stream {
+  ms: number[];
+  sub: number[];
+  /** per field (fieldNames order) */
+  values: PointValue[][];
+  fieldNames: string[];
+  tags: Array<Record<string, string>>;
+}
+
+function readGroup(catalogue: Catalogue, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined): Stream {
+  const parts = g.series.map((s) => ({ s, p: readPoints(catalogue, src.shards, s.id, fieldInfos, src.fromMs, src.toMs) }));
+  const order: Array<[number, number]> = [];
+  parts.forEach(({ p }, k) => { for (let i = 0; i < p.ms.length; i++) order.push([k, i]); });
+  if (parts.length > 1) {
+    order.sort((x, y) => {
+      const a = parts[x[0]].p;
+      const b = parts[y[0]].p;
+      return a.ms[x[1]] - b.ms[y[1]] || a.sub[x[1]] - b.sub[y[1]] || x[0] - y[0];
+    });
+  }
+  const st: Stream = { ms: [], sub: [], values: fieldInfos.map(() => []), fieldNames: fieldInfos.map((f) => f.name), tags: [] };
+  const index = new Map(fieldInfos.map((f, i) => [f.name, i]));
+  for (const [k, i] of order) {
+    const { s, p } = parts[k];
+    if (pointFilter !== undefined) {
+      const get = (name: string, cast?: 'field' | 'tag'): PointValue => {
+        const fi = cast === 'tag' ? undefined : index.get(name);
+        if (fi !== undefined) return p.values[fi][i];
+        return cast === 'field' ? null : s.tags[name] ?? '';
+      };
+      if (!truthy(evaluate(pointFilter, get))) continue;
+    }
+    st.ms.push(p.ms[i]);
+    st.sub.push(p.sub[i]);
+    for (let f = 0; f < fieldInfos.length; f++) st.values[f].push(p.values[f][i]);
+    st.tags.push(s.tags);
+  }
+  return st;
+}
+
+type OutRow = OutSeries['rows'][number];
+
+function rawRows(fields: Field[], st: Stream, resolver: Resolver): OutRow[] {
+  const rows: OutRow[] = [];
+  const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
+  const fieldCols = fields.map((f) => refersToField(f.expr, resolver));
+  for (let i = 0; i < st.ms.length; i++) {
+    const get = (name: string, cast?: 'field' | 'tag'): PointValue => {
+      if (resolver.isField(name, cast)) {
+        const fi = fieldIndex.get(name);
+        return fi === undefined ? null : st.values[fi][i];
+      }
+      return st.tags[i][name] ?? null;
+    };
+    let anyField = false;
+    const values = fields.map((f, k) => {
+      const v = evaluate(f.expr, get);
+      const value = v instanceof RegExp ? null : v;
+      if (value !== null && fieldCols[k]) anyField = true;
+      return value;
+    });
+    if (anyField) rows.push({ ms: st.ms[i], sub: st.sub[i], values });
+  }
+  return rows;
+}
+
+function refersToField(e: Expr, r: Resolver): boolean {
+  switch (e.kind) {
+    case 'var': return r.isField(e.name, e.cast);
+    case 'binary': return refersToField(e.lhs, r) || refersToField(e.rhs, r);
+    case 'paren': return refersToField(e.expr, r);
+    default: return false;
+  }
+}
+
+// ---- functions ----
+
+interface Column {
+  /** aligned with the windows (one value per window) or free rows (transformations, top/bottom) */
+  windowed: boolean;
+  values: Array<number | null>;
+  /** selectors: the selected point's time per window */
+  times?: Array<[number, number] | undefined>;
+  rows?: Row[];
+  /** whether the column is an integer count (fill(null) gives 0) */
+  isCount?: boolean;
+}
+
+function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] {
+  const stmt = plan.stmt;
+  const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
+  const offsetMs = timeDim ? timeDim.offsetNs / 1e6 : 0;
+  // windows: [start, end) in order
+  const windows: Array<[number, number]> = [];
+  if (timeDim) {
+    const first = windowStart(plan.explicitFromMs ?? st.ms[0], intervalMs, offsetMs, stmt.tz);
+    for (let w = first; w < src.toMs; ) {
+      let next = windowStart(w + intervalMs, intervalMs, offsetMs, stmt.tz);
+      if (next <= w) next = w + intervalMs;
+      windows.push([w, next]);
+      if (windows.length > MAX_WINDOWS) throw new StatementError(`too many GROUP BY time windows (more than ${MAX_WINDOWS}): narrow the time range or widen the interval`);
+      w = next;
+    }
+  } else {
+    windows.push([src.fromMs, src.toMs]);
+  }
+  const windowOf = timeDim ? (ms: number): [number, number] => {
+    const s = windowStart(ms, intervalMs, offsetMs, stmt.tz);
+    return [s, windowStart(s + intervalMs, intervalMs, offsetMs, stmt.tz)];
+  } : undefined;
+
+  const pointsOf = (name: string): Points => {
+    const fi = fieldInfos.findIndex((f) => f.name === name);
+    if (fi < 0) return { ms: [], sub: [], v: [] };
+    const kind = fieldInfos[fi].kind;
+    if (kind !== FLOAT && kind !== INTEGER && kind !== UNSIGNED) throw new StatementError(`unsupported ${fieldInfos[fi].name} type: functions need a numeric field`);
+    const p: Points = { ms: [], sub: [], v: [] };
+    const vals = st.values[fi];
+    for (let i = 0; i < st.ms.length; i++) {
+      const v = vals[i];
+      if (typeof v === 'number') { p.ms.push(st.ms[i]); p.sub.push(st.sub[i]); p.v.push(v); }
+    }
+    return p;
+  };
+
+  const numArg = (e: Expr | undefined, what: string): number | undefined => {
+    if (e === undefined) return undefined;
+    if (e.kind === 'integer' || e.kind === 'number') return e.value;
+    if (e.kind === 'duration') return e.ns / 1e6;
+    throw new StatementError(`expected a number as the second argument of ${what}()`);
+  };
+
+  const multi = fields.map((f) => f.expr).filter((e) => e.kind === 'call' && MULTI_SELECTORS.has(e.name));
+  if (multi.length > 0 && fields.length > 1) throw new StatementError('top(), bottom(), sample() and distinct() cannot be combined with other fields here');
+
+  const evalColumn = (e: Expr): Column | number => {
+    switch (e.kind) {
+      case 'paren': return evalColumn(e.expr);
+      case 'integer': case 'number': return e.value;
+      case 'binary': {
+        const l = evalColumn(e.lhs);
+        const r = evalColumn(e.rhs);
+        return combine(e.op, l, r);
+      }
+      case 'call': return callColumn(e);
+      case 'var': throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+      default: throw new StatementError('unsupported expression in a select with functions');
+    }
+  };
+
+  const callColumn = (e: Extract<Expr, { kind: 'call' }>): Column => {
+    const name = e.name;
+    const inner = e.args[0];
+    if (AGGREGATES.has(name) || SELECTORS.has(name)) {
+      if (inner === undefined || inner.kind !== 'var') {
+        if (inner?.kind === 'call') throw new StatementError(`${name}() of a function is not supported`);
+        throw new StatementError(`expected field argument in ${name}()`);
+      }
+      const p = pointsOf(inner.name);
+      if (name === 'integral') {
+        const unit = numArg(e.args[1], name) ?? 1000;
+        const sums = integralWindows(p, windowOf, unit);
+        return {
+          windowed: true,
+          values: windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (p.ms.length > 0 ? sums.get(Number.NaN) ?? null : null))),
+        };
+      }
+      if (MULTI_SELECTORS.has(name)) {
+        const n = name === 'distinct' ? 0 : numArg(e.args[e.args.length - 1], name);
+        if (name !== 'distinct' && (n === undefined || n <= 0 || !Number.isInteger(n))) throw new StatementError(`${name}() needs a positive integer count as its last argument`);
+        const rows: Row[] = [];
+        let hint = 0;
+        for (const [s, end] of windows) {
+          const [a, b] = windowRange(p, s, end, hint);
+          hint = b;
+          for (const r of reduceMany(name, p, a, b, n ?? 0)) {
+            rows.push(name === 'distinct' || timeDim ? { ms: timeDim || name === 'distinct' ? s : r.ms!, sub: 0, v: r.value } : { ms: r.ms!, sub: r.sub!, v: r.value });
+          }
+        }
+        return { windowed: false, values: [], rows };
+      }
+      const arg = name === 'percentile' ? numArg(e.args[1], name) : undefined;
+      if (name === 'percentile' && arg === undefined) throw new StatementError('percentile() needs a percentile as its second argument');
+      const values: Array<number | null> = [];
+      const times: Array<[number, number] | undefined> = [];
+      let hint = 0;
+      for (const [s, end] of windows) {
+        const [a, b] = windowRange(p, s, end, hint);
+        hint = b;
+        const r = reduce(name, p, a, b, arg);
+        values.push(r.value);
+        times.push(r.ms === undefined ? undefined : [r.ms, r.sub ?? 0]);
+      }
+      return { windowed: true, values, ...(SELECTORS.has(name) ? { times } : {}), ...(name === 'count' ? { isCount: true } : {}) };
+    }
+    if (TRANSFORMATIONS.has(name)) {
+      if (inner === undefined) throw new StatementError(`expected field argument in ${name}()`);
+      const unitArg = name === 'moving_average' ? undefined : numArg(e.args[1], name);
+      const arg = name === 'moving_average' ? numArg(e.args[1], name) : undefined;
+      if (name === 'moving_average' && (arg === undefined || arg < 1 || !Number.isInteger(arg))) throw new StatementError('moving_average() needs a window of at least 1 point');
+      let rows: Row[];
+      if (inner.kind === 'var') {
+        if (timeDim) throw new StatementError(`aggregate function required inside the call to ${name}`);
+        const p = pointsOf(inner.name);
+        rows = p.ms.map((ms, i) => ({ ms, sub: p.sub[i], v: p.v[i] }));
+      } else {
+        const col = evalColumn(inner);
+        if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
+        rows = rowsOf(col, windows, true);
+      }
+      const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : 1000);
+      return { windowed: false, values: [], rows: transform(name, rows, arg, unit) };
+    }
+    throw new StatementError(`undefined function ${name}()`);
+  };
+
+  const cols = fields.map((f) => {
+    const c = evalColumn(f.expr);
+    if (typeof c === 'number') throw new StatementError('a select with functions needs a function in every field');
+    return c;
+  });
+
+  // a single selector without GROUP BY time answers with the selected point's time
+  const selectorTime = !timeDim && cols.length === 1 && cols[0].times !== undefined;
+  if (cols.every((c) => c.windowed)) {
+    const nonEmpty = windows.map((w, i) => {
+      const [a, b] = windowRange({ ms: st.ms, sub: st.sub, v: [] }, w[0], w[1]);
+      return b > a || cols.some((c) => c.values[i] !== null) ? true : (void i, false);
+    });
+    if (!nonEmpty.some(Boolean)) return [];
+    const filled = cols.map((c) => fillColumn(c, nonEmpty, stmt.fill, windows));
+    const rows: OutRow[] = [];
+    windows.forEach(([s], i) => {
+      if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
+      const values = filled.map((c) => c[i]);
+      if (!timeDim && values.every((v) => v === null)) return;
+      const t = selectorTime ? cols[0].times![i] : undefined;
+      const at: [number, number] = t ?? (timeDim ? [s, 0] : plan.explicitFrom ?? [0, 0]);
+      rows.push({ ms: at[0], sub: at[1], values });
+    });
+    return rows;
+  }
+  // free rows: joined by time
+  const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
+  cols.forEach((c, k) => {
+    for (const r of rowsOf(c, windows, false)) {
+      const key = `${r.ms}:${r.sub}`;
+      let row = byTime.get(key);
+      if (row === undefined) byTime.set(key, (row = { ms: r.ms, sub: r.sub, values: cols.map(() => null) }));
+      if (row.values[k] === null) row.values[k] = r.v;
+      else {
+        // several rows at one time in one column (top of several series): keep them apart
+        const extra = { ms: r.ms, sub: r.sub, values: cols.map(() => null as PointValue) };
+        extra.values[k] = r.v;
+        byTime.set(`${key}:${byTime.size}`, extra);
+      }
+    }
+  });
+  return [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+}
+
+/** A column as rows: windowed columns at their window starts (or selected times), skipping nulls when asked. */
+function rowsOf(c: Column, windows: Array<[number, number]>, skipNull: boolean): Row[] {
+  if (!c.windowed) return c.rows ?? [];
+  const out: Row[] = [];
+  c.values.forEach((v, i) => { if (!(skipNull && v === null)) out.push({ ms: windows[i][0], sub: 0, v }); });
+  return out;
+}
+
+function combine(op: string, l: Column | number, r: Column | number): Column {
+  const apply = (a: number | null, b: number | null): number | null => {
+    if (a === null || b === null) return null;
+    const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'number', value: a }, rhs: { kind: 'number', value: b } }, () => null);
+    return typeof v === 'number' ? v : null;
+  };
+  if (typeof l === 'number' && typeof r === 'number') return { windowed: true, values: [apply(l, r)] };
+  if (typeof l === 'number' || typeof r === 'number') {
+    const col = (typeof l === 'number' ? r : l) as Column;
+    const k = (typeof l === 'number' ? l : r) as number;
+    const f = (v: number | null) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
+    if (col.windowed) return { windowed: true, values: col.values.map(f), ...(col.times ? { times: col.times } : {}) };
+    return { windowed: false, values: [], rows: (col.rows ?? []).map((x) => ({ ...x, v: f(x.v) })) };
+  }
+  if (l.windowed && r.windowed) return { windowed: true, values: l.values.map((v, i) => apply(v, r.values[i] ?? null)) };
+  const rightAt = new Map((r.rows ?? []).map((x) => [`${x.ms}:${x.sub}`, x.v]));
+  return { windowed: false, values: [], rows: (l.rows ?? []).map((x) => ({ ...x, v: apply(x.v, rightAt.get(`${x.ms}:${x.sub}`) ?? null) })) };
+}
+
+function fillColumn(c: Column, nonEmpty: boolean[], fill: SelectStatement['fill'], windows: Array<[number, number]>): PointValue[] {
+  const out: PointValue[] = c.values.slice();
+  switch (fill.mode) {
+    case 'null': case 'none':
+      if (c.isCount) out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = 0; });
+      return out;
+    case 'value':
+      out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = fill.value; });
+      return out;
+    case 'previous': {
+      let prev: PointValue = null;
+      out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = prev; else prev = v; });
+      return out;
+    }
+    case 'linear': {
+      for (let i = 0; i < out.length; i++) {
+        if (out[i] !== null || nonEmpty[i]) continue;
+        let a = i - 1;
+        while (a >= 0 && out[a] === null) a--;
+        let b = i + 1;
+        while (b < out.length && c.values[b] === null) b++;
+        if (a < 0 || b >= out.length) continue;
+        const va = out[a] as number;
+        const vb = c.values[b] as number;
+        out[i] = va + (vb - va) * (windows[i][0] - windows[a][0]) / (windows[b][0] - windows[a][0]);
+      }
+      return out;
+    }
+  }
+}
