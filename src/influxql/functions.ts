@@ -50,17 +50,29 @@ export function reduce(name: string, p: Points, a: number, b: number, arg: numbe
       return { value: n % 2 === 1 ? sorted[mid] : sorted[mid - 1] + (sorted[mid] - sorted[mid - 1]) / 2 };
     }
     case 'mode': {
-      // most frequent value; among equals the smallest
-      const sorted = p.v.slice(a, b).sort((x, y) => x - y);
-      let best = sorted[0];
-      let bestCount = 0;
-      for (let i = 0; i < sorted.length;) {
-        let j = i;
-        while (j < sorted.length && sorted[j] === sorted[i]) j++;
-        if (j - i > bestCount) { bestCount = j - i; best = sorted[i]; }
-        i = j;
+      // InfluxDB's rule: values in order (equal values in time order), runs counted; a later run of the same length
+      // wins unless it started after the time last recorded for the leader (ties depend on the points' times).
+      const idx = Array.from({ length: n }, (_, k) => a + k).sort((x, y) => p.v[x] - p.v[y] || x - y);
+      let mostFreq = 0;
+      let currFreq = 0;
+      let currMode = p.v[idx[0]];
+      let mostMode = currMode;
+      let mostTime = p.ms[idx[0]];
+      let currTime = mostTime;
+      for (const i of idx) {
+        if (p.v[i] !== currMode) {
+          currFreq = 1;
+          currMode = p.v[i];
+          currTime = p.ms[i];
+          continue;
+        }
+        currFreq++;
+        if (mostFreq > currFreq || (mostFreq === currFreq && currTime > mostTime)) continue;
+        mostFreq = currFreq;
+        mostMode = p.v[i];
+        mostTime = p.ms[i];
       }
-      return { value: best };
+      return { value: mostMode };
     }
     case 'spread': {
       let lo = Infinity;
@@ -77,10 +89,13 @@ export function reduce(name: string, p: Points, a: number, b: number, arg: numbe
       for (let i = a; i < b; i++) variance += (p.v[i] - mean) ** 2;
       return { value: Math.sqrt(variance / (n - 1)) };
     }
-    case 'first': return pick(p, a);
-    case 'last': {
-      // the latest time; among equal times the last one read
-      return pick(p, b - 1);
+    case 'first': case 'last': {
+      // the earliest (latest) time; among points at that time, the largest value (InfluxDB's tie rule)
+      let best = name === 'first' ? a : b - 1;
+      const t = p.ms[best];
+      const sub = p.sub[best];
+      for (let i = a; i < b; i++) if (p.ms[i] === t && p.sub[i] === sub && p.v[i] > p.v[best]) best = i;
+      return pick(p, best);
     }
     case 'min': case 'max': {
       let best = a;

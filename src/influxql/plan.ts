@@ -75,12 +75,24 @@ export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Sourc
   return [...ns.measurements.values()].filter((m) => src.regex!.test(m.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
+const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average']);
+
+function looksBack(e: Expr): boolean {
+  if (e.kind === 'call') return (LOOK_BACK.has(e.name) && e.args[0]?.kind === 'call') || e.args.some(looksBack);
+  if (e.kind === 'binary') return looksBack(e.lhs) || looksBack(e.rhs);
+  if (e.kind === 'paren') return looksBack(e.expr);
+  return false;
+}
+
 const clampTime = (ms: number) => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, Math.floor(ms)));
 
 export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Map<string, boolean>): SelectPlan {
   if (stmt.into !== undefined) throw new StatementError('SELECT … INTO is not supported: gridkeeper does not write through InfluxQL');
   if (stmt.tz !== undefined) checkZone(stmt.tz);
   const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);
+  // derivative(mean(x)) and its kin need the window before the first: InfluxDB reads one interval earlier
+  const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+  if (timeDim !== undefined && range.fromMs !== undefined && stmt.fields.some((f) => looksBack(f.expr))) range.fromMs -= timeDim.intervalNs / 1e6;
   const time: TimeCondition[] = [];
   if (range.fromMs !== undefined) time.push({ operator: '>=', value: clampTime(range.fromMs) });
   if (range.toMs !== undefined) time.push({ operator: '<', value: clampTime(range.toMs) });

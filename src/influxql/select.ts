@@ -62,8 +62,15 @@ function hasCall(e: Expr): boolean {
 function expandFields(fields: Field[], m: MeasurementInfo, tagKeys: string[], groupTags: Set<string>): Field[] {
   const out: Field[] = [];
   for (const f of fields) {
-    if (f.expr.kind !== 'wildcard') { out.push(f); continue; }
-    const cast = f.expr.cast;
+    const e = f.expr;
+    if (e.kind === 'call' && e.args[0]?.kind === 'wildcard') {
+      // fn(*): one column per numeric field, named fn_field
+      const names = [...m.fields.values()].filter((fi) => fi.kind === FLOAT || fi.kind === INTEGER || fi.kind === UNSIGNED).map((fi) => fi.name).sort();
+      for (const name of names) out.push({ expr: { ...e, args: [{ kind: 'var', name, cast: 'field' }, ...e.args.slice(1)] }, alias: `${e.name}_${name}` });
+      continue;
+    }
+    if (e.kind !== 'wildcard') { out.push(f); continue; }
+    const cast = e.cast;
     const names: Array<{ name: string; cast: 'field' | 'tag' }> = [];
     if (cast !== 'tag') for (const name of m.fields.keys()) names.push({ name, cast: 'field' });
     if (cast !== 'field') for (const k of tagKeys) if (!groupTags.has(k) && !m.fields.has(k)) names.push({ name: k, cast: 'tag' });
@@ -152,6 +159,8 @@ function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedS
   }
 
   const out: OutSeries[] = [];
+  // ORDER BY time DESC orders the series backwards too (as InfluxDB does)
+  if (stmt.desc) ordered.reverse();
   for (const g of ordered) {
     const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter);
     if (stream.ms.length === 0) continue;
@@ -253,6 +262,10 @@ interface Column {
   rows?: Row[];
   /** whether the column is an integer count (fill(null) gives 0) */
   isCount?: boolean;
+  /** integer values (linear fill interpolates in integers) */
+  integer?: boolean;
+  /** integral(): answered at time 0 without GROUP BY time, windows without points left out */
+  integral?: boolean;
 }
 
 function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] {
@@ -290,6 +303,11 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
       if (typeof v === 'number') { p.ms.push(st.ms[i]); p.sub.push(st.sub[i]); p.v.push(v); }
     }
     return p;
+  };
+
+  const isIntegerField = (name: string) => {
+    const kind = fieldInfos.find((f) => f.name === name)?.kind;
+    return kind === INTEGER || kind === UNSIGNED;
   };
 
   const numArg = (e: Expr | undefined, what: string): number | undefined => {
@@ -330,7 +348,7 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
         const unit = numArg(e.args[1], name) ?? 1000;
         const sums = integralWindows(p, windowOf, unit);
         return {
-          windowed: true,
+          windowed: true, integral: true,
           values: windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (p.ms.length > 0 ? sums.get(Number.NaN) ?? null : null))),
         };
       }
@@ -360,13 +378,15 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
         values.push(r.value);
         times.push(r.ms === undefined ? undefined : [r.ms, r.sub ?? 0]);
       }
-      return { windowed: true, values, ...(SELECTORS.has(name) ? { times } : {}), ...(name === 'count' ? { isCount: true } : {}) };
+      const integer = name === 'count' || (isIntegerField(inner.name) && !['mean', 'median', 'stddev'].includes(name));
+      return { windowed: true, values, ...(SELECTORS.has(name) ? { times } : {}), ...(name === 'count' ? { isCount: true } : {}), ...(integer ? { integer } : {}) };
     }
     if (TRANSFORMATIONS.has(name)) {
       if (inner === undefined) throw new StatementError(`expected field argument in ${name}()`);
       const unitArg = name === 'moving_average' ? undefined : numArg(e.args[1], name);
       const arg = name === 'moving_average' ? numArg(e.args[1], name) : undefined;
-      if (name === 'moving_average' && (arg === undefined || arg < 1 || !Number.isInteger(arg))) throw new StatementError('moving_average() needs a window of at least 1 point');
+      if (name === 'moving_average' && (arg === undefined || !Number.isInteger(arg))) throw new StatementError('moving_average() needs an integer window as its second argument');
+      if (name === 'moving_average' && arg! <= 1) throw new StatementError(`moving_average window must be greater than 1, got ${arg}`);
       let rows: Row[];
       if (inner.kind === 'var') {
         if (timeDim) throw new StatementError(`aggregate function required inside the call to ${name}`);
@@ -377,7 +397,8 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
         if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
         rows = rowsOf(col, windows, true);
       }
-      const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : 1000);
+      // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
+      const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : inner.kind !== 'var' && timeDim ? intervalMs : 1000);
       return { windowed: false, values: [], rows: transform(name, rows, arg, unit) };
     }
     throw new StatementError(`undefined function ${name}()`);
@@ -397,14 +418,22 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
       return b > a || cols.some((c) => c.values[i] !== null) ? true : (void i, false);
     });
     if (!nonEmpty.some(Boolean)) return [];
-    const filled = cols.map((c) => fillColumn(c, nonEmpty, stmt.fill, windows));
+    const allIntegral = cols.every((c) => c.integral);
+    // fill(previous) follows the answer's order: with ORDER BY time DESC the "previous" window is the later one
+    const fillIn = (c: Column): PointValue[] => {
+      if (!stmt.desc) return fillColumn(c, nonEmpty, stmt.fill, windows);
+      const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, nonEmpty.slice().reverse(), stmt.fill, windows.slice().reverse());
+      return rev.reverse();
+    };
+    const filled = cols.map((c) => (c.integral ? c.values : fillIn(c)));
     const rows: OutRow[] = [];
     windows.forEach(([s], i) => {
       if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
       const values = filled.map((c) => c[i]);
       if (!timeDim && values.every((v) => v === null)) return;
+      if (allIntegral && values.every((v) => v === null)) return;
       const t = selectorTime ? cols[0].times![i] : undefined;
-      const at: [number, number] = t ?? (timeDim ? [s, 0] : plan.explicitFrom ?? [0, 0]);
+      const at: [number, number] = t ?? (timeDim ? [s, 0] : allIntegral ? [0, 0] : plan.explicitFrom ?? [0, 0]);
       rows.push({ ms: at[0], sub: at[1], values });
     });
     return rows;
@@ -473,13 +502,16 @@ function fillColumn(c: Column, nonEmpty: boolean[], fill: SelectStatement['fill'
       for (let i = 0; i < out.length; i++) {
         if (out[i] !== null || nonEmpty[i]) continue;
         let a = i - 1;
-        while (a >= 0 && out[a] === null) a--;
+        while (a >= 0 && c.values[a] === null) a--;
         let b = i + 1;
         while (b < out.length && c.values[b] === null) b++;
         if (a < 0 || b >= out.length) continue;
-        const va = out[a] as number;
+        const va = c.values[a] as number;
         const vb = c.values[b] as number;
-        out[i] = va + (vb - va) * (windows[i][0] - windows[a][0]) / (windows[b][0] - windows[a][0]);
+        // InfluxDB's arithmetic, in nanoseconds: slope, then slope * elapsed + start (integers: truncated)
+        const m = (vb - va) / ((windows[b][0] - windows[a][0]) * 1e6);
+        const y = m * ((windows[i][0] - windows[a][0]) * 1e6) + va;
+        out[i] = c.integer ? Math.trunc(y) : y;
       }
       return out;
     }
