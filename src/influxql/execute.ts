@@ -3,7 +3,7 @@
 // inside one read transaction — one consistent snapshot, as the JSON queries have.
 import type { Statement } from './ast.ts';
 import { StatementError } from './errors.ts';
-import { planSelect, type QueryContext, type SelectPlan } from './plan.ts';
+import { newMemo, planSelect, type QueryContext, type SelectPlan } from './plan.ts';
 import { runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
@@ -21,7 +21,7 @@ type Planned = { kind: 'select'; plan: SelectPlan } | { kind: 'other'; stmt: Sta
 
 /** The answer `{"results":[…]}` as JSON text. Call inside a read transaction after catalogue.sync(). */
 export function executeQuery(ctx: QueryContext, statements: Statement[], options: ExecuteOptions): string {
-  const memo = new Map<string, boolean>();
+  const memo = newMemo();
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {

@@ -55,15 +55,29 @@ export function namespaceOf(ctx: QueryContext, src: { database?: string; retenti
   return { version: '1', database, retentionPolicy: src.retentionPolicy ?? (ctx.retentionPolicy || 'autogen') };
 }
 
-/** A per-request memo of the rights: every nodeId is checked once, through the telemetry rules (authorize.ts). */
-export function visibleSeries(ctx: QueryContext, memo: Map<string, boolean>, ns: NamespaceInfo, measurement: string): SeriesRef[] {
+/** What one request learns once: each nodeId's read right, each measurement's visible series. */
+export interface RequestMemo {
+  rights: Map<string, boolean>;
+  series: Map<string, SeriesRef[]>;
+}
+
+export const newMemo = (): RequestMemo => ({ rights: new Map(), series: new Map() });
+
+/** The series of a measurement the caller may read; every nodeId is checked once, through the telemetry rules (authorize.ts). */
+export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, measurement: string): SeriesRef[] {
+  const key = `${ns.id}\u0000${measurement}`;
+  const cached = memo.series.get(key);
+  if (cached !== undefined) return cached;
   const all = seriesOfMeasurement(ctx.db, ns, measurement);
-  const unknown = [...new Set(all.map((s) => s.nodeId).filter((n) => !memo.has(n)))];
+  const rights = memo.rights;
+  const unknown = [...new Set(all.map((s) => s.nodeId).filter((n) => !rights.has(n)))];
   if (unknown.length > 0) {
     const ok = readableNodeIds(ctx.db, ctx.userId, unknown);
-    for (const n of unknown) memo.set(n, ok.has(n));
+    for (const n of unknown) rights.set(n, ok.has(n));
   }
-  return all.filter((s) => memo.get(s.nodeId) === true);
+  const visible = all.filter((s) => rights.get(s.nodeId) === true);
+  memo.series.set(key, visible);
+  return visible;
 }
 
 export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Source, 'name' | 'regex'>): MeasurementInfo[] {
@@ -86,7 +100,7 @@ function looksBack(e: Expr): boolean {
 
 const clampTime = (ms: number) => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, Math.floor(ms)));
 
-export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Map<string, boolean>): SelectPlan {
+export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: RequestMemo): SelectPlan {
   if (stmt.into !== undefined) throw new StatementError('SELECT … INTO is not supported: gridkeeper does not write through InfluxQL');
   if (stmt.tz !== undefined) checkZone(stmt.tz);
   const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);

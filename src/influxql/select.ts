@@ -10,7 +10,7 @@ import {
 } from './functions.ts';
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
-import { readPoints, type PointValue, type SeriesRef } from '../telemetry/query-points.ts';
+import { addWindowSums, readPoints, type PointValue, type SeriesRef } from '../telemetry/query-points.ts';
 import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
 
@@ -162,11 +162,21 @@ function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedS
   // ORDER BY time DESC orders the series backwards too (as InfluxDB does)
   if (stmt.desc) ordered.reverse();
   for (const g of ordered) {
-    const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter);
-    if (stream.ms.length === 0) continue;
-    const rows = aggregate
-      ? aggregateRows(plan, src, fields, stream, fieldInfos, timeDim?.kind === 'time' ? timeDim : undefined)
-      : rawRows(fields, stream, resolver);
+    // a raw select without a point filter needs at most LIMIT + OFFSET points of each series, from the ordered end
+    const edge = !aggregate && pointFilter === undefined && stmt.limit > 0 && fields.every((f) => f.expr.kind === 'var')
+      ? { desc: stmt.desc, limit: stmt.limit + stmt.offset } : undefined;
+    const dim = timeDim?.kind === 'time' ? timeDim : undefined;
+    let rows: OutRow[] | undefined;
+    if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
+      && fields.every((f) => isSimpleSum(f.expr, m))) {
+      rows = sqlAggregateRows(catalogue, plan, src, g, fields, fieldInfos, dim);
+    }
+    if (rows === undefined) {
+      const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter, edge);
+      if (stream.ms.length === 0) continue;
+      rows = aggregate ? aggregateRows(plan, src, fields, stream, fieldInfos, dim) : rawRows(fields, stream, resolver);
+    }
+    if (rows.length === 0) continue;
     if (stmt.desc) rows.reverse();
     const limited = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
     if (limited.length === 0) continue;
@@ -185,8 +195,9 @@ interface Stream {
   tags: Array<Record<string, string>>;
 }
 
-function readGroup(catalogue: Catalogue, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined): Stream {
-  const parts = g.series.map((s) => ({ s, p: readPoints(catalogue, src.shards, s.id, fieldInfos, src.fromMs, src.toMs) }));
+function readGroup(catalogue: Catalogue, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
+  edge: { desc: boolean; limit: number } | undefined): Stream {
+  const parts = g.series.map((s) => ({ s, p: readPoints(catalogue, src.shards, s.id, fieldInfos, src.fromMs, src.toMs, edge) }));
   const order: Array<[number, number]> = [];
   parts.forEach(({ p }, k) => { for (let i = 0; i < p.ms.length; i++) order.push([k, i]); });
   if (parts.length > 1) {
@@ -221,6 +232,30 @@ type OutRow = OutSeries['rows'][number];
 function rawRows(fields: Field[], st: Stream, resolver: Resolver): OutRow[] {
   const rows: OutRow[] = [];
   const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
+  if (fields.every((f) => f.expr.kind === 'var')) {
+    // plain names (the common case): a field's value array or a tag, no expression evaluation per point
+    const cols = fields.map((f) => {
+      const e = f.expr as Extract<Expr, { kind: 'var' }>;
+      if (resolver.isField(e.name, e.cast)) {
+        const fi = fieldIndex.get(e.name);
+        return { values: fi === undefined ? undefined : st.values[fi], tag: undefined };
+      }
+      return { values: undefined, tag: e.name };
+    });
+    for (let i = 0; i < st.ms.length; i++) {
+      let anyField = false;
+      const values: PointValue[] = new Array(cols.length);
+      for (let k = 0; k < cols.length; k++) {
+        const c = cols[k];
+        if (c.tag !== undefined) { values[k] = st.tags[i][c.tag] ?? null; continue; }
+        const v = c.values === undefined ? null : c.values[i];
+        values[k] = v;
+        if (v !== null) anyField = true;
+      }
+      if (anyField) rows.push({ ms: st.ms[i], sub: st.sub[i], values });
+    }
+    return rows;
+  }
   const fieldCols = fields.map((f) => refersToField(f.expr, resolver));
   for (let i = 0; i < st.ms.length; i++) {
     const get = (name: string, cast?: 'field' | 'tag'): PointValue => {
@@ -253,6 +288,39 @@ function refersToField(e: Expr, r: Resolver): boolean {
 
 // ---- functions ----
 
+/** count / sum / mean of a numeric field: SQLite can reduce those per window without the points leaving it. */
+function isSimpleSum(e: Expr, m: MeasurementInfo): boolean {
+  if (e.kind !== 'call' || !['count', 'sum', 'mean'].includes(e.name) || e.args.length !== 1 || e.args[0].kind !== 'var') return false;
+  const f = m.fields.get(e.args[0].name);
+  return f !== undefined && e.args[0].cast !== 'tag' && (f.kind === FLOAT || f.kind === INTEGER || f.kind === UNSIGNED);
+}
+
+/** The rows of count/sum/mean selects from per-window sums computed by SQLite; undefined when a sum overflows. */
+function sqlAggregateRows(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[],
+  timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] | undefined {
+  const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
+  const firstMs = timeDim ? windowStart(plan.explicitFromMs!, intervalMs, timeDim.offsetNs / 1e6) : src.fromMs;
+  const sums = new Map<string, { count: number[]; sum: number[] }>();
+  try {
+    for (const f of fieldInfos) {
+      const acc = { count: [] as number[], sum: [] as number[] };
+      for (const s of g.series) addWindowSums(catalogue, src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
+      sums.set(f.name, acc);
+    }
+  } catch (err) {
+    if (/integer overflow/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
+  if (![...sums.values()].some((a) => a.count.some((n) => n > 0))) return [];
+  const empty: Stream = { ms: [], sub: [], values: fieldInfos.map(() => []), fieldNames: fieldInfos.map((f) => f.name), tags: [] };
+  return aggregateRows(plan, src, fields, empty, fieldInfos, timeDim, (name, fn, windowIndex) => {
+    const acc = sums.get(name)!;
+    const n = acc.count[windowIndex] ?? 0;
+    if (n === 0) return null;
+    return fn === 'count' ? n : fn === 'sum' ? acc.sum[windowIndex] : acc.sum[windowIndex] / n;
+  });
+}
+
 interface Column {
   /** aligned with the windows (one value per window) or free rows (transformations, top/bottom) */
   windowed: boolean;
@@ -268,7 +336,10 @@ interface Column {
   integral?: boolean;
 }
 
-function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] {
+type Reducer = (field: string, fn: string, windowIndex: number) => number | null;
+
+function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined,
+  reduced?: Reducer): OutRow[] {
   const stmt = plan.stmt;
   const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
   const offsetMs = timeDim ? timeDim.offsetNs / 1e6 : 0;
@@ -342,6 +413,10 @@ function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st
       if (inner === undefined || inner.kind !== 'var') {
         if (inner?.kind === 'call') throw new StatementError(`${name}() of a function is not supported`);
         throw new StatementError(`expected field argument in ${name}()`);
+      }
+      if (reduced !== undefined) {
+        const values = windows.map((_, i) => reduced(inner.name, name, i));
+        return { windowed: true, values, ...(name === 'count' ? { isCount: true, integer: true } : {}), ...(name === 'sum' && isIntegerField(inner.name) ? { integer: true } : {}) };
       }
       const p = pointsOf(inner.name);
       if (name === 'integral') {
@@ -501,11 +576,13 @@ function fillColumn(c: Column, nonEmpty: boolean[], fill: SelectStatement['fill'
     case 'linear': {
       for (let i = 0; i < out.length; i++) {
         if (out[i] !== null || nonEmpty[i]) continue;
+        // the nearest windows that answered (a window with points may answer null: stddev of one point)
+        const answered = (k: number) => nonEmpty[k] || c.values[k] !== null;
         let a = i - 1;
-        while (a >= 0 && c.values[a] === null) a--;
+        while (a >= 0 && !answered(a)) a--;
         let b = i + 1;
-        while (b < out.length && c.values[b] === null) b++;
-        if (a < 0 || b >= out.length) continue;
+        while (b < out.length && !answered(b)) b++;
+        if (a < 0 || b >= out.length || c.values[a] === null || c.values[b] === null) continue;
         const va = c.values[a] as number;
         const vb = c.values[b] as number;
         // InfluxDB's arithmetic, in nanoseconds: slope, then slope * elapsed + start (integers: truncated)

@@ -3,7 +3,7 @@
 import type { ShowStatement } from './ast.ts';
 import { evaluate, truthy } from './condition.ts';
 import { StatementError } from './errors.ts';
-import { matchMeasurements, namespaceOf, visibleSeries, type QueryContext } from './plan.ts';
+import { matchMeasurements, namespaceOf, visibleSeries, type QueryContext, type RequestMemo } from './plan.ts';
 import { FIELD_TYPES } from '../telemetry/line-scanner.ts';
 import type { NamespaceInfo } from '../telemetry/catalogue.ts';
 import { seriesKeyOf, type SeriesRef } from '../telemetry/query-points.ts';
@@ -29,7 +29,7 @@ function v1Namespaces(ctx: QueryContext): NamespaceInfo[] {
   return out;
 }
 
-function nsVisible(ctx: QueryContext, memo: Map<string, boolean>, ns: NamespaceInfo): boolean {
+function nsVisible(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo): boolean {
   for (const m of ns.measurements.keys()) if (visibleSeries(ctx, memo, ns, m).length > 0) return true;
   return false;
 }
@@ -48,7 +48,7 @@ function page<T>(list: T[], limit: number, offset: number): T[] {
   return limit > 0 ? list.slice(offset, offset + limit) : list.slice(offset);
 }
 
-export function runShow(ctx: QueryContext, stmt: ShowStatement, memo: Map<string, boolean>): ShowSeries[] {
+export function runShow(ctx: QueryContext, stmt: ShowStatement, memo: RequestMemo): ShowSeries[] {
   if (stmt.what === 'databases') {
     const names = [...new Set(v1Namespaces(ctx).filter((ns) => nsVisible(ctx, memo, ns)).map(dbOf))].sort(byText);
     return [{ name: 'databases', columns: ['name'], values: names.map((n) => [n]) }];

@@ -39,7 +39,32 @@ export function zoneOffsetMs(zone: string | undefined, ms: number): number {
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
 /** RFC3339 with nanoseconds, trailing zeros of the fraction dropped (Go's RFC3339Nano), in UTC or the zone's offset. */
+const DAY_MS = 86_400_000;
+let cachedDay = Number.NaN;
+let cachedPrefix = '';
+
+/** UTC: the day's text is computed once for consecutive times of one day. */
+function rfc3339Utc(ms: number, subNs: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) {
+    const d = new Date(day * DAY_MS);
+    cachedPrefix = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T`;
+    cachedDay = day;
+  }
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  const milli = rest - s * 1000;
+  let text = `${cachedPrefix}${pad(h)}:${pad(m)}:${pad(s)}`;
+  if (milli !== 0 || subNs !== 0) text += `.${(pad(milli, 3) + pad(subNs, 6)).replace(/0+$/, '')}`;
+  return `${text}Z`;
+}
+
 export function rfc3339(ms: number, subNs: number, zone?: string): string {
+  if (zone === undefined && ms >= 0) return rfc3339Utc(ms, subNs);
   const offset = zoneOffsetMs(zone, ms);
   const d = new Date(ms + offset);
   const frac = (pad(d.getUTCMilliseconds(), 3) + pad(subNs, 6)).replace(/0+$/, '');

@@ -39,19 +39,29 @@ export function seriesKeyOf(measurement: string, tags: Record<string, string>): 
   return key;
 }
 
-/** The series' points with at least one of `fields` set, over [fromMs, toMs), from the given shards (oldest first). */
-export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number): SeriesPoints {
+/**
+ * The series' points with at least one of `fields` set, over [fromMs, toMs), from the given shards (oldest first), in
+ * time order. With `edge`, only the first (or, `desc`, the last) `limit` of them are read: shards are visited from
+ * that end and each statement stops at the limit.
+ */
+export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+  edge?: { desc: boolean; limit: number }): SeriesPoints {
   const out: SeriesPoints = { ms: [], sub: [], values: fields.map(() => []) };
   if (fields.length === 0) return out;
-  for (const shard of shards) {
+  const desc = edge?.desc === true;
+  const order = desc ? [...shards].reverse() : shards;
+  for (const shard of order) {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+    const left = edge === undefined ? undefined : edge.limit - out.ms.length;
+    if (left !== undefined && left <= 0) break;
     const cols = fields.map((f) => columnIn(shard, f));
     const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
     if (present.length === 0) continue;
-    const key = `${shard.table}/${shard.columns}/p${fields.map((f) => f.ordinal).join(',')}`;
+    const dir = desc ? 'DESC' : 'ASC';
+    const key = `${shard.table}/${shard.columns}/p${fields.map((f) => f.ordinal).join(',')}${edge ? `/${dir}` : ''}`;
     const stmt = statement(catalogue, key, () => `SELECT t_ms, t_ns, ${cols.map((c) => c ?? 'NULL').join(', ')} FROM "${shard.table}"
-      WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')}) ORDER BY t_ms, t_ns`);
-    const rows = stmt.all(seriesId, fromMs, toMs) as unknown[][];
+      WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')}) ORDER BY t_ms ${dir}, t_ns ${dir}${edge ? ' LIMIT ?' : ''}`);
+    const rows = (left === undefined ? stmt.all(seriesId, fromMs, toMs) : stmt.all(seriesId, fromMs, toMs, left)) as unknown[][];
     for (const r of rows) {
       out.ms.push(r[0] as number);
       out.sub.push(r[1] as number);
@@ -61,5 +71,33 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
       }
     }
   }
+  if (desc) {
+    out.ms.reverse();
+    out.sub.reverse();
+    for (const v of out.values) v.reverse();
+  }
   return out;
+}
+
+/**
+ * count and sum of a field per window of `intervalMs` starting at `firstMs` (intervalMs 0: one window), over
+ * (the window number is CAST: bound JavaScript numbers may arrive as REAL, and REAL division does not truncate)
+ * [fromMs, toMs), added into `count` / `sum` (indexed by window). SQLite aggregates; an integer sum that overflows
+ * int64 throws (the caller then reads the points).
+ */
+export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+  firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+  for (const shard of shards) {
+    if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+    const col = columnIn(shard, field);
+    if (col === undefined) continue;
+    const key = `${shard.table}/${shard.columns}/w${field.ordinal}:${field.kind}`;
+    const stmt = statement(catalogue, key, () => `SELECT CAST((t_ms - @first) / @interval AS INTEGER), count(${col}), sum(${col}) FROM "${shard.table}"
+      WHERE series_id = @series AND t_ms >= @from AND t_ms < @to AND ${col} IS NOT NULL GROUP BY 1`);
+    const rows = stmt.all({ first: firstMs, interval: intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs, series: seriesId, from: Math.max(fromMs, shard.startMs), to: Math.min(toMs, shard.endMs) }) as Array<[number, number, number]>;
+    for (const [w, n, s] of rows) {
+      count[w] = (count[w] ?? 0) + n;
+      sum[w] = (sum[w] ?? 0) + s;
+    }
+  }
 }
