@@ -51,7 +51,7 @@ const tenants: Record<'a' | 'b', Tenant> = {} as never;
 const stats = { requests: 0, variants: 0, statuses: new Map<number, number>(), pastValidation: new Map<Template, number>() };
 const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
-  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST',
+  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654,
 };
 
 function ok(r: HttpResult, what: string): any {
@@ -87,6 +87,7 @@ async function makeTenant(name: string): Promise<Tenant> {
     const w = await http.request('POST', `/v1/telemetry?db=${database}&rp=autogen&precision=ms`, { token, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(w.status, 204, w.text);
   }
+  const apiToken = ok(await as('POST', '/user/tokens', { name: `${secret}-api-token`, scopes: ['api'] }), 'api token');
   const userIds = (db.prepare(`SELECT id FROM users WHERE email IN (?, ?, ?) ORDER BY id`).pluck().all(email('owner'), email('colleague'), email('staff')) as number[]);
   return {
     name, token, http, userIds,
@@ -100,9 +101,10 @@ async function makeTenant(name: string): Promise<Tenant> {
       ctrl: [`${name}node-ctrl`],
       email: [email('colleague'), email('staff'), email('owner')],
       key: licenses.map((l) => l.key),
+      apiToken: [apiToken.id],
     },
     licenseIds: licenses.map((l) => l.id),
-    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key)],
+    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), apiToken.token],
   };
 }
 
@@ -135,6 +137,7 @@ async function snapshot(v: Tenant): Promise<string> {
     monitors: all(`SELECT * FROM monitors WHERE ${inJson('role_id', roles)} OR ${inJson('device_id', devices)} ORDER BY id`),
     licenses: all(`SELECT * FROM licenses WHERE ${inJson('id', licenses)} ORDER BY id`),
     links: all(`SELECT license_id, device_id FROM license_datalink WHERE ${inJson('license_id', licenses)} OR ${inJson('device_id', devices)} ORDER BY id`),
+    apiTokens: all(`SELECT id, user_id, name, scopes, token_hash, expires_at FROM api_tokens WHERE ${inJson('user_id', users)} ORDER BY id`),
     telemetry,
   });
 }
@@ -143,12 +146,17 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|apiToken)$/;
+/** a nodeId inside a longer query value (an InfluxQL statement) */
+const EMBEDDED = /@(nodeId|ctrl)\b/;
 
 function slotsOf(t: Template): Slot[] {
   const out: Slot[] = [];
   for (const [k, val] of Object.entries(t.params ?? {})) { const m = PLACEHOLDER.exec(val); if (m) out.push({ loc: `params.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false }); }
-  for (const [k, val] of Object.entries(t.query ?? {})) { const m = PLACEHOLDER.exec(val); if (m) out.push({ loc: `query.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false }); }
+  for (const [k, val] of Object.entries(t.query ?? {})) {
+    const m = PLACEHOLDER.exec(val) ?? EMBEDDED.exec(val);
+    if (m) out.push({ loc: `query.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false });
+  }
   const walk = (node: unknown, path: string[], inArray: boolean) => {
     if (typeof node === 'string') { const m = PLACEHOLDER.exec(node); if (m) out.push({ loc: ['body', ...path].join('.'), kind: m[1] as Kind, list: inArray }); }
     else if (Array.isArray(node)) node.forEach((x) => walk(x, path, true));
@@ -215,7 +223,11 @@ function build(t: Template, values: Record<string, Value>): { method: string; pa
   const text = (v: Value) => (Array.isArray(v) ? v.join(',') : String(v));
   const [method, pattern] = t.route.split(' ');
   const path = pattern.replace(/:(\w+)/g, (_, k: string) => encodeURIComponent(text(values[`params.${k}`] ?? t.params![k])));
-  const q = Object.entries(t.query ?? {}).map(([k, v]) => `${k}=${encodeURIComponent(values[`query.${k}`] !== undefined ? text(values[`query.${k}`]) : v)}`);
+  const q = Object.entries(t.query ?? {}).map(([k, v]) => {
+    const value = values[`query.${k}`];
+    if (value === undefined) return `${k}=${encodeURIComponent(v)}`;
+    return `${k}=${encodeURIComponent(PLACEHOLDER.test(v) ? text(value) : v.replace(new RegExp(EMBEDDED.source, 'g'), () => text(value)))}`;
+  });
   const fill = (node: unknown, path: string[]): unknown => {
     if (typeof node === 'string' && PLACEHOLDER.test(node)) return values[['body', ...path].join('.')];
     if (Array.isArray(node)) {
