@@ -60,6 +60,25 @@ describe('influx door: /query SHOW', () => {
     ]);
   });
 
+  test("the SHOW statements Grafana's query editor sends", async () => {
+    const { t, readerToken } = await fixture();
+    const q = 'SHOW RETENTION POLICIES on "site"; SHOW MEASUREMENTS WITH MEASUREMENT =~ /ener/ LIMIT 100; SHOW FIELD KEYS FROM "energy"; '
+      + 'SHOW TAG KEYS FROM "energy"; SHOW TAG VALUES FROM "energy" WITH KEY = "nodeId" WHERE "phase" =~ /^L1$/; SHOW MEASUREMENTS LIMIT 1 OFFSET 1';
+    assert.deepEqual(await results(t, t.adminToken, q), [
+      { statement_id: 0, series: [{ columns: ['name', 'duration', 'shardGroupDuration', 'replicaN', 'default'], values: [['autogen', '0s', '24h0m0s', 1, true]] }] },
+      { statement_id: 1, series: [{ name: 'measurements', columns: ['name'], values: [['energy']] }] },
+      { statement_id: 2, series: [{ name: 'energy', columns: ['fieldKey', 'fieldType'], values: [['n', 'integer'], ['power', 'float']] }] },
+      { statement_id: 3, series: [{ name: 'energy', columns: ['tagKey'], values: [['nodeId'], ['phase']] }] },
+      { statement_id: 4, series: [{ name: 'energy', columns: ['key', 'value'], values: [['nodeId', 'a']] }] },
+      { statement_id: 5, series: [{ name: 'measurements', columns: ['name'], values: [['other']] }] },
+    ]);
+    // the reader sees neither `other` nor node b
+    assert.deepEqual(await results(t, readerToken, 'SHOW MEASUREMENTS LIMIT 1 OFFSET 1; SHOW TAG VALUES FROM "energy" WITH KEY = "nodeId"'), [
+      { statement_id: 0 },
+      { statement_id: 1, series: [{ name: 'energy', columns: ['key', 'value'], values: [['nodeId', 'a']] }] },
+    ]);
+  });
+
   test('a user without devices sees no database', async () => {
     const { t } = await fixture();
     const nobody = await t.createUser('nobody@test');
