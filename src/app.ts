@@ -18,6 +18,7 @@ import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerCustomerRoutes } from './customers/customers.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
+import { registerInfluxRoutes } from './influx/influx.routes.ts';
 
 const DOTTED_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -59,6 +60,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerCustomerRoutes(ctx);
   registerTelemetryRoutes(ctx);
   registerAssetRoutes(ctx);
+  registerInfluxRoutes(ctx);
   return { app, api };
 }
 

@@ -5,6 +5,7 @@ import { registerTwoFactorRoutes } from './two-factor.routes.ts';
 import { registerPasswordRoutes } from './password.routes.ts';
 import { registerUserRoutes } from './users.routes.ts';
 import { registerPasswordResetRoutes } from './password-reset.routes.ts';
+import { registerApiTokenRoutes } from './api-tokens.routes.ts';
 
 export function registerAuthRoutes(ctx: RouteContext): void {
   registerLoginRoutes(ctx);
@@ -12,4 +13,5 @@ export function registerAuthRoutes(ctx: RouteContext): void {
   registerPasswordRoutes(ctx);
   registerUserRoutes(ctx);
   registerPasswordResetRoutes(ctx);
+  registerApiTokenRoutes(ctx);
 }

@@ -78,7 +78,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
 
   api.route({
     method: 'get', path: '/auth/accesstoken/validate', tag: 'authentication', summary: 'Check an access token',
-    auth: auth.requireActor,
+    auth: auth.requireSession,
     responses: { 200: { description: 'the token is valid', schema: UserIdResponse } },
   }, (c) => c.json({ userId: c.var.actor.userId }));
 

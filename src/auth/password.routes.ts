@@ -16,7 +16,7 @@ export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void 
     method: 'put', path: '/user/password', tag: 'authentication', summary: 'Change the caller\'s password',
     description: 'Body { currentPassword, newPassword } with an access token, or { newPassword } with a sudo token. '
       + 'All the user\'s refresh tokens (and tokens minted from them) are revoked.',
-    auth: auth.requireActor, body: PasswordBody,
+    auth: auth.requireSession, body: PasswordBody,
     responses: {
       204: { description: 'changed' },
       429: { description: 'TOO_MANY_FAILED_PASSWORD_CHECKS', schema: ThrottledError },

@@ -111,9 +111,14 @@ async function verifySignedToken(keys: KeyRing, token: string, nowMs: number): P
   });
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or undefined. */
-export function bearerToken(header: string | undefined): string | undefined {
+/**
+ * The token of an `Authorization: Bearer <token>` header, or undefined. `Token <token>` (InfluxDB's scheme) is taken
+ * too, for API tokens only: `allowTokenScheme`.
+ */
+export function bearerToken(header: string | undefined, allowTokenScheme = false): string | undefined {
   if (!header) return undefined;
-  const m = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header);
-  return m ? m[1] : undefined;
+  const m = /^(Bearer|Token)[ ]+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(header);
+  if (!m) return undefined;
+  if (m[1].toLowerCase() === 'token' && !allowTokenScheme) return undefined;
+  return m[2];
 }

@@ -71,7 +71,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
 
   api.route({
     method: 'get', path: '/user/2fa', tag: 'two-factor', summary: 'Two-factor status of the caller',
-    auth: auth.requireActor,
+    auth: auth.requireSession,
     responses: { 200: { description: 'status', schema: TwoFactorStatus } },
   }, (c) => {
     const userId = c.var.actor.userId;
@@ -88,7 +88,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     method: 'post', path: '/user/2fa/totp/setup', tag: 'two-factor', summary: 'Start a TOTP setup',
     description: 'Needs a sudo token, or — while 2FA is not yet enabled — an access token at most 5 minutes old. '
       + 'The new secret takes effect with /user/2fa/totp/enable.',
-    auth: auth.requireActor,
+    auth: auth.requireSession,
     responses: { 200: { description: 'the secret and its otpauth:// URL (for a QR code)', schema: TotpSetupResponse } },
   }, async (c) => {
     const actor = c.var.actor;
@@ -109,7 +109,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     method: 'post', path: '/user/2fa/totp/enable', tag: 'two-factor', summary: 'Enable TOTP with a first code',
     description: 'Confirms the secret of the last setup with a code from it. Answers 10 single-use recovery codes '
       + '(shown once; earlier codes are void). While 2FA is already enabled this needs a sudo token.',
-    auth: auth.requireActor, body: TotpBody,
+    auth: auth.requireSession, body: TotpBody,
     responses: {
       200: { description: '2FA is on', schema: RecoveryCodesResponse },
       429: { description: 'TOO_MANY_TOTP_CHECKS', schema: ThrottledError },

@@ -7,6 +7,7 @@ import m0003 from '../../sql/0003_devices.sql';
 import m0004 from '../../sql/0004_licenses.sql';
 import m0005 from '../../sql/0005_telemetry.sql';
 import m0006 from '../../sql/0006_eniris.sql';
+import m0007 from '../../sql/0007_api_tokens.sql';
 import m0008 from '../../sql/0008_security.sql';
 
 export interface Migration { name: string; sql: string }
@@ -18,6 +19,7 @@ export const migrations: readonly Migration[] = [
   { name: '0004_licenses', sql: m0004 },
   { name: '0005_telemetry', sql: m0005 },
   { name: '0006_eniris', sql: m0006 },
+  { name: '0007_api_tokens', sql: m0007 },
   { name: '0008_security', sql: m0008 },
 ];
 

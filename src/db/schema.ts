@@ -152,6 +152,18 @@ export interface SessionsTable {
   revoked_at: number | null;
 }
 
+export interface ApiTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  /** JSON array of scopes */
+  scopes: string;
+  token_hash: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
 export interface TwoFactorTable {
   user_id: number;
   totp_secret: string | null;
@@ -235,6 +247,7 @@ export interface Schema {
   schema_migrations: SchemaMigrationsTable;
   sessions: SessionsTable;
   two_factor: TwoFactorTable;
+  api_tokens: ApiTokensTable;
   recovery_codes: RecoveryCodesTable;
   auth_failures: AuthFailuresTable;
   telemetry_namespaces: TelemetryNamespacesTable;

@@ -1,34 +1,68 @@
-// Authenticators: bearer token -> c.var.actor. Every /v1 and /user route declares one; `requireActor` (access or sudo)
-// is the one almost every route uses. The kind of token decides where it is accepted.
+// Authenticators: bearer token -> c.var.actor. Every /v1 and /user route declares one; `requireActor` (access or sudo
+// token, or an API token with scope `api`) is the one almost every route uses. The kind of token decides where it is
+// accepted: API tokens never reach token, password, 2FA or sudo operations (`requireSession`).
 import type { Context } from 'hono';
 import { ApiError } from './errors.ts';
-import type { AppEnv, TokenType } from './env.ts';
+import type { Actor, AppEnv, TokenType } from './env.ts';
 import type { Authenticator } from './route.ts';
 import { bearerToken, verifyToken, type TokenClaims } from '../auth/tokens.ts';
+import { verifyApiToken } from '../auth/api-token-auth.ts';
+import { isApiTokenText, type ApiTokenScope } from '../auth/api-tokens.store.ts';
 import type { Deps } from '../deps.ts';
 
-async function authenticate(deps: Deps, c: Context<AppEnv>, accepted: readonly TokenType[]): Promise<TokenClaims> {
-  const token = bearerToken(c.req.header('authorization'));
-  if (!token) throw new ApiError('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');
+/**
+ * The actor of a token taken from a request: an API token (`gk_...`) when `apiScopes` names the scopes accepted here,
+ * else a JWT of one of the `accepted` kinds. Throws 401 (or 403 INSUFFICIENT_SCOPE).
+ */
+export async function actorOfToken(deps: Deps, token: string, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[]): Promise<{ actor: Actor; claims?: TokenClaims }> {
+  if (isApiTokenText(token)) {
+    if (apiScopes.length === 0) throw new ApiError('UNAUTHENTICATED', `an API token is not accepted here (expected ${accepted.join(' or ')})`);
+    return { actor: verifyApiToken(deps, token, apiScopes) };
+  }
   const claims = await verifyToken(deps.keys, token, accepted, deps.now());
   if (deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
-  c.set('actor', { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) });
+  return { actor: { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) }, claims };
+}
+
+async function authenticate(deps: Deps, c: Context<AppEnv>, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[] = []): Promise<TokenClaims | undefined> {
+  const header = c.req.header('authorization');
+  const token = bearerToken(header, true);
+  // `Token <jwt>` is InfluxDB's scheme for its own tokens; ours take it only for API tokens
+  if (!token || (!isApiTokenText(token) && bearerToken(header) === undefined)) {
+    throw new ApiError('UNAUTHENTICATED', 'missing bearer token (Authorization: Bearer <token>)');
+  }
+  const { actor, claims } = await actorOfToken(deps, token, accepted, apiScopes);
+  c.set('actor', actor);
   return claims;
 }
 
 export interface Authenticators {
-  /** access or sudo token (a sudo token is accepted wherever an access token is) */
+  /** access or sudo token (a sudo token is accepted wherever an access token is), or an API token with scope `api` */
   requireActor: Authenticator;
+  /** access or sudo token only: token, password and 2FA operations never take an API token */
+  requireSession: Authenticator;
   /** sudo token only; a plain access token gets 403 SUDO_REQUIRED */
   requireSudo: Authenticator;
   requireRefresh: Authenticator;
   /** partial (2FA login) or access/sudo token */
   requirePartialOrActor: Authenticator;
+  /** telemetry writes: access/sudo token, or an API token with scope `api` or `telemetry:write` */
+  requireTelemetryWrite: Authenticator;
+  /** telemetry queries: access/sudo token, or an API token with scope `api` or `telemetry:read` */
+  requireTelemetryRead: Authenticator;
 }
 
 export function makeAuthenticators(deps: Deps): Authenticators {
+  const actorOr = (scopes: ApiTokenScope[]): Authenticator => ({
+    security: 'accessBearerAuth',
+    alsoAccepts: ['sudoBearerAuth', 'apiTokenAuth'],
+    authenticate: async (c) => { await authenticate(deps, c, ['access', 'sudo'], scopes); },
+  });
   return {
-    requireActor: {
+    requireActor: actorOr(['api']),
+    requireTelemetryWrite: actorOr(['api', 'telemetry:write']),
+    requireTelemetryRead: actorOr(['api', 'telemetry:read']),
+    requireSession: {
       security: 'accessBearerAuth',
       alsoAccepts: ['sudoBearerAuth'],
       authenticate: async (c) => { await authenticate(deps, c, ['access', 'sudo']); },
@@ -37,7 +71,7 @@ export function makeAuthenticators(deps: Deps): Authenticators {
       security: 'sudoBearerAuth',
       authenticate: async (c) => {
         const claims = await authenticate(deps, c, ['access', 'sudo']);
-        if (claims.typ !== 'sudo') throw new ApiError('SUDO_REQUIRED', 'this operation needs a sudo token (second factor)');
+        if (claims?.typ !== 'sudo') throw new ApiError('SUDO_REQUIRED', 'this operation needs a sudo token (second factor)');
       },
     },
     requireRefresh: {

@@ -4,11 +4,14 @@ export type TokenType = 'refresh' | 'access' | 'partial' | 'sudo';
 /** The authenticated caller. Users hold no rights themselves; src/access resolves what this user may do. */
 export interface Actor {
   userId: number;
-  tokenType: TokenType;
+  /** 'api': a long-lived API token (src/auth/api-tokens.store.ts) */
+  tokenType: TokenType | 'api';
   /** issued-at of the presented token, Unix seconds */
   issuedAt: number;
   /** id of the refresh-token session the token descends from (revocation) */
   sessionId?: string;
+  /** the API token used, when tokenType is 'api' */
+  apiTokenId?: number;
 }
 
 export interface AppEnv {

@@ -82,6 +82,8 @@ export function buildOpenApi(specs: readonly AnyRouteSpec[], version: string): R
         refreshBearerAuth: bearer('Refresh token (14 days) from POST /auth/login'),
         partialBearerAuth: bearer('Partial auth token (5 minutes) from a login that needs the second factor'),
         sudoBearerAuth: bearer('Sudo token (5 minutes) from the TOTP or recovery-code step'),
+        apiTokenAuth: bearer('API token (gk_..., long-lived) from POST /user/tokens; `Authorization: Token gk_...` works too. '
+          + 'Scope api: wherever an access token is, except token, password and 2FA operations; telemetry:write / telemetry:read: telemetry writes / queries'),
       },
     },
   };

@@ -10,7 +10,7 @@ export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** Authenticates a request: sets c.var.actor or throws ApiError (401/403). `security` names the OpenAPI scheme. */
 export interface Authenticator {
-  security: 'accessBearerAuth' | 'refreshBearerAuth' | 'partialBearerAuth' | 'sudoBearerAuth';
+  security: 'accessBearerAuth' | 'refreshBearerAuth' | 'partialBearerAuth' | 'sudoBearerAuth' | 'apiTokenAuth';
   /** further schemes accepted, for the document */
   alsoAccepts?: Authenticator['security'][];
   authenticate(c: Context<AppEnv>): void | Promise<void>;
@@ -46,6 +46,8 @@ export interface RouteSpec<B extends Schema | undefined, Q extends Schema | unde
   bodyLimit?: number;
   /** leave unknown query parameters alone (InfluxDB write compatibility) */
   looseQuery?: boolean;
+  /** renders this route's ApiErrors (413, 401, ...) in another shape than the contract's (the InfluxDB 1.x door) */
+  renderError?: (c: Context<AppEnv>, err: ApiError) => Response;
 }
 
 export interface RouteInput<B, Q, P> {
@@ -74,8 +76,7 @@ export class Api {
     this.specs.push(spec as AnyRouteSpec);
     const limit = spec.bodyLimit ?? DEFAULT_BODY_LIMIT;
     const hasBody = spec.body !== undefined || spec.rawBody !== undefined;
-    this.app.on(spec.method.toUpperCase(), spec.path, async (c) => {
-      c.set('routePattern', spec.path);
+    const run = async (c: Context<AppEnv>): Promise<Response> => {
       // 413 from the declared length before anything else is read.
       const declared = Number(c.req.header('content-length') ?? 0);
       if (declared > limit) throw payloadTooLarge(limit);
@@ -99,6 +100,17 @@ export class Api {
         body = parseWith(spec.body, text === undefined ? undefined : parseJsonBody(text), 'body');
       }
       return handler(c, { body, query, params, raw: spec.rawBody ? bytes : undefined } as RouteInput<B, Q, P>);
+    };
+    const render = spec.renderError;
+    this.app.on(spec.method.toUpperCase(), spec.path, async (c) => {
+      c.set('routePattern', spec.path);
+      if (render === undefined) return run(c);
+      try {
+        return await run(c);
+      } catch (err) {
+        if (err instanceof ApiError) return render(c, err);
+        throw err;
+      }
     });
   }
 }

@@ -4,6 +4,7 @@
 import type { Db } from '../db/open.ts';
 import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
 import { inJson, listParam } from '../db/in-list.ts';
+import { isRootMember } from '../access/root.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
 export const TELEMETRY_PROPERTY = 'nodeInfluxSeries';
@@ -33,5 +34,16 @@ export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, ru
   if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, deviceAccess(db, userId, d.id));
   else for (const a of readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
+  return out;
+}
+
+/**
+ * The nodeIds among `nodeIds` whose telemetry the user may read: members of the root role read every series (also
+ * those whose nodeId names no device); everyone else what nodeRights(…, 'read') allows.
+ */
+export function readableNodeIds(db: Db, userId: number, nodeIds: Iterable<string>): Set<string> {
+  if (isRootMember(db, userId)) return new Set(nodeIds);
+  const out = new Set<string>();
+  for (const [nodeId, ok] of nodeRights(db, userId, nodeIds, 'read')) if (ok) out.add(nodeId);
   return out;
 }

@@ -26,7 +26,8 @@ import {
 
 export { parseFloatToken } from './line-text.ts';
 
-export type Precision = 'ns' | 'us' | 'ms' | 's';
+/** m and h only reach the scanner through the InfluxDB 1.x door (POST /write). */
+export type Precision = 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
 
 /** Field kinds as small integers (the scanner's arrays hold these); FIELD_TYPES names them. */
 export const FLOAT = 0;
@@ -61,12 +62,14 @@ const UINT64_MAX = 2n ** 64n - 1n;
 // InfluxDB's valid time range is ±(2^63 - 2) ns. Per precision: how many trailing digits are sub-ms, the most digits a
 // timestamp can have, and the largest magnitude split as (ms part, sub-ms part).
 const MAX_MS = 9223372036854;
-interface TimeRule { subDigits: number; maxDigits: number; maxHi: number; maxLo: number; seconds: boolean }
+interface TimeRule { subDigits: number; maxDigits: number; maxHi: number; maxLo: number; unitMs: number }
 const TIME_RULES: Record<Precision, TimeRule> = {
-  ns: { subDigits: 6, maxDigits: 19, maxHi: MAX_MS, maxLo: 775806, seconds: false },
-  us: { subDigits: 3, maxDigits: 16, maxHi: MAX_MS, maxLo: 775, seconds: false },
-  ms: { subDigits: 0, maxDigits: 13, maxHi: MAX_MS, maxLo: 0, seconds: false },
-  s: { subDigits: 0, maxDigits: 10, maxHi: 9223372036, maxLo: 0, seconds: true },
+  ns: { subDigits: 6, maxDigits: 19, maxHi: MAX_MS, maxLo: 775806, unitMs: 1 },
+  us: { subDigits: 3, maxDigits: 16, maxHi: MAX_MS, maxLo: 775, unitMs: 1 },
+  ms: { subDigits: 0, maxDigits: 13, maxHi: MAX_MS, maxLo: 0, unitMs: 1 },
+  s: { subDigits: 0, maxDigits: 10, maxHi: 9223372036, maxLo: 0, unitMs: 1000 },
+  m: { subDigits: 0, maxDigits: 9, maxHi: 153722867, maxLo: 0, unitMs: 60_000 },
+  h: { subDigits: 0, maxDigits: 7, maxHi: 2562047, maxLo: 0, unitMs: 3_600_000 },
 };
 
 const BOOLEANS = new Map<string, boolean>([
@@ -455,7 +458,7 @@ export class LineScanner {
     }
     if (hi > rule.maxHi || (hi === rule.maxHi && lo > rule.maxLo)) throw new LineProtocolError(line, 'timestamp out of range');
     const sub = rule.subDigits === 3 ? lo * 1000 : lo;
-    const ms = rule.seconds ? hi * 1000 : hi;
+    const ms = hi * rule.unitMs;
     if (!negative) { this.timeMs = ms; this.subMsNs = sub; return; }
     // Floor semantics for negative times: -1 ns is 1 ms before 0 plus 999_999 ns. `+ 0` turns -0 into 0.
     this.timeMs = (sub === 0 ? -ms : -ms - 1) + 0;

@@ -33,7 +33,7 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
       + 'Re-writing a (series, time) overwrites the fields given. A field keeps its first type (another type is a 400). '
       + 'With a retention setting, points older than it are accepted but not stored. '
       + 'Content-Encoding: gzip is accepted; 32 MiB at most, also after decompression. InfluxDB parameters u, p, consistency and orgID are ignored.',
-    auth: auth.requireActor, query: WriteParamsSchema, bodyLimit: WRITE_BODY_LIMIT,
+    auth: auth.requireTelemetryWrite, query: WriteParamsSchema, bodyLimit: WRITE_BODY_LIMIT,
     rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
     responses: { 204: { description: 'every point was stored' } },
   }, (c, { query, raw }) => {
@@ -55,7 +55,7 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
       + 'or { statement_id, error } (Unauthorized when where.tags.nodeId names no device the caller may read, or a bad field). '
       + 'One series per tag set; limit and orderBy apply per series; functions give one row per series timed at the range start. '
       + 'A single query (not an array) is answered with a single object.',
-    auth: auth.requireActor, query: QueryParamsSchema, body: QueryBodySchema,
+    auth: auth.requireTelemetryRead, query: QueryParamsSchema, body: QueryBodySchema,
     responses: {
       200: { description: 'results in request order (with ?dryRun=true: { cost, estimatedDatapoints, scannedShards, remainingCapacity })', schema: QueryResponseSchema },
       422: { description: 'COST_EXCEEDS_CAPACITY: the cost is above the bucket capacity of the tier' },

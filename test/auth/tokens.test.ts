@@ -114,6 +114,9 @@ describe('tokens: each kind only where it is expected', () => {
     { method: 'DELETE', path: '/user/2fa', accepts: ['sudo'], sudoOnly: true },
     { method: 'PUT', path: '/user/password', accepts: ['access', 'sudo'], body: { newPassword: 'new-password-123' } },
     { method: 'PUT', path: '/v1/user/:email/tier', accepts: ['access', 'sudo'], body: { tier: 'free' } },
+    { method: 'POST', path: '/user/tokens', accepts: ['access', 'sudo'], body: { name: 'x', scopes: ['api'] } },
+    { method: 'GET', path: '/user/tokens', accepts: ['access', 'sudo'] },
+    { method: 'DELETE', path: '/user/tokens/:id', accepts: ['access', 'sudo'] },
   ];
 
   test('the table covers every authenticated route of the auth domain', async (t) => {
@@ -134,7 +137,7 @@ describe('tokens: each kind only where it is expected', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     for (const route of ROUTES) {
-      const path = route.path.replace(':email', 'admin@localhost');
+      const path = route.path.replace(':email', 'admin@localhost').replace(':id', '1');
       for (const typ of ['refresh', 'access', 'partial', 'sudo'] as const) {
         if (route.accepts.includes(typ)) continue;
         const { token } = await liveToken(app, app.adminId, typ);

@@ -51,7 +51,7 @@ const tenants: Record<'a' | 'b', Tenant> = {} as never;
 const stats = { requests: 0, variants: 0, statuses: new Map<number, number>(), pastValidation: new Map<Template, number>() };
 const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
-  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST',
+  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654,
   uuid: '00000000-0000-4000-8000-00000000dead', customer: '00000000-0000-4000-8000-00000000beef', license: '00000000-0000-4000-8000-00000000f00d',
 };
 
@@ -92,6 +92,7 @@ async function makeTenant(name: string): Promise<Tenant> {
     const w = await http.request('POST', `/v1/telemetry?db=${database}&rp=autogen&precision=ms`, { token, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(w.status, 204, w.text);
   }
+  const apiToken = ok(await as('POST', '/user/tokens', { name: `${secret}-api-token`, scopes: ['api'] }), 'api token');
   const userIds = (db.prepare(`SELECT id FROM users WHERE email IN (?, ?, ?) ORDER BY id`).pluck().all(email('owner'), email('colleague'), email('staff')) as number[]);
   return {
     name, token, http, userIds,
@@ -108,9 +109,10 @@ async function makeTenant(name: string): Promise<Tenant> {
       uuid: [company.uuid],
       customer: [customer.id],
       license: licenses.map((l) => l.id),
+      apiToken: [apiToken.id],
     },
     licenseIds: licenses.map((l) => l.id),
-    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id],
+    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id, apiToken.token],
   };
 }
 
@@ -146,6 +148,7 @@ async function snapshot(v: Tenant): Promise<string> {
     customers: all(`SELECT * FROM customers WHERE ${inJson('role_id', roles)} ORDER BY id`),
     orders: all(`SELECT o.*, ol.license_id, ol.position FROM orders o JOIN order_licenses ol ON ol.order_id = o.id
       WHERE o.customer_id IN (SELECT id FROM customers WHERE ${inJson('role_id', roles)}) OR ${inJson('ol.license_id', licenses)} ORDER BY o.id, ol.position`),
+    apiTokens: all(`SELECT id, user_id, name, scopes, token_hash, expires_at FROM api_tokens WHERE ${inJson('user_id', users)} ORDER BY id`),
     telemetry,
   });
 }
@@ -154,12 +157,17 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken)$/;
+/** a nodeId inside a longer query value (an InfluxQL statement) */
+const EMBEDDED = /@(nodeId|ctrl)\b/;
 
 function slotsOf(t: Template): Slot[] {
   const out: Slot[] = [];
   for (const [k, val] of Object.entries(t.params ?? {})) { const m = PLACEHOLDER.exec(val); if (m) out.push({ loc: `params.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false }); }
-  for (const [k, val] of Object.entries(t.query ?? {})) { const m = PLACEHOLDER.exec(val); if (m) out.push({ loc: `query.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false }); }
+  for (const [k, val] of Object.entries(t.query ?? {})) {
+    const m = PLACEHOLDER.exec(val) ?? EMBEDDED.exec(val);
+    if (m) out.push({ loc: `query.${k}`, kind: m[1] as Kind, list: t.lists?.includes(k) ?? false });
+  }
   const walk = (node: unknown, path: string[], inArray: boolean) => {
     if (typeof node === 'string') { const m = PLACEHOLDER.exec(node); if (m) out.push({ loc: ['body', ...path].join('.'), kind: m[1] as Kind, list: inArray }); }
     else if (Array.isArray(node)) node.forEach((x) => walk(x, path, true));
@@ -226,7 +234,11 @@ function build(t: Template, values: Record<string, Value>): { method: string; pa
   const text = (v: Value) => (Array.isArray(v) ? v.join(',') : String(v));
   const [method, pattern] = t.route.split(' ');
   const path = pattern.replace(/:(\w+)/g, (_, k: string) => encodeURIComponent(text(values[`params.${k}`] ?? t.params![k])));
-  const q = Object.entries(t.query ?? {}).map(([k, v]) => `${k}=${encodeURIComponent(values[`query.${k}`] !== undefined ? text(values[`query.${k}`]) : v)}`);
+  const q = Object.entries(t.query ?? {}).map(([k, v]) => {
+    const value = values[`query.${k}`];
+    if (value === undefined) return `${k}=${encodeURIComponent(v)}`;
+    return `${k}=${encodeURIComponent(PLACEHOLDER.test(v) ? text(value) : v.replace(new RegExp(EMBEDDED.source, 'g'), () => text(value)))}`;
+  });
   const fill = (node: unknown, path: string[]): unknown => {
     if (typeof node === 'string' && PLACEHOLDER.test(node)) return values[['body', ...path].join('.')];
     if (Array.isArray(node)) {

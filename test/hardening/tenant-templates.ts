@@ -5,9 +5,10 @@
 //
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
 // controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@uuid' (a company's uuid) '@customer' (a
-// customer id) '@license' (a license id); company ids are role ids ('@role'). In a body a placeholder inside an array can
+// customer id) '@license' (a license id) '@apiToken' (an API token's id); company ids are role ids ('@role'). '@nodeId'
+// may also sit inside a query value (an InfluxQL statement). In a body a placeholder inside an array can
 // become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
-export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license';
+export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -131,6 +132,12 @@ export const TEMPLATES: Template[] = [
   { route: 'POST /v1/telemetry', query: { db: 'shared_db', rp: 'autogen', precision: 'ms' }, raw: 'intrusion,nodeId=@nodeId v=666i 1767225600000' },
   { route: 'POST /v1/telemetry/query', body: { select: ['v'], from: { measurement: 'readings', database: 'shared_db', retentionPolicy: 'autogen' }, where: { tags: { nodeId: '@nodeId' }, time: TIME } }, read: true },
   { route: 'POST /v1/telemetry/query', query: { dryRun: 'true' }, body: [{ select: [{ field: 'v', function: 'max' }], from: { measurement: 'readings', database: 'shared_db', retentionPolicy: 'autogen' }, where: { tags: { nodeId: '@nodeId' }, time: TIME } }], read: true },
+
+  // the InfluxDB 1.x door: the same rules through /write and InfluxQL
+  { route: 'POST /write', query: { db: 'shared_db', rp: 'autogen', precision: 'ms' }, raw: 'intrusion,nodeId=@nodeId v=666i 1767225600000' },
+  { route: 'GET /query', query: { db: 'shared_db', q: "SELECT * FROM readings WHERE nodeId = '@nodeId' AND time >= 1767225600000ms AND time < 1767229200000ms" }, read: true },
+  { route: 'POST /query', query: { db: 'shared_db', q: "SELECT max(v) FROM readings WHERE nodeId =~ /^@nodeId$/ AND time >= 1767225600000ms AND time < 1767229200000ms GROUP BY *" }, read: true },
+  { route: 'DELETE /user/tokens/:id', params: { id: '@apiToken' } },
 ];
 
 /** Routes acting on the caller only (its tokens, its 2FA, its password) or on nothing tenant-owned: no id slot. */
@@ -143,4 +150,5 @@ export const SELF_ONLY: Record<string, string> = {
   'POST /user/2fa/recovery-code/regenerate': 'own 2FA', 'DELETE /user/2fa': 'own 2FA', 'PUT /user/password': 'own password',
   'GET /v1/device/schema': 'built-in schemas', 'GET /v1/device/schema/:nodeType': 'built-in schemas',
   'GET /v1/telemetry/namespaces': 'read as the attacker and checked for leaks separately',
+  'POST /user/tokens': 'own API tokens', 'GET /user/tokens': 'own API tokens (listed for the caller only)',
 };

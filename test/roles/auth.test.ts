@@ -51,7 +51,8 @@ describe('roles, manages, members, explain: authentication', () => {
       assert.ok(op.responses['200']?.content?.['application/json']?.schema, `${method} ${pattern} has a response schema`);
       assert.ok(op.description, `${method} ${pattern} describes its shapes`);
       assert.equal(op.deprecated === true, DEPRECATED.has(`${method} ${pattern}`), `${method} ${pattern} deprecated flag`);
-      assert.deepEqual(op.security, [{ accessBearerAuth: [] }, { sudoBearerAuth: [] }]);
+      // access and sudo tokens, and API tokens with scope api (issue 14)
+      assert.deepEqual(op.security, [{ accessBearerAuth: [] }, { sudoBearerAuth: [] }, { apiTokenAuth: [] }]);
     }
   });
 });

@@ -1,0 +1,69 @@
+// API tokens (issue 14): long-lived credentials with scopes, stored only as the SHA-256 of the secret.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/open.ts';
+
+export const API_TOKEN_SCOPES = ['api', 'telemetry:write', 'telemetry:read'] as const;
+export type ApiTokenScope = (typeof API_TOKEN_SCOPES)[number];
+
+/** Every API token starts with this; JWTs never do (they start with `eyJ`). */
+export const API_TOKEN_PREFIX = 'gk_';
+export const MAX_TOKENS_PER_USER = 100;
+/** lastUsedAt is written at most this often per token: a busy gateway must not turn every request into a write. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface ApiTokenRow {
+  id: number;
+  user_id: number;
+  name: string;
+  scopes: ApiTokenScope[];
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+}
+
+/** `gk_` + 192 random bits in base64url (32 characters). */
+export function newApiTokenSecret(): string {
+  return API_TOKEN_PREFIX + randomBytes(24).toString('base64url');
+}
+
+export function hashApiToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export function isApiTokenText(token: string): boolean {
+  return token.startsWith(API_TOKEN_PREFIX);
+}
+
+type RawRow = Omit<ApiTokenRow, 'scopes'> & { scopes: string };
+const toRow = (r: RawRow): ApiTokenRow => ({ ...r, scopes: JSON.parse(r.scopes) as ApiTokenScope[] });
+const COLUMNS = ['id', 'user_id', 'name', 'scopes', 'created_at', 'expires_at', 'last_used_at'] as const;
+
+export function countApiTokens(db: Db, userId: number): number {
+  return Number(db.get(db.qb.selectFrom('api_tokens').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId))?.n ?? 0);
+}
+
+export function insertApiToken(db: Db, row: { userId: number; name: string; scopes: ApiTokenScope[]; hash: string; now: number; expiresAt: number | null }): ApiTokenRow {
+  const { lastInsertRowid } = db.run(db.qb.insertInto('api_tokens').values({
+    user_id: row.userId, name: row.name, scopes: JSON.stringify(row.scopes), token_hash: row.hash,
+    created_at: row.now, expires_at: row.expiresAt, last_used_at: null,
+  }));
+  return { id: lastInsertRowid, user_id: row.userId, name: row.name, scopes: row.scopes, created_at: row.now, expires_at: row.expiresAt, last_used_at: null };
+}
+
+export function listApiTokens(db: Db, userId: number): ApiTokenRow[] {
+  return db.all(db.qb.selectFrom('api_tokens').select(COLUMNS).where('user_id', '=', userId).orderBy('id')).map(toRow);
+}
+
+export function deleteApiToken(db: Db, userId: number, id: number): boolean {
+  return db.run(db.qb.deleteFrom('api_tokens').where('id', '=', id).where('user_id', '=', userId)).changes === 1;
+}
+
+/** The token whose secret hashes to `hash`, or undefined. */
+export function findApiTokenByHash(db: Db, hash: string): ApiTokenRow | undefined {
+  const r = db.get(db.qb.selectFrom('api_tokens').select(COLUMNS).where('token_hash', '=', hash));
+  return r === undefined ? undefined : toRow(r);
+}
+
+export function touchApiToken(db: Db, id: number, now: number): void {
+  db.run(db.qb.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id));
+}

@@ -1,0 +1,137 @@
+// Planning an InfluxQL SELECT onto the telemetry query layer: its sources become namespaces and measurements of the
+// catalogue, its WHERE time range becomes the same half-open range a JSON query has (contract §7.4: no upper bound =
+// now, no lower bound = the namespace's worst-case range), hence the same shard tables and the same cost query.
+import type { Db } from '../db/open.ts';
+import type { SelectStatement, Source } from './ast.ts';
+import { splitCondition } from './condition.ts';
+import { StatementError } from './errors.ts';
+import type { Expr } from './ast.ts';
+import { checkZone } from './time.ts';
+import type { Catalogue, MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue.ts';
+import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
+import type { Namespace } from '../telemetry/namespaces.ts';
+import { shardsOverlapping } from '../telemetry/query-plan.ts';
+import { readableNodeIds } from '../telemetry/authorize.ts';
+import { seriesOfMeasurement, type SeriesRef } from '../telemetry/query-points.ts';
+
+export interface QueryContext {
+  db: Db;
+  catalogue: Catalogue;
+  userId: number;
+  nowMs: number;
+  /** ?db= and ?rp= of the request */
+  database?: string;
+  retentionPolicy?: string;
+}
+
+export interface PlannedSource {
+  namespace: Namespace;
+  /** undefined: never written (matches nothing) */
+  ns: NamespaceInfo | undefined;
+  measurements: MeasurementInfo[];
+  fromMs: number;
+  toMs: number;
+  shards: ShardInfo[];
+  /** the series of a measurement the caller may read, in series-key order */
+  seriesOf(measurement: string): SeriesRef[];
+}
+
+export interface SelectPlan {
+  stmt: SelectStatement;
+  sources: PlannedSource[];
+  /** the WHERE clause without its time conditions */
+  filter: Expr | undefined;
+  explicitFromMs: number | undefined;
+  /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
+  explicitFrom: [number, number] | undefined;
+  /** one cost query per source (contract §7.4) */
+  cost: CostQuery[];
+}
+
+/** The namespace of a source: its own db / rp, else the request's; rp defaults to autogen. */
+export function namespaceOf(ctx: QueryContext, src: { database?: string; retentionPolicy?: string }): Namespace {
+  const database = src.database ?? ctx.database;
+  if (database === undefined || database === '') throw new StatementError('database name required');
+  return { version: '1', database, retentionPolicy: src.retentionPolicy ?? (ctx.retentionPolicy || 'autogen') };
+}
+
+/** What one request learns once: each nodeId's read right, each measurement's visible series. */
+export interface RequestMemo {
+  rights: Map<string, boolean>;
+  series: Map<string, SeriesRef[]>;
+}
+
+export const newMemo = (): RequestMemo => ({ rights: new Map(), series: new Map() });
+
+/** The series of a measurement the caller may read; every nodeId is checked once, through the telemetry rules (authorize.ts). */
+export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, measurement: string): SeriesRef[] {
+  const key = `${ns.id}\u0000${measurement}`;
+  const cached = memo.series.get(key);
+  if (cached !== undefined) return cached;
+  const all = seriesOfMeasurement(ctx.db, ns, measurement);
+  const rights = memo.rights;
+  const unknown = [...new Set(all.map((s) => s.nodeId).filter((n) => !rights.has(n)))];
+  if (unknown.length > 0) {
+    const ok = readableNodeIds(ctx.db, ctx.userId, unknown);
+    for (const n of unknown) rights.set(n, ok.has(n));
+  }
+  const visible = all.filter((s) => rights.get(s.nodeId) === true);
+  memo.series.set(key, visible);
+  return visible;
+}
+
+export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Source, 'name' | 'regex'>): MeasurementInfo[] {
+  if (ns === undefined) return [];
+  if (src.name !== undefined) {
+    const m = ns.measurements.get(src.name);
+    return m === undefined ? [] : [m];
+  }
+  return [...ns.measurements.values()].filter((m) => src.regex!.test(m.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average']);
+
+function looksBack(e: Expr): boolean {
+  if (e.kind === 'call') return (LOOK_BACK.has(e.name) && e.args[0]?.kind === 'call') || e.args.some(looksBack);
+  if (e.kind === 'binary') return looksBack(e.lhs) || looksBack(e.rhs);
+  if (e.kind === 'paren') return looksBack(e.expr);
+  return false;
+}
+
+const clampTime = (ms: number) => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, Math.floor(ms)));
+
+export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: RequestMemo): SelectPlan {
+  if (stmt.into !== undefined) throw new StatementError('SELECT … INTO is not supported: gridkeeper does not write through InfluxQL');
+  if (stmt.tz !== undefined) checkZone(stmt.tz);
+  const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);
+  // derivative(mean(x)) and its kin need the window before the first: InfluxDB reads one interval earlier
+  const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+  if (timeDim !== undefined && range.fromMs !== undefined && stmt.fields.some((f) => looksBack(f.expr))) range.fromMs -= timeDim.intervalNs / 1e6;
+  const time: TimeCondition[] = [];
+  if (range.fromMs !== undefined) time.push({ operator: '>=', value: clampTime(range.fromMs) });
+  if (range.toMs !== undefined) time.push({ operator: '<', value: clampTime(range.toMs) });
+  const raw = !stmt.fields.some((f) => f.expr.kind === 'call' || f.expr.kind === 'binary');
+  // sources naming the same namespace share one cost query
+  const byKey = new Map<string, PlannedSource>();
+  const cost: CostQuery[] = [];
+  for (const src of stmt.sources) {
+    const namespace = namespaceOf(ctx, src);
+    const key = JSON.stringify(namespace);
+    let planned = byKey.get(key);
+    if (planned === undefined) {
+      const q: CostQuery = { from: { namespace }, where: { time }, ...(raw && stmt.limit > 0 && stmt.dimensions.length === 0 ? { limit: stmt.limit + stmt.offset } : {}) };
+      cost.push(q);
+      const { fromMs, toMs } = queryRange(q, ctx.nowMs);
+      const ns = ctx.catalogue.find(namespace);
+      const p: PlannedSource = {
+        namespace, ns, measurements: [], fromMs, toMs,
+        shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),
+        seriesOf: (m) => (ns === undefined ? [] : visibleSeries(ctx, memo, ns, m)),
+      };
+      byKey.set(key, p);
+      planned = p;
+    }
+    for (const m of matchMeasurements(planned.ns, src)) if (!planned.measurements.includes(m)) planned.measurements.push(m);
+  }
+  return { stmt, sources: [...byKey.values()], filter, explicitFromMs: range.fromMs, explicitFrom: range.fromExact, cost };
+}

@@ -1,0 +1,259 @@
+// SELECT: sources -> visible series -> points (read through the telemetry query layer: the planned shard tables, the
+// same statement cache) -> rows. Raw selects return points; selects with functions reduce windows (GROUP BY time, or
+// the whole range) and fill the empty ones; transformations map the rows they get.
+import type { Dimension, Expr, Field } from './ast.ts';
+import { StatementError } from './errors.ts';
+import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './condition.ts';
+import type { PlannedSource, SelectPlan } from './plan.ts';
+import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
+import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
+import { readPoints, type PointValue } from '../telemetry/query-points.ts';
+import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
+import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
+
+export type { OutSeries } from './rows.ts';
+
+export function runSelect(catalogue: Catalogue, plan: SelectPlan): OutSeries[] {
+  const stmt = plan.stmt;
+  const out: OutSeries[] = [];
+  for (const src of plan.sources) {
+    for (const m of src.measurements) out.push(...selectMeasurement(catalogue, plan, src, m));
+  }
+  out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const from = stmt.soffset;
+  const sliced = stmt.slimit > 0 ? out.slice(from, from + stmt.slimit) : out.slice(from);
+  return sliced;
+}
+
+function resolverOf(m: MeasurementInfo): Resolver {
+  return {
+    isField: (name, cast) => cast === 'tag' ? false : cast === 'field' ? true : m.fields.has(name),
+  };
+}
+
+function hasCall(e: Expr): boolean {
+  switch (e.kind) {
+    case 'call': return e.name !== 'now';
+    case 'binary': return hasCall(e.lhs) || hasCall(e.rhs);
+    case 'paren': return hasCall(e.expr);
+    default: return false;
+  }
+}
+
+/** Expands `*` (and `*::field`, `*::tag`) into the measurement's fields and tags, sorted by name. */
+function expandFields(fields: Field[], m: MeasurementInfo, tagKeys: string[], groupTags: Set<string>): Field[] {
+  const out: Field[] = [];
+  for (const f of fields) {
+    const e = f.expr;
+    if (e.kind === 'call' && e.args[0]?.kind === 'wildcard') {
+      // fn(*): one column per numeric field, named fn_field
+      const names = [...m.fields.values()].filter((fi) => fi.kind === FLOAT || fi.kind === INTEGER || fi.kind === UNSIGNED).map((fi) => fi.name).sort();
+      for (const name of names) out.push({ expr: { ...e, args: [{ kind: 'var', name, cast: 'field' }, ...e.args.slice(1)] }, alias: `${e.name}_${name}` });
+      continue;
+    }
+    if (e.kind !== 'wildcard') { out.push(f); continue; }
+    const cast = e.cast;
+    const names: Array<{ name: string; cast: 'field' | 'tag' }> = [];
+    if (cast !== 'tag') for (const name of m.fields.keys()) names.push({ name, cast: 'field' });
+    if (cast !== 'field') for (const k of tagKeys) if (!groupTags.has(k) && !m.fields.has(k)) names.push({ name: k, cast: 'tag' });
+    names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const n of names) out.push({ expr: { kind: 'var', name: n.name, cast: n.cast } });
+  }
+  return out;
+}
+
+/** InfluxDB's column names: the alias, a call's name, a variable's name, names in an expression joined by `_`; duplicates get `_1`, `_2`. */
+export function columnNames(fields: Field[]): string[] {
+  const nameOf = (e: Expr): string[] => {
+    switch (e.kind) {
+      case 'var': return [e.name];
+      case 'call': return [e.name];
+      case 'binary': return [...nameOf(e.lhs), ...nameOf(e.rhs)];
+      case 'paren': return nameOf(e.expr);
+      default: return [];
+    }
+  };
+  const names = fields.map((f) => f.alias ?? (nameOf(f.expr).join('_') || ''));
+  const seen = new Map<string, number>();
+  const used = new Set(names);
+  return names.map((n) => {
+    const count = seen.get(n) ?? 0;
+    seen.set(n, count + 1);
+    if (count === 0) return n;
+    let k = count;
+    while (used.has(`${n}_${k}`)) k++;
+    used.add(`${n}_${k}`);
+    return `${n}_${k}`;
+  });
+}
+
+function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
+  const out: string[] = [];
+  for (const d of dims) {
+    if (d.kind === 'tag') out.push(d.name);
+    else if (d.kind === 'wildcard') out.push(...tagKeys);
+    else if (d.kind === 'regex') out.push(...tagKeys.filter((k) => d.re.test(k)));
+  }
+  return [...new Set(out)].sort();
+}
+
+function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo): OutSeries[] {
+  const stmt = plan.stmt;
+  const resolver = resolverOf(m);
+  const visible = src.seriesOf(m.name);
+  const tagKeys = [...new Set(visible.flatMap((s) => Object.keys(s.tags)))].sort();
+  const groupTags = groupTagNames(stmt.dimensions, tagKeys);
+  const fields = expandFields(stmt.fields, m, tagKeys, new Set(groupTags));
+  const columns = ['time', ...columnNames(fields)];
+  const aggregate = fields.some((f) => hasCall(f.expr));
+  const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+
+  // the series-level part of the filter
+  const filter = plan.filter;
+  const tagFilter = filter !== undefined && onlyTags(filter, resolver) ? filter : undefined;
+  const pointFilter = filter !== undefined && tagFilter === undefined ? filter : undefined;
+  const series = tagFilter === undefined ? visible
+    : visible.filter((s) => truthy(evaluate(tagFilter, (name) => s.tags[name] ?? '')));
+
+  const groups = new Map<string, Group>();
+  for (const s of series) {
+    const tags: Record<string, string> = {};
+    for (const k of groupTags) tags[k] = s.tags[k] ?? '';
+    const key = JSON.stringify(tags);
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = { key, tags, series: [] }));
+    g.series.push(s);
+  }
+  const ordered = [...groups.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+
+  const wanted = new Set<string>();
+  for (const f of fields) fieldNames(f.expr, resolver, wanted);
+  fieldNames(pointFilter, resolver, wanted);
+  const fieldInfos = [...wanted].map((n) => m.fields.get(n)).filter((f): f is FieldInfo => f !== undefined);
+  const selected = new Set<string>();
+  for (const f of fields) fieldNames(f.expr, resolver, selected);
+  if (![...selected].some((n) => m.fields.has(n))) return [];
+
+  if (aggregate) {
+    for (const f of fields) if (!hasCall(f.expr) && f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast)) {
+      throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+    }
+  }
+
+  const out: OutSeries[] = [];
+  // ORDER BY time DESC orders the series backwards too (as InfluxDB does)
+  if (stmt.desc) ordered.reverse();
+  for (const g of ordered) {
+    // a raw select without a point filter needs at most LIMIT + OFFSET points of each series, from the ordered end
+    const edge = !aggregate && pointFilter === undefined && stmt.limit > 0 && fields.every((f) => f.expr.kind === 'var')
+      ? { desc: stmt.desc, limit: stmt.limit + stmt.offset } : undefined;
+    const dim = timeDim?.kind === 'time' ? timeDim : undefined;
+    let rows: OutRow[] | undefined;
+    if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
+      && fields.every((f) => isSimpleSum(f.expr, m))) {
+      rows = sqlAggregateRows(catalogue, plan, src, g, fields, fieldInfos, dim);
+    }
+    if (rows === undefined) {
+      const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter, edge);
+      if (stream.ms.length === 0) continue;
+      rows = aggregate ? aggregateRows(plan, src, fields, stream, fieldInfos, dim) : rawRows(fields, stream, resolver);
+    }
+    if (rows.length === 0) continue;
+    if (stmt.desc) rows.reverse();
+    const limited = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    if (limited.length === 0) continue;
+    out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: limited });
+  }
+  return out;
+}
+
+
+function readGroup(catalogue: Catalogue, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
+  edge: { desc: boolean; limit: number } | undefined): Stream {
+  const parts = g.series.map((s) => ({ s, p: readPoints(catalogue, src.shards, s.id, fieldInfos, src.fromMs, src.toMs, edge) }));
+  const order: Array<[number, number]> = [];
+  parts.forEach(({ p }, k) => { for (let i = 0; i < p.ms.length; i++) order.push([k, i]); });
+  if (parts.length > 1) {
+    order.sort((x, y) => {
+      const a = parts[x[0]].p;
+      const b = parts[y[0]].p;
+      return a.ms[x[1]] - b.ms[y[1]] || a.sub[x[1]] - b.sub[y[1]] || x[0] - y[0];
+    });
+  }
+  const st: Stream = { ms: [], sub: [], values: fieldInfos.map(() => []), fieldNames: fieldInfos.map((f) => f.name), tags: [] };
+  const index = new Map(fieldInfos.map((f, i) => [f.name, i]));
+  for (const [k, i] of order) {
+    const { s, p } = parts[k];
+    if (pointFilter !== undefined) {
+      const get = (name: string, cast?: 'field' | 'tag'): PointValue => {
+        const fi = cast === 'tag' ? undefined : index.get(name);
+        if (fi !== undefined) return p.values[fi][i];
+        return cast === 'field' ? null : s.tags[name] ?? '';
+      };
+      if (!truthy(evaluate(pointFilter, get))) continue;
+    }
+    st.ms.push(p.ms[i]);
+    st.sub.push(p.sub[i]);
+    for (let f = 0; f < fieldInfos.length; f++) st.values[f].push(p.values[f][i]);
+    st.tags.push(s.tags);
+  }
+  return st;
+}
+
+
+function rawRows(fields: Field[], st: Stream, resolver: Resolver): OutRow[] {
+  const rows: OutRow[] = [];
+  const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
+  if (fields.every((f) => f.expr.kind === 'var')) {
+    // plain names (the common case): a field's value array or a tag, no expression evaluation per point
+    const cols = fields.map((f) => {
+      const e = f.expr as Extract<Expr, { kind: 'var' }>;
+      if (resolver.isField(e.name, e.cast)) {
+        const fi = fieldIndex.get(e.name);
+        return { values: fi === undefined ? undefined : st.values[fi], tag: undefined };
+      }
+      return { values: undefined, tag: e.name };
+    });
+    for (let i = 0; i < st.ms.length; i++) {
+      let anyField = false;
+      const values: PointValue[] = new Array(cols.length);
+      for (let k = 0; k < cols.length; k++) {
+        const c = cols[k];
+        if (c.tag !== undefined) { values[k] = st.tags[i][c.tag] ?? null; continue; }
+        const v = c.values === undefined ? null : c.values[i];
+        values[k] = v;
+        if (v !== null) anyField = true;
+      }
+      if (anyField) rows.push({ ms: st.ms[i], sub: st.sub[i], values });
+    }
+    return rows;
+  }
+  const fieldCols = fields.map((f) => refersToField(f.expr, resolver));
+  for (let i = 0; i < st.ms.length; i++) {
+    const get = (name: string, cast?: 'field' | 'tag'): PointValue => {
+      if (resolver.isField(name, cast)) {
+        const fi = fieldIndex.get(name);
+        return fi === undefined ? null : st.values[fi][i];
+      }
+      return st.tags[i][name] ?? null;
+    };
+    let anyField = false;
+    const values = fields.map((f, k) => {
+      const v = evaluate(f.expr, get);
+      const value = v instanceof RegExp ? null : v;
+      if (value !== null && fieldCols[k]) anyField = true;
+      return value;
+    });
+    if (anyField) rows.push({ ms: st.ms[i], sub: st.sub[i], values });
+  }
+  return rows;
+}
+
+function refersToField(e: Expr, r: Resolver): boolean {
+  switch (e.kind) {
+    case 'var': return r.isField(e.name, e.cast);
+    case 'binary': return refersToField(e.lhs, r) || refersToField(e.rhs, r);
+    case 'paren': return refersToField(e.expr, r);
+    default: return false;
+  }
+}

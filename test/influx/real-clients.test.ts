@@ -1,0 +1,105 @@
+// Real InfluxDB 1.x clients (none written by us) against the built executable: Debian's `influx` shell
+// (influxdb-client) and the official Python client (python3-influxdb), both declared in test/support/system-packages.mjs.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
+
+const PASSWORD = 'influx-clients-password';
+const PYTHON = '/usr/bin/python3';
+const PY_CLIENT = fileURLToPath(new URL('./clients/python-client.py', import.meta.url));
+
+async function call(url: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<{ status: number; body: any; text: string }> {
+  const headers = new Headers(init.headers);
+  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
+  if (init.json !== undefined) headers.set('content-type', 'application/json');
+  const res = await fetch(url, { ...init, headers, ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}) });
+  const text = await res.text();
+  return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
+}
+
+/** The server with devices n1 and n2, the admin on the premium tier, an api token and a telemetry:read token. */
+async function appliance() {
+  const { dir, exe } = isolatedBinary();
+  const server = await startBinary(exe, ['--data-dir', join(dir, 'data')], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error' }, dir);
+  const { url } = server;
+  const refresh = (await call(`${url}/auth/login`, { method: 'POST', json: { username: 'admin@localhost', password: PASSWORD } })).text;
+  const access = (await call(`${url}/auth/accesstoken`, { token: refresh })).text;
+  for (const nodeId of ['n1', 'n2']) {
+    const res = await call(`${url}/v1/device?roleId=1`, { method: 'POST', token: access, json: { properties: { nodeId } } });
+    assert.equal(res.status, 200, res.text);
+  }
+  assert.equal((await call(`${url}/v1/user/admin@localhost/tier`, { method: 'PUT', token: access, json: { tier: 'premium' } })).status, 204);
+  const token = async (scopes: string[]) => {
+    const res = await call(`${url}/user/tokens`, { method: 'POST', token: access, json: { name: scopes.join('+'), scopes } });
+    assert.equal(res.status, 201, res.text);
+    return res.body.token as string;
+  };
+  return { server, port: new URL(url).port, api: await token(['api']), readOnly: await token(['telemetry:read']) };
+}
+
+describe('InfluxDB 1.x door: real clients', () => {
+  let ctx: Awaited<ReturnType<typeof appliance>>;
+  let server: RunningBinary;
+  before(async () => { ctx = await appliance(); server = ctx.server; });
+  after(async () => { await server?.stop(); });
+
+  it('the influx shell (influxdb-client 1.6.7): INSERT, SHOW, SELECT in column, json and csv formats', () => {
+    const base = Math.floor(Date.now() / 1000) - 3600;
+    const influx = (cmd: string, format = 'column') => {
+      const r = spawnSync('/usr/bin/influx', ['-host', '127.0.0.1', '-port', ctx.port, '-username', 'shell', '-password', ctx.api,
+        '-database', 'site', '-precision', 's', '-format', format, '-execute', cmd], { encoding: 'utf8', timeout: 20_000 });
+      assert.equal(r.status, 0, `${cmd}: ${r.stderr}${r.stdout}`);
+      return r.stdout;
+    };
+    influx(`INSERT cli,nodeId=n1,phase=L1 power=1.5,count=3i ${base}`);
+    influx(`INSERT cli,nodeId=n2 power=4 ${base + 10}`);
+    const rng = `time >= ${base}s AND time < ${base + 60}s`;
+    assert.deepEqual(JSON.parse(influx(`SELECT * FROM cli WHERE ${rng}`, 'json')), { results: [{ series: [{
+      name: 'cli', columns: ['time', 'count', 'nodeId', 'phase', 'power'],
+      values: [[base, 3, 'n1', 'L1', 1.5], [base + 10, null, 'n2', null, 4]],
+    }] }] });
+    assert.equal(influx(`SELECT sum(power) FROM cli WHERE ${rng} GROUP BY "nodeId"`, 'csv'),
+      `name,tags,time,sum\ncli,nodeId=n1,${base},1.5\nname,tags,time,sum\ncli,nodeId=n2,${base},4\n`);
+    assert.equal(influx('SHOW MEASUREMENTS'), 'name: measurements\nname\n----\ncli\n');
+    assert.equal(influx('SHOW TAG VALUES FROM cli WITH KEY = "nodeId"', 'csv'), 'name,key,value\ncli,nodeId,n1\ncli,nodeId,n2\n');
+    // a statement gridkeeper does not run is that statement's error, reported by the shell
+    const r = spawnSync('/usr/bin/influx', ['-host', '127.0.0.1', '-port', ctx.port, '-username', 'x', '-password', ctx.api, '-execute', 'CREATE DATABASE x'], { encoding: 'utf8' });
+    assert.match(r.stderr + r.stdout, /CREATE DATABASE is not supported/);
+    const bad = spawnSync('/usr/bin/influx', ['-host', '127.0.0.1', '-port', ctx.port, '-username', 'x', '-password', 'gk_wrong', '-execute', 'SHOW DATABASES'], { encoding: 'utf8' });
+    assert.notEqual(bad.status, 0);
+    assert.match(bad.stderr + bad.stdout, /authorization failed/);
+  });
+
+  it('the Python client (python3-influxdb 5.3.1): write_points, queries with bind parameters and epoch, SHOW, errors', () => {
+    const base = Math.floor(Date.now() / 1000 / 60) * 60 - 7200;
+    const r = spawnSync(PYTHON, [PY_CLIENT, '127.0.0.1', ctx.port, ctx.api, ctx.readOnly, String(base)], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+    assert.equal(out.version, '1.8.10');
+    assert.equal(out.written, true);
+    assert.deepEqual(out.raw, [0, 1, 2, 3, 4, 5].map((i) => ({ time: iso(base + 10 * i), power: 1.5 * i, count: i })));
+    assert.deepEqual(out.grouped, { statement_id: 0, series: [
+      { name: 'py', tags: { nodeId: 'n1' }, columns: ['time', 'mean'], values: [[base, 0.75], [base + 20, 3.75], [base + 40, 6.75]] },
+      { name: 'py', tags: { nodeId: 'n2' }, columns: ['time', 'mean'], values: [[base, 99.5], [base + 20, 97.5], [base + 40, 95.5]] },
+    ] });
+    assert.deepEqual(out.selectors, [{ time: iso(base), max: 100, min: 0 }]);
+    assert.deepEqual(out.top, [{ time: base + 40, top: 6 }, { time: base + 50, top: 7.5 }]);
+    assert.deepEqual(out.databases, [{ name: 'site' }]);
+    // the shell's test above wrote `cli` first (tests of a describe run in order)
+    assert.deepEqual(out.measurements, [{ name: 'cli' }, { name: 'py' }]);
+    assert.deepEqual(out.tag_values, [{ key: 'phase', value: 'L1' }, { key: 'phase', value: 'L2' }]);
+    assert.deepEqual(out.field_keys, [{ fieldKey: 'count', fieldType: 'integer' }, { fieldKey: 'power', fieldType: 'float' }]);
+    assert.deepEqual(out.several, [[{ time: base, count: 12 }], [{ time: base + 50, last: 95 }]]);
+    assert.deepEqual(out.parse_error, [400, 'error parsing query: found FROM, expected identifier, string, number, bool at line 1, char 8']);
+    assert.equal(out.forbidden_write[0], 403);
+    assert.match(out.forbidden_write[1], /nodeId "unknown"/);
+    assert.deepEqual(out.bad_token, [401, 'authorization failed: invalid token']);
+    assert.equal(out.read_only_write[0], 403);
+    assert.match(out.read_only_write[1], /scope/);
+    assert.deepEqual(out.read_only_query, [{ time: iso(base), count: 12 }]);
+  });
+});
