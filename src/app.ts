@@ -15,6 +15,7 @@ import { registerDeviceRoutes } from './devices/devices.routes.ts';
 import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
+import { registerConsoleRoutes } from './console/console.routes.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -53,6 +54,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerLicenseRoutes(ctx);
   registerTelemetryRoutes(ctx);
   registerAssetRoutes(ctx);
+  registerConsoleRoutes(ctx);
   return { app, api };
 }
 

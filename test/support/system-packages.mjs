@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 
 /** @type {{ file: string, pkg: string, for: string }[]} */
-export const SYSTEM_PACKAGES = [];
+export const SYSTEM_PACKAGES = [
+  { file: '/usr/bin/chromium', pkg: 'chromium', for: 'console browser tests' },
+];
 
 export function ensureSystemPackages(list = SYSTEM_PACKAGES) {
   const missing = [...new Set(list.filter((p) => !existsSync(p.file)).map((p) => p.pkg))];
