@@ -92,7 +92,7 @@ function RoleDetail({ role, graph, onChanged }: { role: Role; graph: Graph; onCh
       </Section>
       <CreateChild parent={role} onCreated={onChanged} />
       <MembersSection role={role} />
-      <ExplainRole role={role} />
+      <ExplainRole role={role} names={new Map([...graph.roles].map(([id, r]) => [id, r.name]))} />
     </div>
   );
 }
@@ -273,7 +273,7 @@ function MembersSection({ role }: { role: Role }) {
   );
 }
 
-function ExplainRole({ role }: { role: Role }) {
+function ExplainRole({ role, names }: { role: Role; names: Map<number, string> }) {
   const [right, setRight] = useState<Right>('roleManagement');
   const [answer, setAnswer] = useState<Explain | undefined>();
   const ask = useAction(async () => { setAnswer(await get<Explain>('/v1/access/explain', { query: { roleId: role.id, right } })); });
@@ -284,12 +284,13 @@ function ExplainRole({ role }: { role: Role }) {
         <button type="submit">Explain</button>
       </form>
       <ErrorNote error={ask.error} context="Explain" />
-      {answer && <ExplainView answer={answer} subject={`${right} over ${role.name}`} />}
+      {answer && <ExplainView answer={answer} subject={`${right} over ${role.name}`} names={names} />}
     </Section>
   );
 }
 
-export function ExplainView({ answer, subject }: { answer: Explain; subject: string }) {
+export function ExplainView({ answer, subject, names }: { answer: Explain; subject: string; names?: Map<number, string> }) {
+  const role = (id: number | undefined) => <Link href={`/roles/${id}`}>{names?.get(id!) ?? `role #${id}`}</Link>;
   return (
     <div class={`explain ${answer.allowed ? 'yes' : 'no'}`}>
       <p><strong>{answer.allowed ? 'Yes' : 'No'}</strong>, you {answer.allowed ? 'may' : 'may not'} {subject}{answer.grantedBy ? ` — granted by ${answer.grantedBy}` : ''}.</p>
@@ -297,9 +298,9 @@ export function ExplainView({ answer, subject }: { answer: Explain; subject: str
         <ol class="chain">
           {answer.via.map((s) => (
             <li key={`${s.kind}-${s.id}`}>
-              {s.kind === 'member' && <>you are a member of <Link href={`/roles/${s.roleId}`}>role #{s.roleId}</Link></>}
-              {s.kind === 'manages' && <><Link href={`/roles/${s.parentRoleId}`}>role #{s.parentRoleId}</Link> manages <Link href={`/roles/${s.childRoleId}`}>role #{s.childRoleId}</Link> with <FlagChips flags={s as unknown as Partial<Flags>} /></>}
-              {s.kind === 'monitors' && <><Link href={`/roles/${s.roleId}`}>role #{s.roleId}</Link> monitors <Link href={`/devices/${s.deviceId}`}>device #{s.deviceId}</Link>{s.monitorManagement ? ' with monitorManagement' : ` (reads ${s.reads?.join(', ') || '—'}; edits ${s.edits?.join(', ') || '—'})`}</>}
+              {s.kind === 'member' && <>you are a member of {role(s.roleId)}</>}
+              {s.kind === 'manages' && <>{role(s.parentRoleId)} manages {role(s.childRoleId)} with <FlagChips flags={s as unknown as Partial<Flags>} /></>}
+              {s.kind === 'monitors' && <>{role(s.roleId)} monitors <Link href={`/devices/${s.deviceId}`}>device #{s.deviceId}</Link>{s.monitorManagement ? ' with monitorManagement' : ` (reads ${s.reads?.join(', ') || '—'}; edits ${s.edits?.join(', ') || '—'})`}</>}
             </li>
           ))}
         </ol>
