@@ -1,6 +1,6 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
-// and claim a license, plot telemetry written through the API, sign out. Every step's effect is checked through the
+// and claim a license, plot telemetry written through the API, delete the role with a preview, sign out. Every step's effect is checked through the
 // API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
 // critical violation) on each main screen.
 import { test } from 'node:test';
@@ -51,7 +51,9 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     await assertAccessible(page, 'profile, 2FA setup');
     await page.getByLabel('Code from the app').fill(totp(secret, -1));
     await page.getByRole('button', { name: 'Enable' }).click();
-    const codes = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allTextContents();
+    const codeList = page.getByRole('list', { name: 'Recovery codes' });
+    await codeList.waitFor();
+    const codes = await codeList.getByRole('listitem').allTextContents();
     assert.equal(codes.length, 10);
     await page.getByRole('button', { name: 'I have saved them' }).click();
     await page.getByText('recovery codes left').waitFor();
@@ -181,6 +183,21 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     });
     assert.ok(inked > 500, `the plot's canvas has ink (${inked} pixels)`);
     await assertAccessible(page, 'device with telemetry');
+
+    // Roles: deleting root -> Site Ghent previews what goes with it (the role, and the device it alone manages)
+    await page.getByRole('link', { name: 'Roles' }).click();
+    await page.getByRole('link', { name: 'Site Ghent' }).click();
+    await page.getByRole('button', { name: 'Delete relation…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Delete this manages relation?' });
+    await confirm.getByText('1 role(s): Site Ghent').waitFor();
+    await confirm.getByText(`1 device(s) left without a managing role: #${deviceId}`).waitFor();
+    await assertAccessible(page, 'deletion preview');
+    await confirm.getByRole('button', { name: 'Delete', exact: true }).click();
+    await confirm.getByText(/^Deleted \d+ relation\(s\) and 2 role\(s\)\/device\(s\)/).waitFor();
+    await confirm.getByRole('button', { name: 'Close' }).click();
+    await page.getByText('Select a role to see its rights').waitFor();
+    assert.deepEqual((await http.request('POST', '/v1/role/query', { token, body: { filter: { id: [siteId] } } })).body, { role: [] });
+    assert.deepEqual((await http.request('POST', '/v1/device/query', { token, body: { filter: { id: [deviceId] } } })).body, { device: [] });
 
     // sign out: the refresh token is gone from the page and revoked on the server
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -2,19 +2,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get } from '../api.ts';
 import { ErrorNote, Loading, Section } from '../components.tsx';
+import { parseMetrics } from '../metrics-text.ts';
 
 interface Sample { at: number; series: Map<string, number> }
-
-/** Prometheus text → "name{labels}" → value (comments skipped). */
-export function parseMetrics(text: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const cut = line.lastIndexOf(' ');
-    out.set(line.slice(0, cut), Number(line.slice(cut + 1)));
-  }
-  return out;
-}
 
 const labels = (key: string): Record<string, string> => Object.fromEntries([...key.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
 const bytes = (n: number) => (n > 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GiB` : n > 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(0)} KiB`);
