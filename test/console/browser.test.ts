@@ -1,6 +1,7 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
-// and claim a license, plot telemetry written through the API, delete the role with a preview, sign out. Every step's effect is checked through the
+// and claim a license, plot telemetry written through the API, share the device with a role whose member then edits only what was granted,
+// delete the role with a preview, sign out. Every step's effect is checked through the
 // API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
 // critical violation) on each main screen.
 import { test } from 'node:test';
@@ -183,6 +184,45 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     });
     assert.ok(inked > 500, `the plot's canvas has ink (${inked} pixels)`);
     await assertAccessible(page, 'device with telemetry');
+
+    // Sharing: the device page grants a role read access to nodeId and edit access to name; its member sees exactly that
+    const none = { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
+    const viewers = await http.request('POST', '/v1/role?parentRoleId=1', { token, body: { manages: { ...none, roleManagement: true, userManagement: true }, role: { name: 'Viewers', selfRights: none } } });
+    assert.equal(viewers.status, 200);
+    const viewersId = viewers.body.role.id as number;
+    assert.equal((await http.request('PUT', `/v1/role/${viewersId}/member?userEmail=viewer%40example.com&password=viewer-password-1`, { token, body: {} })).status, 200);
+    await page.getByRole('button', { name: 'Share with a role' }).click();
+    const share = page.getByRole('dialog', { name: 'Share this device with a role' });
+    await share.getByLabel('Role').selectOption({ label: `Viewers (#${viewersId})` });
+    await share.getByLabel('Properties it may read').fill('nodeId');
+    await share.getByLabel('Properties it may edit').fill('name');
+    await share.getByRole('button', { name: 'Save access' }).click();
+    await page.getByText('reads nodeId · edits name').waitFor();
+    const shared = await http.request('POST', `/v1/role/${viewersId}/monitors/query`, { token, body: {} });
+    assert.deepEqual(shared.body.monitors.map((m: { deviceId: number; monitorManagement: boolean; reads: string[]; edits: string[] }) => [m.deviceId, m.monitorManagement, m.reads, m.edits]),
+      [[deviceId, false, ['nodeId'], ['name']]]);
+
+    const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const viewer = await viewerContext.newPage();
+    viewer.setDefaultTimeout(10_000);
+    const viewerWatch = watchPage(viewer, run.url);
+    await viewer.goto(`${run.url}/console/devices/${deviceId}`);
+    await viewer.getByLabel('E-mail').fill('viewer@example.com');
+    await viewer.getByLabel('Password').fill('viewer-password-1');
+    await viewer.getByRole('button', { name: 'Sign in' }).click();
+    await viewer.getByRole('heading', { name: 'Renamed elsewhere', level: 1 }).waitFor();
+    await viewer.getByText('limited rights').waitFor();
+    assert.equal(await viewer.getByLabel('nodeId').getAttribute('readonly'), '');
+    assert.equal(await viewer.getByLabel('name', { exact: true }).getAttribute('readonly'), null);
+    assert.equal(await viewer.getByLabel('softwareVersion').count(), 0, 'a property the viewer may not read is not shown');
+    assert.equal(await viewer.getByRole('button', { name: 'Share with a role' }).count(), 0);
+    await viewer.getByLabel('name', { exact: true }).fill('Ghent controller (viewer)');
+    await viewer.getByRole('button', { name: 'Save changes' }).click();
+    await viewer.getByText('Saved 1 change').waitFor();
+    assert.equal((await read()).properties.name, 'Ghent controller (viewer)');
+    await assertAccessible(viewer, 'device, limited rights');
+    await viewerContext.close();
+    assert.deepEqual([viewerWatch.outside, viewerWatch.errors, viewerWatch.failures], [[], [], []]);
 
     // Roles: deleting root -> Site Ghent previews what goes with it (the role, and the device it alone manages)
     await page.getByRole('link', { name: 'Roles' }).click();

@@ -32,7 +32,8 @@ function App() {
     if (!signedIn) { setMe(undefined); return; }
     const email = session.email ?? '';
     // Root membership decides whether the operations and license creation screens are offered (the API decides anyway).
-    post<{ member: Member[] }>(`/v1/role/${ROOT_ROLE_ID}/member/query`, { filter: { userEmail: [email] } })
+    // `*` (every role visible to the user) rather than the root role's id: that one is a 404 for anyone outside it
+    post<{ member: Member[] }>('/v1/role/*/member/query', { filter: { roleId: [ROOT_ROLE_ID], userEmail: [email] } })
       .then((r) => setMe({ email, isRoot: r.member.length > 0 }), () => setMe({ email, isRoot: false }));
   }, [signedIn]);
   if (!signedIn) return <Login />;

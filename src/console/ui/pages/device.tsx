@@ -1,8 +1,8 @@
 // One device: its properties (schema-driven form beside the raw JSON), saved as a JSON Patch guarded by
 // If-Unmodified-Since; a 412 shows what changed meanwhile and lets the user reapply. Monitors, licenses, telemetry.
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { ApiFailure, api, get, post } from '../api.ts';
-import { Check, ErrorNote, Link, Loading, Notice, Section, TextInput, formatTime, useAction, useLoad } from '../components.tsx';
+import { ApiFailure, api, del, get, post, put } from '../api.ts';
+import { Check, Dialog, ErrorNote, Link, Loading, Notice, Section, Select, TextInput, formatTime, useAction, useLoad } from '../components.tsx';
 import { applyOps, diffProperties, keyOf, rebaseOps, sameJson, type PatchOp } from '../properties.ts';
 import type { Device, Explain, License, Monitors, Role } from '../types.ts';
 import type { Me } from '../main.tsx';
@@ -39,7 +39,7 @@ export function DevicePage({ id, me }: { id: number; me: Me }) {
       </div>
       <PropertiesEditor key={device.id} device={device} onSaved={setDevice} />
       <div class="two">
-        <MonitorsSection deviceId={device.id} />
+        <MonitorsSection deviceId={device.id} manage={device.userRights.monitorManagement} />
         <WhySection device={device} />
       </div>
       {isController && <ControllerLicenses nodeId={p.nodeId as string} me={me} />}
@@ -131,7 +131,9 @@ function PropertiesEditor({ device, onSaved }: { device: Device; onSaved: (d: De
   });
 
   const schemaProps = schema.data?.properties ?? {};
-  const keys = [...new Set([...Object.keys(schemaProps), ...Object.keys(draft)])];
+  // A user with full control sees every key of the schema; others only the properties they may read (the API sends
+  // no other), so a schema key they cannot see is not offered as an empty field.
+  const keys = [...new Set([...(full ? Object.keys(schemaProps) : []), ...Object.keys(base.properties), ...Object.keys(draft)])];
   const dirty = ops.length > 0;
 
   return (
@@ -266,7 +268,10 @@ function AddProperty({ existing, onAdd }: { existing: string[]; onAdd: (key: str
   );
 }
 
-function MonitorsSection({ deviceId }: { deviceId: number }) {
+const propList = (s: string) => s.split(',').map((x) => x.trim()).filter(Boolean);
+
+/** The device's monitors relations: who sees and edits what; grant, change and remove them (needs monitorManagement). */
+function MonitorsSection({ deviceId, manage }: { deviceId: number; manage: boolean }) {
   const data = useLoad(async () => {
     const [m, r] = await Promise.all([
       post<{ monitors: Monitors[] }>('/v1/role/*/monitors/query', { filter: { deviceId: [deviceId] } }),
@@ -274,21 +279,72 @@ function MonitorsSection({ deviceId }: { deviceId: number }) {
     ]);
     return { monitors: m.monitors, names: new Map(r.role.map((x) => [x.id, x.name])) };
   }, [deviceId]);
+  const [editing, setEditing] = useState<Monitors | 'new' | undefined>();
+  const remove = useAction(async (m: Monitors) => { await del(`/v1/role/${m.roleId}/monitors/${m.id}`); data.reload(); });
+  const name = (id: number) => data.data?.names.get(id) ?? `role ${id}`;
   return (
-    <Section title="Monitored by">
+    <Section title="Monitored by" actions={manage && <button type="button" onClick={() => setEditing('new')}>Share with a role</button>}>
       <ErrorNote error={data.error} context="Monitors" />
       {data.data && (data.data.monitors.length === 0 ? <p class="muted">No monitors relation visible to you.</p> : (
         <ul class="plain">
           {data.data.monitors.map((m) => (
-            <li key={m.id}>
-              <Link href={`/roles/${m.roleId}`}>{data.data!.names.get(m.roleId) ?? `role ${m.roleId}`}</Link>{' '}
-              {m.monitorManagement ? <span class="badge ok">monitorManagement</span>
-                : <span class="muted small">reads {m.reads.join(', ') || '—'} · edits {m.edits.join(', ') || '—'}</span>}
+            <li key={m.id} class="row between">
+              <span>
+                <Link href={`/roles/${m.roleId}`}>{name(m.roleId)}</Link>{' '}
+                {m.monitorManagement ? <span class="badge ok">monitorManagement</span>
+                  : <span class="muted small">reads {m.reads.join(', ') || '—'} · edits {m.edits.join(', ') || '—'}</span>}
+              </span>
+              {manage && (
+                <span class="actions">
+                  <button type="button" class="small" aria-label={`Change the access of ${name(m.roleId)}`} onClick={() => setEditing(m)}>Change</button>
+                  <button type="button" class="small danger" aria-label={`Remove the access of ${name(m.roleId)}`} onClick={() => void remove.run(m)}>Remove</button>
+                </span>
+              )}
             </li>
           ))}
         </ul>
       ))}
+      <ErrorNote error={remove.error} context="Removing the relation" />
+      <Dialog open={editing !== undefined} title={editing === 'new' ? 'Share this device with a role' : 'Change the access of a role'} onClose={() => setEditing(undefined)}>
+        {editing && <MonitorsForm deviceId={deviceId} current={editing === 'new' ? undefined : editing}
+          onDone={() => { setEditing(undefined); data.reload(); }} onCancel={() => setEditing(undefined)} />}
+      </Dialog>
     </Section>
+  );
+}
+
+function MonitorsForm({ deviceId, current, onDone, onCancel }: {
+  deviceId: number; current?: Monitors; onDone: () => void; onCancel: () => void;
+}) {
+  // loaded when the dialog opens: a role created meanwhile is offered too
+  const loaded = useLoad(() => post<{ role: Role[] }>('/v1/role/query', { userRights: { deviceManagement: true, roleManagement: true } }), []);
+  const roles = loaded.data?.role ?? [];
+  const usable = roles.filter((r) => r.userRights.deviceManagement || r.userRights.roleManagement || r.id === current?.roleId);
+  const [chosen, setRoleId] = useState('');
+  const roleId = chosen || String(current?.roleId ?? usable[0]?.id ?? '');
+  const [full, setFull] = useState(current?.monitorManagement ?? false);
+  const [reads, setReads] = useState((current?.reads ?? []).join(', '));
+  const [edits, setEdits] = useState((current?.edits ?? []).join(', '));
+  const save = useAction(async () => {
+    const body = { monitorManagement: full, reads: propList(reads), edits: propList(edits) };
+    if (current) await put(`/v1/role/${current.roleId}/monitors/${current.id}`, body);
+    else await put(`/v1/role/${roleId}/monitors`, body, { query: { deviceId } });
+    onDone();
+  });
+  return (
+    <form onSubmit={(e) => { e.preventDefault(); void save.run(); }}>
+      <ErrorNote error={loaded.error} context="Roles" />
+      {current ? <p>Role <strong>{roles.find((r) => r.id === current.roleId)?.name ?? current.roleId}</strong></p>
+        : <Select label="Role" value={roleId} onChange={setRoleId} options={usable.map((r): [string, string] => [String(r.id), `${r.name} (#${r.id})`])} />}
+      <Check label="Full control (monitorManagement: every property, sharing, deletion)" checked={full} onChange={setFull} />
+      <TextInput label="Properties it may read" value={reads} onInput={setReads} hint="Comma-separated top-level names, e.g. name, nodeId" />
+      <TextInput label="Properties it may edit" value={edits} onInput={setEdits} hint="Editable properties are readable too." />
+      <ErrorNote error={save.error} context="Saving the access" />
+      <div class="row end">
+        <button type="button" onClick={onCancel}>Cancel</button>
+        <button type="submit" class="primary" disabled={save.busy || !roleId}>Save access</button>
+      </div>
+    </form>
   );
 }
 
