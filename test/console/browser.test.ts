@@ -1,6 +1,6 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
-// and claim a license, plot telemetry written through the API, share the device with a role whose member then edits only what was granted,
+// and claim a license, plot telemetry written through the API, see a 429 explained, share the device with a role whose member then edits only what was granted,
 // delete the role with a preview, sign out. Every step's effect is checked through the
 // API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
 // critical violation) on each main screen.
@@ -185,6 +185,23 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     assert.ok(inked > 500, `the plot's canvas has ink (${inked} pixels)`);
     await assertAccessible(page, 'device with telemetry');
 
+    // A full bucket: on the free tier (capacity 100, leaks 100/min) the API session fills it with the cheapest requests
+    // (an empty range costs 2) until a 429; the console's next plot (a 4-hour range, cost ~18) is refused and says how long to wait
+    assert.equal((await http.request('PUT', '/v1/user/admin%40localhost/tier', { token, body: { tier: 'free' } })).status, 204);
+    const empty = { select: ['grid'], from: { measurement: 'power', database: 'site', retentionPolicy: 'autogen' },
+      where: { time: [{ operator: '>=', value: now }, { operator: '<', value: now }], tags: { nodeId: 'ctrl-ghent-1' } } };
+    let filled = 0;
+    while ((await http.request('POST', '/v1/telemetry/query', { token, body: empty })).status === 200) filled++;
+    assert.ok(filled >= 40 && filled <= 60, `the bucket took ${filled} requests of cost 2`);
+    const local = (ms: number) => new Date(ms - new Date(ms).getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+    await page.getByLabel('Range').selectOption('custom');
+    await page.getByLabel('From', { exact: true }).fill(local(Date.now() - 4 * 3600_000));
+    await page.getByLabel('To', { exact: true }).fill(local(Date.now() + 60_000));
+    await page.getByRole('button', { name: 'Plot' }).click();
+    await page.getByText(/\(429 RATE_LIMITED\) — try again in \d+ s\./).waitFor();
+    await page.getByText(/1 query · cost \d+ · bucket capacity remaining \d+/).waitFor();
+    assert.equal((await http.request('PUT', '/v1/user/admin%40localhost/tier', { token, body: { tier: 'basic' } })).status, 204);
+
     // Sharing: the device page grants a role read access to nodeId and edit access to name; its member sees exactly that
     const none = { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
     const viewers = await http.request('POST', '/v1/role?parentRoleId=1', { token, body: { manages: { ...none, roleManagement: true, userManagement: true }, role: { name: 'Viewers', selfRights: none } } });
@@ -245,11 +262,12 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     assert.equal(await page.evaluate(() => sessionStorage.length), 0);
 
     assert.deepEqual(watch.outside, [], 'no request outside the server');
-    // the only failed responses are the two the scenario provokes; the browser reports each as a console error
-    assert.deepEqual(watch.failures, ['POST /auth/login 401', `PATCH /v1/device/${deviceId} 412`]);
+    // the only failed responses are the three the scenario provokes; the browser reports each as a console error
+    assert.deepEqual(watch.failures, ['POST /auth/login 401', `PATCH /v1/device/${deviceId} 412`, 'POST /v1/telemetry/query 429']);
     assert.deepEqual(watch.errors, [
       'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
       'Failed to load resource: the server responded with a status of 412 (Precondition Failed)',
+      'Failed to load resource: the server responded with a status of 429 (Too Many Requests)',
     ]);
   } finally {
     await browser.close();
