@@ -9,7 +9,7 @@ import type { Me } from '../main.tsx';
 import { Telemetry } from './telemetry.tsx';
 import { ExplainView } from './roles.tsx';
 
-interface JsonSchema { type?: string | string[]; properties?: Record<string, JsonSchema>; enum?: unknown[]; const?: unknown; description?: string; minimum?: number }
+interface JsonSchema { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; enum?: unknown[]; const?: unknown; description?: string; minimum?: number }
 
 async function loadDevice(id: number): Promise<Device> {
   const r = await post<{ device: Device[] }>('/v1/device/query', { filter: { id: [id] } });
@@ -229,6 +229,30 @@ function PropertyField({ name, schema, value, readOnly, changed, onChange }: {
     input = <input id={id} readOnly={readOnly} value={typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value)} onInput={(e) => { const t = (e.target as HTMLInputElement).value; onChange(t === '' && schema ? undefined : t); }} />;
   } else if (type === 'number' || type === 'integer' || (!schema && typeof value === 'number')) {
     input = <input id={id} type="number" readOnly={readOnly} step={type === 'integer' ? 1 : 'any'} value={typeof value === 'number' ? String(value) : ''} onInput={(e) => { const t = (e.target as HTMLInputElement).value; onChange(t === '' ? undefined : Number(t)); }} />;
+  } else if (type === 'array' && schema?.items?.type === 'string' && (value === undefined || (Array.isArray(value) && value.every((x) => typeof x === 'string')))) {
+    input = <ListInput id={id} value={(value as string[] | undefined) ?? []} readOnly={readOnly} onChange={(list) => onChange(list.length ? list : undefined)} />;
+  } else if (type === 'object' && schema?.properties && (value === undefined || (typeof value === 'object' && value !== null && !Array.isArray(value)))
+    && Object.values(schema.properties).every((p) => p.type === 'string')) {
+    const obj = (value ?? {}) as Record<string, unknown>;
+    const subKeys = [...new Set([...Object.keys(schema.properties), ...Object.keys(obj)])];
+    return (
+      <fieldset class={`prop-group${changed ? ' changed' : ''}`}>
+        <legend class="mono">{name}{changed && <span class="dot" aria-label="changed"> ●</span>}</legend>
+        {subKeys.map((k) => (
+          <div class="field" key={k}>
+            <label for={`${id}-${k}`}><span class="mono">{k}</span></label>
+            <input id={`${id}-${k}`} readOnly={readOnly} value={typeof obj[k] === 'string' ? obj[k] as string : obj[k] === undefined ? '' : JSON.stringify(obj[k])}
+              onInput={(e) => {
+                const t = (e.target as HTMLInputElement).value;
+                const next = { ...obj };
+                if (t === '') delete next[k]; else next[k] = t;
+                onChange(Object.keys(next).length ? next : undefined);
+              }} />
+          </div>
+        ))}
+        {describe && <small class="hint">{describe}</small>}
+      </fieldset>
+    );
   } else {
     input = <JsonInput id={id} value={value} readOnly={readOnly} onChange={onChange} />;
   }
@@ -238,6 +262,16 @@ function PropertyField({ name, schema, value, readOnly, changed, onChange }: {
       {input}
       {describe && <small class="hint">{describe}</small>}
     </div>
+  );
+}
+
+/** A list of strings as comma-separated text; the text is kept while typing (a trailing comma does not vanish). */
+function ListInput({ id, value, readOnly, onChange }: { id: string; value: string[]; readOnly: boolean; onChange: (v: string[]) => void }) {
+  const [text, setText] = useState(value.join(', '));
+  useEffect(() => { if (propList(text).join(',') !== value.join(',')) setText(value.join(', ')); }, [value.join(',')]);
+  return (
+    <input id={id} readOnly={readOnly} value={text} placeholder="comma-separated"
+      onInput={(e) => { const t = (e.target as HTMLInputElement).value; setText(t); onChange(propList(t)); }} />
   );
 }
 
