@@ -1,7 +1,7 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
 // and claim a license, plot telemetry written through the API, see a 429 explained, share the device with a role whose member then edits only what was granted,
-// delete the role with a preview, sign out. Every step's effect is checked through the
+// delete the role with a preview, sign in with a recovery code and turn 2FA off, sign out. Every step's effect is checked through the
 // API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
 // critical violation) on each main screen.
 import { test } from 'node:test';
@@ -256,18 +256,34 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     assert.deepEqual((await http.request('POST', '/v1/role/query', { token, body: { filter: { id: [siteId] } } })).body, { role: [] });
     assert.deepEqual((await http.request('POST', '/v1/device/query', { token, body: { filter: { id: [deviceId] } } })).body, { device: [] });
 
+    // sign in again with a recovery code instead of the app; that step's sudo token lets the profile turn 2FA off at once
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('E-mail').fill(ADMIN);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+    await page.getByLabel('Recovery code').fill(codes[1]);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Profile' }).click();
+    await page.getByText('8 recovery codes left').waitFor();
+    await page.getByRole('button', { name: 'Turn off 2FA' }).click();
+    await page.getByRole('button', { name: 'Turn on two-factor authentication' }).waitFor();
+    assert.equal((await http.request('GET', '/user/2fa', { token })).body.enabled, false);
+
     // sign out: the refresh token is gone from the page and revoked on the server
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.length), 0);
 
     assert.deepEqual(watch.outside, [], 'no request outside the server');
-    // the only failed responses are the three the scenario provokes; the browser reports each as a console error
-    assert.deepEqual(watch.failures, ['POST /auth/login 401', `PATCH /v1/device/${deviceId} 412`, 'POST /v1/telemetry/query 429']);
+    // the only failed responses are the ones the scenario provokes; the browser reports each as a console error
+    assert.deepEqual(watch.failures, ['POST /auth/login 401', `PATCH /v1/device/${deviceId} 412`, 'POST /v1/telemetry/query 429', 'POST /auth/login 401']);
     assert.deepEqual(watch.errors, [
       'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
       'Failed to load resource: the server responded with a status of 412 (Precondition Failed)',
       'Failed to load resource: the server responded with a status of 429 (Too Many Requests)',
+      'Failed to load resource: the server responded with a status of 401 (Unauthorized)',
     ]);
   } finally {
     await browser.close();
