@@ -241,6 +241,14 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     await viewerContext.close();
     assert.deepEqual([viewerWatch.outside, viewerWatch.errors, viewerWatch.failures], [[], [], []]);
 
+    // removing the device's last managing relation would delete the device: the console asks first, and Cancel keeps it
+    await page.getByRole('button', { name: 'Remove the access of Site Ghent' }).click();
+    const guard = page.getByRole('dialog', { name: 'Delete this device?' });
+    await guard.getByText(`Removing it deletes device #${deviceId}`).waitFor();
+    await guard.getByRole('button', { name: 'Cancel' }).click();
+    await guard.waitFor({ state: 'hidden' });
+    assert.equal((await read()).id, deviceId);
+
     // Roles: deleting root -> Site Ghent previews what goes with it (the role, and the device it alone manages)
     await page.getByRole('link', { name: 'Roles' }).click();
     await page.getByRole('link', { name: 'Site Ghent' }).click();

@@ -4,7 +4,8 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { ApiFailure, api, del, get, post, put } from '../api.ts';
 import { Check, Dialog, ErrorNote, Link, Loading, Notice, Section, Select, TextInput, formatTime, useAction, useLoad } from '../components.tsx';
 import { applyOps, diffProperties, keyOf, rebaseOps, sameJson, type PatchOp } from '../properties.ts';
-import type { Device, Explain, License, Monitors, Role } from '../types.ts';
+import type { DeletionInfo, Device, Explain, License, Monitors, Role } from '../types.ts';
+import { navigate } from '../router.ts';
 import type { Me } from '../main.tsx';
 import { Telemetry } from './telemetry.tsx';
 import { ExplainView } from './roles.tsx';
@@ -314,7 +315,15 @@ function MonitorsSection({ deviceId, manage }: { deviceId: number; manage: boole
     return { monitors: m.monitors, names: new Map(r.role.map((x) => [x.id, x.name])) };
   }, [deviceId]);
   const [editing, setEditing] = useState<Monitors | 'new' | undefined>();
-  const remove = useAction(async (m: Monitors) => { await del(`/v1/role/${m.roleId}/monitors/${m.id}`); data.reload(); });
+  const [confirming, setConfirming] = useState<Monitors | undefined>();
+  const remove = useAction(async (m: Monitors) => {
+    const info = await del<DeletionInfo>(`/v1/role/${m.roleId}/monitors/${m.id}`);
+    setConfirming(undefined);
+    if (info.deletedNodeIds.includes(deviceId)) navigate('/devices');
+    else data.reload();
+  });
+  // Removing the last relation with monitorManagement deletes the device itself (CONTRACT §5): ask first.
+  const lastManager = (m: Monitors) => m.monitorManagement && (data.data?.monitors ?? []).filter((x) => x.monitorManagement).length === 1;
   const name = (id: number) => data.data?.names.get(id) ?? `role ${id}`;
   return (
     <Section title="Monitored by" actions={manage && <button type="button" onClick={() => setEditing('new')}>Share with a role</button>}>
@@ -331,7 +340,7 @@ function MonitorsSection({ deviceId, manage }: { deviceId: number; manage: boole
               {manage && (
                 <span class="actions">
                   <button type="button" class="small" aria-label={`Change the access of ${name(m.roleId)}`} onClick={() => setEditing(m)}>Change</button>
-                  <button type="button" class="small danger" aria-label={`Remove the access of ${name(m.roleId)}`} onClick={() => void remove.run(m)}>Remove</button>
+                  <button type="button" class="small danger" aria-label={`Remove the access of ${name(m.roleId)}`} onClick={() => (lastManager(m) ? setConfirming(m) : void remove.run(m))}>Remove</button>
                 </span>
               )}
             </li>
@@ -339,6 +348,15 @@ function MonitorsSection({ deviceId, manage }: { deviceId: number; manage: boole
         </ul>
       ))}
       <ErrorNote error={remove.error} context="Removing the relation" />
+      <Dialog open={confirming !== undefined} title="Delete this device?" onClose={() => setConfirming(undefined)}>
+        <p>This is the last relation that manages the device. Removing it deletes device #{deviceId}, its other monitors
+          relations and its license links (those licenses can be claimed again). Its telemetry stays stored.</p>
+        <ErrorNote error={remove.error} context="Deleting" />
+        <div class="row end">
+          <button type="button" onClick={() => setConfirming(undefined)}>Cancel</button>
+          <button type="button" class="danger" disabled={remove.busy} onClick={() => void remove.run(confirming!)}>Delete the device</button>
+        </div>
+      </Dialog>
       <Dialog open={editing !== undefined} title={editing === 'new' ? 'Share this device with a role' : 'Change the access of a role'} onClose={() => setEditing(undefined)}>
         {editing && <MonitorsForm deviceId={deviceId} current={editing === 'new' ? undefined : editing}
           onDone={() => { setEditing(undefined); data.reload(); }} onCancel={() => setEditing(undefined)} />}
