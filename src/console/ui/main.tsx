@@ -54,7 +54,7 @@ function Shell({ me }: { me: Me }) {
   useEffect(() => { if (path === '/') navigate('/devices', true); }, [path]);
   let page;
   let params: Record<string, string> | undefined;
-  if ((params = match('/devices/:id', path))) page = <DevicePage id={Number(params.id)} me={me} />;
+  if ((params = match('/devices/:id', path))) page = <DevicePage id={Number(params.id)} />;
   else if (match('/devices', path)) page = <Devices />;
   else if ((params = match('/roles/:id', path))) page = <Roles selected={Number(params.id)} />;
   else if (match('/roles', path)) page = <Roles />;

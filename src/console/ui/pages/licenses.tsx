@@ -4,7 +4,7 @@ import { get, post } from '../api.ts';
 import { ErrorNote, Link, Notice, Section, Select, TextInput, useAction, useLoad } from '../components.tsx';
 import type { Device, License } from '../types.ts';
 import type { Me } from '../main.tsx';
-import { LicenseTable } from './device.tsx';
+import { LicenseTable } from './license-table.tsx';
 
 export function Licenses({ me }: { me: Me }) {
   const controllers = useLoad(() => post<{ device: Device[] }>('/v1/device/query', { filter: { nodeType: ['smartgridController'] }, fields: ['nodeId', 'name'] })
