@@ -1,7 +1,7 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
 // and claim a license, plot telemetry written through the API, see a 429 explained, share the device with a role whose member then edits only what was granted,
-// delete the role with a preview, sign in with a recovery code and turn 2FA off, sign out. Every step's effect is checked through the
+// join a role with its password, delete a role with a preview, sign in with a recovery code and turn 2FA off, sign out. Every step's effect is checked through the
 // API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
 // critical violation) on each main screen.
 import { test } from 'node:test';
@@ -248,6 +248,24 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     await guard.getByRole('button', { name: 'Cancel' }).click();
     await guard.waitFor({ state: 'hidden' });
     assert.equal((await read()).id, deviceId);
+
+    // joining a role with its password puts it under one of the user's roles
+    const partner = await http.request('POST', '/v1/role?parentRoleId=1', { token, body: {
+      manages: { ...none, roleManagement: true }, role: { name: 'Partner installer', selfRights: none, password: 'partner-join-password' } } });
+    assert.equal(partner.status, 200);
+    const partnerId = partner.body.role.id as number;
+    await page.getByRole('link', { name: 'Roles' }).click();
+    await page.getByRole('button', { name: 'Join a role with its password' }).click();
+    const join = page.getByRole('dialog', { name: 'Join a role with its password' });
+    await join.getByLabel('Your role (the parent)').selectOption({ label: `Viewers (#${viewersId})` });
+    await join.getByLabel('Id of the role to join').fill(String(partnerId));
+    await join.getByLabel('Its join password').fill('partner-join-password');
+    await join.getByRole('button', { name: 'Join', exact: true }).click();
+    await join.waitFor({ state: 'hidden' });
+    await page.locator('ul.tree').getByRole('link', { name: 'Partner installer' }).nth(1).waitFor(); // under root and under Viewers
+    const joined = await http.request('POST', `/v1/role/${viewersId}/manages/query`, { token, body: { filter: { childRoleId: [partnerId] } } });
+    assert.deepEqual(joined.body.manages.map((m: { parentRoleId: number; roleManagement: boolean; deviceManagement: boolean }) => [m.parentRoleId, m.roleManagement, m.deviceManagement]),
+      [[viewersId, true, true]]);
 
     // Roles: deleting root -> Site Ghent previews what goes with it (the role, and the device it alone manages)
     await page.getByRole('link', { name: 'Roles' }).click();
