@@ -1,9 +1,10 @@
 // The console in a real browser (headless Chromium from Debian) against the built executable: sign in with 2FA, create
 // a role and a member, create a device and edit a property, lose a race to a second session (412) and reapply, create
-// and claim a license, plot telemetry written through the API, see a 429 explained, share the device with a role whose member then edits only what was granted,
-// join a role with its password, delete a role with a preview, sign in with a recovery code and turn 2FA off, sign out. Every step's effect is checked through the
-// API; the page must make no request outside the server, log no console error, and pass axe-core (no serious or
-// critical violation) on each main screen.
+// and claim a license, plot telemetry written through the API, see a 429 explained, share the device with a role whose
+// member then edits only what was granted, join a role with its password, delete a role with a preview, sign in with a
+// recovery code and turn 2FA off, change the password, sign out. Every step's effect is checked through the API; the
+// page must make no request outside the server, log no console error, and pass axe-core (no serious or critical
+// violation) on each main screen.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -296,6 +297,19 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     await page.getByRole('button', { name: 'Turn off 2FA' }).click();
     await page.getByRole('button', { name: 'Turn on two-factor authentication' }).waitFor();
     assert.equal((await http.request('GET', '/user/2fa', { token })).body.enabled, false);
+
+    // a new password: every session ends, the console returns to the sign-in page, the new password works
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByLabel('New password', { exact: true }).fill(`${PASSWORD}-2`);
+    await page.getByLabel('New password again').fill(`${PASSWORD}-2`);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed.').waitFor();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    assert.equal((await http.request('POST', '/auth/login', { body: { username: ADMIN, password: PASSWORD } })).body.code, 'PASSWORD_INCORRECT');
+    await page.getByLabel('E-mail').fill(ADMIN);
+    await page.getByLabel('Password').fill(`${PASSWORD}-2`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Profile', level: 1 }).waitFor(); // back where the user was
 
     // sign out: the refresh token is gone from the page and revoked on the server
     await page.getByRole('button', { name: 'Sign out' }).click();
