@@ -186,6 +186,14 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     assert.ok(inked > 500, `the plot's canvas has ink (${inked} pixels)`);
     await assertAccessible(page, 'device with telemetry');
 
+    // a day of a 10-second series is more than 1,500 points: the console asks for 200 bucket means in one request
+    await page.getByLabel('Range').selectOption('86400');
+    await page.getByRole('button', { name: 'Plot' }).click();
+    await page.getByText(/200 queries · cost \d+ · bucket capacity remaining \d+ · showing means of 200 buckets/).waitFor();
+    const label = await page.locator('figure.plot [role=img]').getAttribute('aria-label');
+    const means = Number(/^Plot of mean grid, mean solar: (\d+) values$/.exec(label ?? '')?.[1]);
+    assert.ok(means >= 4 && means <= 8, `two fields over the 20 minutes of data: ${label}`);
+
     // A full bucket: on the free tier (capacity 100, leaks 100/min) the API session fills it with the cheapest requests
     // (an empty range costs 2) until a 429; the console's next plot (a 4-hour range, cost ~18) is refused and says how long to wait
     assert.equal((await http.request('PUT', '/v1/user/admin%40localhost/tier', { token, body: { tier: 'free' } })).status, 204);
