@@ -8,6 +8,7 @@ import { copyFileSync, chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONSOLE_ASSETS_MODULE, consoleAssetsModule } from './src/console/build-ui.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -26,6 +27,17 @@ const rawPlugin = {
   },
 };
 
+// The console's front end, built first and inlined as one module of hashed assets (src/console/build-ui.mjs).
+const consoleSource = await consoleAssetsModule();
+const consolePlugin = {
+  name: 'console-assets',
+  setup(b) {
+    b.onResolve({ filter: /^gridkeeper:console-assets$/ }, () => ({ path: CONSOLE_ASSETS_MODULE, namespace: 'console' }));
+    b.onLoad({ filter: /.*/, namespace: 'console' }, () => ({ contents: consoleSource, loader: 'js' }));
+  },
+};
+say('built the console');
+
 await build({
   entryPoints: [join(root, 'src/main.ts')],
   outfile: join(dist, 'gridkeeper.cjs'),
@@ -38,7 +50,7 @@ await build({
   legalComments: 'none',
   loader: { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' },
   define: { __GRIDKEEPER_BUNDLED__: 'true' },
-  plugins: [rawPlugin],
+  plugins: [rawPlugin, consolePlugin],
   logLevel: 'warning',
 });
 const addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');

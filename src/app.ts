@@ -19,6 +19,7 @@ import { registerCustomerRoutes } from './customers/customers.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
 import { registerInfluxRoutes } from './influx/influx.routes.ts';
+import { registerConsoleRoutes } from './console/console.routes.ts';
 
 const DOTTED_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -61,6 +62,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerTelemetryRoutes(ctx);
   registerAssetRoutes(ctx);
   registerInfluxRoutes(ctx);
+  registerConsoleRoutes(ctx);
   return { app, api };
 }
 

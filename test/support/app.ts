@@ -75,8 +75,8 @@ export async function makeTestApp(options: { now?: number; env?: Record<string, 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization ??= `Bearer ${opts.token}`;
-    let body: string | Uint8Array | undefined;
-    if (opts.raw !== undefined) body = opts.raw;
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
+    if (opts.raw !== undefined) body = typeof opts.raw === 'string' ? opts.raw : new Uint8Array(opts.raw);
     else if (opts.body !== undefined) {
       body = JSON.stringify(opts.body);
       headers['content-type'] ??= 'application/json';

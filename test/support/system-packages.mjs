@@ -9,6 +9,7 @@ export const SYSTEM_PACKAGES = [
   { file: '/usr/bin/influx', pkg: 'influxdb-client', for: 'InfluxDB 1.x door: the influx shell (test/influx/real-clients.test.ts)' },
   { file: '/usr/lib/python3/dist-packages/influxdb/__init__.py', pkg: 'python3-influxdb', for: 'InfluxDB 1.x door: the Python client (test/influx/real-clients.test.ts)' },
   { file: '/usr/bin/influxd', pkg: 'influxdb', for: 'InfluxDB 1.x door: the differential test against InfluxDB 1.6.7 (test/influx/differential.test.ts)' },
+  { file: '/usr/bin/chromium', pkg: 'chromium', for: 'console browser tests' },
 ];
 
 export function ensureSystemPackages(list = SYSTEM_PACKAGES) {

@@ -1,0 +1,48 @@
+// Headless Chromium from Debian (/usr/bin/chromium) driven by playwright-core: the console's browser tests and the
+// screenshot script share this launch and the watch on requests and console messages.
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+}
+
+export interface PageWatch {
+  /** requests to any origin but the server's */
+  outside: string[];
+  /** console messages of type error, and uncaught page errors */
+  errors: string[];
+  /** responses with a status >= 400, as "METHOD path status" */
+  failures: string[];
+}
+
+export function watchPage(page: Page, origin: string): PageWatch {
+  const watch: PageWatch = { outside: [], errors: [], failures: [] };
+  page.on('request', (r) => { if (!r.url().startsWith(origin + '/')) watch.outside.push(r.url()); });
+  page.on('console', (m) => { if (m.type() === 'error') watch.errors.push(m.text()); });
+  page.on('pageerror', (e) => watch.errors.push(`uncaught: ${e.message}`));
+  page.on('response', (r) => {
+    if (r.status() >= 400) watch.failures.push(`${r.request().method()} ${new URL(r.url()).pathname} ${r.status()}`);
+  });
+  return watch;
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }
+
+/** axe-core run in the page (evaluated through the debugging protocol, so the page's CSP stays as it is). */
+export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(() => (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: AxeViolation[] }> } })
+    .axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+}
