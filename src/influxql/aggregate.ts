@@ -12,6 +12,8 @@ import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
 import { addWindowSums, type PointValue } from '../telemetry/query-points.ts';
+import { rangeStats } from '../telemetry/query-aggregate.ts';
+import { IntegerOverflow } from '../telemetry/block-stats.ts';
 import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
 
@@ -33,11 +35,20 @@ export function sqlAggregateRows(catalogue: Catalogue, plan: SelectPlan, src: Pl
   try {
     for (const f of fieldInfos) {
       const acc = { count: [] as number[], sum: [] as number[] };
-      for (const s of g.series) addWindowSums(catalogue, src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
+      for (const s of g.series) {
+        if (timeDim === undefined) {
+          // one window: the telemetry layer's block statistics answer whole blocks without reading their rows
+          const st = rangeStats(catalogue, src.shards, s.id, f, src.fromMs, src.toMs);
+          acc.count[0] = (acc.count[0] ?? 0) + st.count;
+          acc.sum[0] = (acc.sum[0] ?? 0) + Number(st.sum);
+        } else {
+          addWindowSums(catalogue, src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
+        }
+      }
       sums.set(f.name, acc);
     }
   } catch (err) {
-    if (/integer overflow/i.test((err as Error).message)) return undefined;
+    if (err instanceof IntegerOverflow || /integer overflow/i.test((err as Error).message)) return undefined;
     throw err;
   }
   if (![...sums.values()].some((a) => a.count.some((n) => n > 0))) return [];

@@ -35,7 +35,7 @@ export function executeQuery(ctx: QueryContext, statements: Statement[], options
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
-      if (p.kind === 'select') return selectResult(id, runSelect(ctx.catalogue, p.plan), options.epoch, p.plan.stmt.tz);
+      if (p.kind === 'select') return selectResult(id, runSelect(ctx.catalogue, p.plan, options.epoch), options.epoch, p.plan.stmt.tz);
       const stmt = p.stmt;
       if (stmt.kind === 'unsupported') {
         return errorResult(id, `${stmt.text || 'this statement'} is not supported by gridkeeper's InfluxDB door (only SELECT and SHOW DATABASES, RETENTION POLICIES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS and SERIES run)`);
@@ -63,7 +63,7 @@ export function valueJson(v: PointValue): string {
 function selectResult(id: number, series: OutSeries[], epoch: string | undefined, zone: string | undefined): string {
   if (series.length === 0) return `{"statement_id":${id}}`;
   const parts = series.map((s) => {
-    const rows = s.rows.map((r) => `[${timeJson(r.ms, r.sub, epoch, zone)}${r.values.map((v) => `,${valueJson(v)}`).join('')}]`);
+    const rows = s.rowsJson ?? s.rows.map((r) => `[${timeJson(r.ms, r.sub, epoch, zone)}${r.values.map((v) => `,${valueJson(v)}`).join('')}]`);
     const head = `"name":${JSON.stringify(s.name)}${s.tags ? `,"tags":${JSON.stringify(s.tags)}` : ''},"columns":${JSON.stringify(s.columns)}`;
     return `{${head},"values":[${rows.join(',')}]}`;
   });

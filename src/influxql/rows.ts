@@ -7,6 +7,8 @@ export interface OutSeries {
   tags?: Record<string, string>;
   columns: string[];
   rows: Array<{ ms: number; sub: number; values: PointValue[] }>;
+  /** the rows already as JSON text (RFC3339 times), when SQLite wrote them; then `rows` is empty */
+  rowsJson?: string[];
 }
 
 /** A measurement's series after rights and the tag filter, grouped by the GROUP BY tags. */

@@ -7,17 +7,18 @@ import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './conditi
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
 import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
-import { readPoints, type PointValue } from '../telemetry/query-points.ts';
+import { readPoints, readRowsJson, type PointValue } from '../telemetry/query-points.ts';
 import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
 
 export type { OutSeries } from './rows.ts';
 
-export function runSelect(catalogue: Catalogue, plan: SelectPlan): OutSeries[] {
+/** `epoch`: the answer's time unit (RFC3339 text when undefined), which decides whether SQLite may write the rows. */
+export function runSelect(catalogue: Catalogue, plan: SelectPlan, epoch?: string): OutSeries[] {
   const stmt = plan.stmt;
   const out: OutSeries[] = [];
   for (const src of plan.sources) {
-    for (const m of src.measurements) out.push(...selectMeasurement(catalogue, plan, src, m));
+    for (const m of src.measurements) out.push(...selectMeasurement(catalogue, plan, src, m, epoch));
   }
   out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const from = stmt.soffset;
@@ -97,7 +98,7 @@ function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
   return [...new Set(out)].sort();
 }
 
-function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo): OutSeries[] {
+function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined): OutSeries[] {
   const stmt = plan.stmt;
   const resolver = resolverOf(m);
   const visible = src.seriesOf(m.name);
@@ -148,6 +149,15 @@ function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedS
     const edge = !aggregate && pointFilter === undefined && stmt.limit > 0 && fields.every((f) => f.expr.kind === 'var')
       ? { desc: stmt.desc, limit: stmt.limit + stmt.offset } : undefined;
     const dim = timeDim?.kind === 'time' ? timeDim : undefined;
+    // raw fields of one series with RFC3339 times: SQLite writes the rows' JSON text itself (the JSON query's way)
+    if (!aggregate && pointFilter === undefined && g.series.length === 1 && epoch === undefined && stmt.tz === undefined && src.fromMs >= 0
+      && fields.every((f) => f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast) && m.fields.has(f.expr.name))) {
+      const selectedFields = fields.map((f) => m.fields.get((f.expr as { name: string }).name)!);
+      const take = stmt.limit > 0 ? stmt.limit + stmt.offset : Number.MAX_SAFE_INTEGER;
+      const text = readRowsJson(catalogue, src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take).slice(stmt.offset);
+      if (text.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
+      continue;
+    }
     let rows: OutRow[] | undefined;
     if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
       && fields.every((f) => isSimpleSum(f.expr, m))) {

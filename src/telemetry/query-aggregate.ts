@@ -1,6 +1,6 @@
 // Queries with functions (sum, min, max, mean): one row per series, timed at the start of the range. Whole blocks of
 // a shard come from the block statistics (block-stats.ts); the partial blocks at the range's edges are scanned.
-import type { Catalogue, ShardInfo } from './catalogue.ts';
+import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { blockMs, emptyStats, IntegerOverflow, mergeStats, statsFromRow, statsSql, type Stats } from './block-stats.ts';
 import { FLOAT } from './line-scanner.ts';
 import { columnIn, columnsKey, isInteger, statement, StatementError, type Column } from './query-columns.ts';
@@ -29,10 +29,26 @@ export function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: nu
   return `${row}]`;
 }
 
+/**
+ * count, sum, min and max of one field of a series over [fromMs, toMs) of the given shards, the way aggregate queries
+ * read them (InfluxQL uses it too): whole blocks from the block statistics, the edges scanned. Throws IntegerOverflow
+ * when an integer block sum does not fit int64.
+ */
+export function rangeStats(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats {
+  const stats = [emptyStats()];
+  const columns: Column[] = [{ field, fn: 'sum', name: 'sum' }];
+  for (const shard of shards) addShardRange(catalogue, fromMs, toMs, shard, seriesId, columns, stats);
+  return stats[0];
+}
+
 /** Adds the part of [fromMs, toMs) inside one shard: whole blocks from the block statistics, the edges scanned. */
 function addShard(catalogue: Catalogue, q: PlannedQuery, shard: ShardInfo, seriesId: number, columns: Column[], stats: Stats[]): void {
-  const from = Math.max(q.fromMs, shard.startMs);
-  const to = Math.min(q.toMs, shard.endMs);
+  addShardRange(catalogue, q.fromMs, q.toMs, shard, seriesId, columns, stats);
+}
+
+function addShardRange(catalogue: Catalogue, fromMs: number, toMs: number, shard: ShardInfo, seriesId: number, columns: Column[], stats: Stats[]): void {
+  const from = Math.max(fromMs, shard.startMs);
+  const to = Math.min(toMs, shard.endMs);
   if (from >= to) return;
   const size = blockMs(shard);
   const first = Math.ceil((from - shard.startMs) / size);

@@ -12,7 +12,7 @@ const PAGE_ROWS = 10_000;
  * A column's value as a JSON value inside json_array(): booleans (stored 0/1) as true/false; integral floats below
  * 2^53 as integers (`2`, like InfluxDB and JavaScript, not SQLite's `2.0`); the rest as stored.
  */
-function jsonColumn(col: string | undefined, field: FieldInfo): string {
+export function jsonColumn(col: string | undefined, field: FieldInfo): string {
   if (col === undefined) return 'NULL';
   if (field.kind === BOOLEAN) return `CASE ${col} WHEN 1 THEN json('true') WHEN 0 THEN json('false') END`;
   if (field.kind === FLOAT) return `CASE WHEN ${col} = CAST(${col} AS INTEGER) AND abs(${col}) < 9007199254740992.0 THEN CAST(${col} AS INTEGER) ELSE ${col} END`;

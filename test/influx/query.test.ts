@@ -116,6 +116,22 @@ describe('influx door: /query SELECT', () => {
     ] }] });
   });
 
+  test('RFC3339 times keep nanoseconds without trailing zeros, whether SQLite or the engine writes the rows', async () => {
+    const { t, writerToken } = await fixture();
+    const body = `ns,nodeId=a v=1 ${T + 123}456789\nns,nodeId=a v=2 ${T + 1}500000\nns,nodeId=a v=3 ${T + 2}000001\nns,nodeId=a v=true ${T + 3}000000`;
+    // a field keeps its first type: the boolean line refuses the whole body
+    assert.equal((await t.request('POST', '/write?db=site', { raw: `ns,nodeId=a v=0 ${T}\n${body}`, headers: { authorization: `Bearer ${writerToken}` } })).status, 400);
+    const ok = body.split('\n').slice(0, 3).join('\n');
+    assert.equal((await t.request('POST', '/write?db=site', { raw: ok, headers: { authorization: `Bearer ${writerToken}` } })).status, 204);
+    const expected = [['2025-12-31T23:00:00.0015Z', 2], ['2025-12-31T23:00:00.002000001Z', 3], ['2025-12-31T23:00:00.123456789Z', 1]];
+    // one series, plain fields: SQLite writes the rows; with an expression the engine does
+    const [plain, expr, desc] = await results(t, t.adminToken, `SELECT v FROM ns WHERE ${range}; SELECT v * 1 FROM ns WHERE ${range}; SELECT v FROM ns WHERE ${range} ORDER BY time DESC LIMIT 2 OFFSET 1`);
+    assert.deepEqual(plain.series[0].values, expected);
+    assert.deepEqual(expr.series[0].values, expected);
+    assert.deepEqual(desc.series[0].values, [expected[1], expected[0]]);
+    assert.equal(t.deps.db.sqlite.prepare("SELECT count(*) FROM telemetry_fields WHERE measurement = 'ns'").pluck().get(), 1);
+  });
+
   test('field filters, arithmetic, aliases, casts', async () => {
     const { t } = await fixture();
     const [r] = await results(t, t.adminToken, `SELECT power * 2 + 1 AS x, "nodeId"::tag, n FROM energy WHERE power > 2 AND power <= 20 AND ${range}`);
