@@ -12,7 +12,7 @@ import {
  * INSUFFICIENT_SCOPE for a valid token without any accepted scope. The lookup is by the SHA-256 of the secret: the
  * secret itself is never compared, so there is no timing oracle on it.
  */
-export function verifyApiToken(deps: Deps, token: string, scopes: readonly ApiTokenScope[]): Actor {
+export async function verifyApiToken(deps: Deps, token: string, scopes: readonly ApiTokenScope[]): Promise<Actor> {
   const now = deps.now();
   const row = findApiTokenByHash(deps.db, hashApiToken(token));
   if (row === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid token');
@@ -20,6 +20,9 @@ export function verifyApiToken(deps: Deps, token: string, scopes: readonly ApiTo
   if (!row.scopes.some((s) => scopes.includes(s))) {
     throw new ApiError('INSUFFICIENT_SCOPE', `this API token lacks the scope this operation needs (${scopes.join(' or ')}); it has ${row.scopes.join(', ')}`);
   }
-  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) touchApiToken(deps.db, row.id, now);
+  if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
+    // at most once a minute per token, in the next group commit
+    await deps.db.write(() => touchApiToken(deps.db, row.id, now));
+  }
   return { userId: row.user_id, tokenType: 'api', issuedAt: Math.floor(row.created_at / 1000), apiTokenId: row.id };
 }

@@ -34,14 +34,14 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
       201: { description: 'the token, with its secret (shown once)', schema: CreatedApiTokenSchema },
       409: { description: `TOO_MANY_TOKENS: the user already has ${MAX_TOKENS_PER_USER} tokens` },
     },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     const actor = c.var.actor;
     if (actor.tokenType !== 'sudo' && isTwoFactorEnabled(db, actor.userId)) {
       throw new ApiError('SUDO_REQUIRED', '2FA is enabled: creating an API token needs a sudo token');
     }
     const token = newApiTokenSecret();
     const now = deps.now();
-    const row = db.tx(() => {
+    const row = await db.write(() => {
       if (countApiTokens(db, actor.userId) >= MAX_TOKENS_PER_USER) {
         throw new ApiError('TOO_MANY_TOKENS', `at most ${MAX_TOKENS_PER_USER} API tokens per user: delete one first`);
       }
@@ -65,8 +65,8 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
     description: 'The token is refused from the next request on. Another user\'s token is a 404.',
     auth: auth.requireSession, params: ApiTokenIdParams,
     responses: { 204: { description: 'deleted' } },
-  }, (c, { params }) => {
-    if (!deleteApiToken(db, c.var.actor.userId, params.id)) throw new ApiError('NOT_FOUND', `no API token ${params.id}`);
+  }, async (c, { params }) => {
+    if (!await db.write(() => deleteApiToken(db, c.var.actor.userId, params.id))) throw new ApiError('NOT_FOUND', `no API token ${params.id}`);
     return c.body(null, 204);
   });
 }

@@ -17,7 +17,7 @@ import type { Deps } from '../deps.ts';
 export async function actorOfToken(deps: Deps, token: string, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[]): Promise<{ actor: Actor; claims?: TokenClaims }> {
   if (isApiTokenText(token)) {
     if (apiScopes.length === 0) throw new ApiError('UNAUTHENTICATED', `an API token is not accepted here (expected ${accepted.join(' or ')})`);
-    return { actor: verifyApiToken(deps, token, apiScopes) };
+    return { actor: await verifyApiToken(deps, token, apiScopes) };
   }
   const claims = await verifyToken(deps.keys, token, accepted, deps.now());
   if (deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');

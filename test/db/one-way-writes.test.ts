@@ -10,7 +10,7 @@ const FLAGS = { roleManagement: true, userManagement: true, viewManagement: fals
 const NO_FLAGS = { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
 const WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
-test('role, member, manages, device, license, tier, password, session, 2FA, customer and reset writes all go through Db.write', async (t) => {
+test('role, member, manages, device, license, tier, password, session, 2FA, customer, reset and API-token writes all go through Db.write', async (t) => {
   const app = await makeTestApp();
   t.after(() => app.close());
   const db = app.deps.db;
@@ -69,6 +69,11 @@ test('role, member, manages, device, license, tier, password, session, 2FA, cust
   const customer = (await ok('POST', `/v1/customer?roleId=${company.role.id}`, { name: 'Acme' }, 200, now)).customer;
   const [spare] = (await ok('POST', '/v1/license', { type: 'residential', duration: 30 }, 200, now)).licenses;
   await ok('POST', `/v1/customer/${customer.id}/order`, { licenseIds: [spare.id] }, 200, now);
+  // API tokens: created, used (its last use recorded), deleted
+  const apiToken = await ok('POST', '/user/tokens', { name: 'gateway', scopes: ['api'] }, 201, now);
+  await ok('POST', '/v1/role/query', {}, 200, apiToken.token);
+  await ok('DELETE', `/user/tokens/${apiToken.id}`, undefined, 204, now);
+  assert.equal(app.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 0);
   const forgot = await app.request('POST', '/v1/auth/forgot-password', { body: { email: ADMIN_EMAIL } });
   assert.equal(forgot.status, 204, forgot.text);
   const reset = await app.request('POST', '/v1/auth/reset-password', { body: { token: 'A'.repeat(43), newPassword: 'yet-another-password' } });
