@@ -16,6 +16,7 @@ import { registerDeviceRoutes } from './devices/devices.routes.ts';
 import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
 import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
+import { registerAuditRoutes } from './audit/audit.routes.ts';
 
 const DOTTED_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -55,6 +56,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerLicenseRoutes(ctx);
   registerTelemetryRoutes(ctx);
   registerAssetRoutes(ctx);
+  registerAuditRoutes(ctx);
   return { app, api };
 }
 

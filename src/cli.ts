@@ -9,6 +9,7 @@ import { startServer } from './server.ts';
 import { addUserCommand } from './auth/users.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
+import { exportAuditCommand } from './audit/audit.cli.ts';
 
 import type { Command, CommandIo } from './command.ts';
 
@@ -26,6 +27,8 @@ Commands:
                             create licenses (count 1..1000) and print their keys, one per line
   telemetry prune [--older-than 90d]
                             drop telemetry shards older than the duration (default: the retention setting)
+  audit export [--from ISO] [--to ISO]
+                            print the audit entries from <= time < to as JSON lines (oldest first), for a SIEM
   version                   print the version
   --help                    this text
 
@@ -39,6 +42,7 @@ Options (flags win over environment variables):
                   GRIDKEEPER_ADMIN_PASSWORD  first start only; generated and printed once when unset
   --native-dir D  GRIDKEEPER_NATIVE_DIR    where the single executable unpacks its SQLite addon (default <data-dir>/.native)
   --telemetry-retention R  GRIDKEEPER_TELEMETRY_RETENTION  drop telemetry older than R (e.g. 90d); default off
+  --audit-retention R      GRIDKEEPER_AUDIT_RETENTION      delete audit entries older than R; default 400d (off keeps all)
 `;
 
 const serveCommand: Command = {
@@ -116,7 +120,7 @@ const versionCommand: Command = {
   async run(_config, _args, io) { io.out(VERSION); return 0; },
 };
 
-export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, pruneTelemetryCommand, versionCommand];
+export const commands: Command[] = [serveCommand, migrateCommand, backupCommand, addUserCommand, createLicenseCommand, pruneTelemetryCommand, exportAuditCommand, versionCommand];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h') || argv[0] === 'help') { io.out(HELP); return 0; }

@@ -40,6 +40,12 @@ export const ConfigSchema = v.strictObject({
     v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
     v.transform((s) => parseDurationMs(s) ?? null),
   ), 'off'),
+  /** audit entries older than this (ms) are deleted; null keeps everything */
+  auditRetention: v.optional(v.pipe(
+    v.string(),
+    v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
+    v.transform((s) => parseDurationMs(s) ?? null),
+  ), '400d'),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -55,6 +61,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_LOG: 'log',
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
+  GRIDKEEPER_AUDIT_RETENTION: 'auditRetention',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
@@ -65,6 +72,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--trust-proxy': 'trustProxy',
   '--native-dir': 'nativeDir',
   '--telemetry-retention': 'telemetryRetention',
+  '--audit-retention': 'auditRetention',
 };
 
 export class ConfigError extends Error {}

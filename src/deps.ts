@@ -6,10 +6,16 @@ import type { KeyRing } from './auth/keys.ts';
 import type { TokenClaims } from './auth/tokens.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
+import type { AuditInsert } from './audit/audit.store.ts';
 
 /** Decides whether a verified token was revoked (logout, password change). */
 export interface SessionGuard {
   isRevoked(claims: TokenClaims): boolean;
+}
+
+/** Where audit entries go (src/audit/record.ts); write() runs inside the unit of work of the change it records. */
+export interface AuditLog {
+  write(db: Db, rows: readonly AuditInsert[]): void;
 }
 
 export interface Deps {
@@ -23,5 +29,7 @@ export interface Deps {
   metrics: Metrics;
   /** telemetry query buckets and IP bans: one per process, in memory (a restart starts empty) */
   rateLimiter: RateLimiter;
+  /** the audit log (recordAudit in src/audit/record.ts writes through it) */
+  audit: AuditLog;
   version: string;
 }

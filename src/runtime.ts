@@ -12,6 +12,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadNativeBinding } from './native.ts';
 import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
+import { createAuditLog } from './audit/record.ts';
 
 export const VERSION = '0.1.0';
 
@@ -44,15 +45,17 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   });
   const keys = await loadKeyRing(db);
   const pageBytes = db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck();
+  const log = opts.log ?? createLogger(config.log);
   const deps: Deps = {
     db,
     config,
     now,
-    log: opts.log ?? createLogger(config.log),
+    log,
     keys,
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => Number(pageBytes.get())),
     rateLimiter: createRateLimiter(),
+    audit: createAuditLog({ retentionMs: config.auditRetention, now, log }),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

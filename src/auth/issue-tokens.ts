@@ -4,9 +4,9 @@ import type { Deps } from '../deps.ts';
 import { openSession } from './sessions.ts';
 import { signToken } from './tokens.ts';
 
-export async function issueRefreshToken(deps: Deps, userId: number): Promise<string> {
+export async function issueRefreshToken(deps: Deps, userId: number, inUnit?: () => void): Promise<string> {
   const now = deps.now();
-  const sid = await openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now, inUnit);
   return (await signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now)).token;
 }
 
@@ -15,9 +15,9 @@ export async function issueToken(deps: Deps, typ: 'access' | 'sudo' | 'partial',
 }
 
 /** The end of a two-factor login: a new session and all three kinds of token from it. */
-export async function issueLoginTokens(deps: Deps, userId: number): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
+export async function issueLoginTokens(deps: Deps, userId: number, inUnit?: () => void): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
   const now = deps.now();
-  const sid = await openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now, inUnit);
   const [refresh, access, sudo] = await Promise.all([
     signToken(deps.keys, { typ: 'refresh', sub: userId, sid }, now),
     signToken(deps.keys, { typ: 'access', sub: userId, sid }, now),

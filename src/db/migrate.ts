@@ -6,6 +6,7 @@ import m0002 from '../../sql/0002_auth.sql';
 import m0003 from '../../sql/0003_devices.sql';
 import m0004 from '../../sql/0004_licenses.sql';
 import m0005 from '../../sql/0005_telemetry.sql';
+import m0009 from '../../sql/0009_audit.sql';
 
 export interface Migration { name: string; sql: string }
 
@@ -15,6 +16,7 @@ export const migrations: readonly Migration[] = [
   { name: '0003_devices', sql: m0003 },
   { name: '0004_licenses', sql: m0004 },
   { name: '0005_telemetry', sql: m0005 },
+  { name: '0009_audit', sql: m0009 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

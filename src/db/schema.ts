@@ -169,6 +169,24 @@ export interface TelemetryFieldsTable {
   type: 'float' | 'integer' | 'unsigned' | 'string' | 'boolean';
 }
 
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  actor_token: 'access' | 'sudo' | 'refresh' | 'partial' | null;
+  client_address: string | null;
+  request_id: string | null;
+  action: string;
+  target_kind: 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'license' | 'user';
+  target_id: string | null;
+  role_id: number | null;
+  device_id: number | null;
+  user_id: number | null;
+  /** JSON text of the changes object */
+  changes: string;
+}
+
 export interface SchemaMigrationsTable { name: string; applied_at: number }
 
 export interface Schema {
@@ -191,4 +209,5 @@ export interface Schema {
   telemetry_shards: TelemetryShardsTable;
   telemetry_series: TelemetrySeriesTable;
   telemetry_fields: TelemetryFieldsTable;
+  audit_log: AuditLogTable;
 }

@@ -13,8 +13,24 @@ import {
   MonitorsQueryParams, MonitorsResponse, MonitorsUpsertQuery, RoleParams,
 } from './devices.schemas.ts';
 import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
-import { queryMonitors } from './monitors.store.ts';
-import { toMonitors } from './serialize.ts';
+import { findMonitorsOf, queryMonitors, type MonitorsRow } from './monitors.store.ts';
+import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
+import { toMonitors, type Monitors } from './serialize.ts';
+
+/** A relation's fields for an audit entry (its id is the entry's target). */
+function monitorsFields(m: Monitors | undefined): Record<string, unknown> {
+  if (!m) return {};
+  const { id: _id, ...fields } = m;
+  return fields;
+}
+
+/** monitors.put: before and after of one relation (a new one has no before); readable by those who reach its role. */
+function monitorsPut(before: MonitorsRow | undefined, after: Monitors): AuditEvent {
+  return {
+    action: 'monitors.put', target: { kind: 'monitors', id: after.id }, roleId: after.roleId, deviceId: after.deviceId,
+    changes: diffFields(monitorsFields(before && toMonitors(before)), monitorsFields(after)),
+  };
+}
 
 const TAG = 'monitors';
 const RULE = 'Needs one member role with (a) direct or indirect deviceManagement over the role, or indirect roleManagement '
@@ -36,7 +52,11 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
       requireReadableDevices(db, userId, deviceIds);
       const managers = monitorsManagers(db, userId, params.roleId);
       for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
-      return putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+      const before = deviceIds.map((deviceId) => findMonitorsOf(db, params.roleId, deviceId));
+      const after = putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+      const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
+      if (events.length > 0) recordAudit(c, deps, events);
+      return after;
     });
     return c.json({ monitors: oneOrMany(query.deviceId.length > 1, monitors) });
   });
@@ -47,7 +67,13 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
   }, async (c, { params, body }) => {
-    const monitors = await db.write(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
+    const monitors = await db.write(() => {
+      const before = requireChangeableMonitors(c, db, params.roleId, params.ids);
+      const after = updateMonitorsRows(db, before, body);
+      const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
+      if (events.length > 0) recordAudit(c, deps, events);
+      return after;
+    });
     return c.json({ monitors: oneOrMany(params.ids.several, monitors) });
   });
 
@@ -58,7 +84,19 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: MonitorsIdsParams,
     responses: { 200: { description: 'what was deleted', schema: DeletionInfo } },
   }, async (c, { params }) => {
-    return c.json(await db.write(() => deleteMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids))));
+    return c.json(await db.write(() => {
+      const rows = requireChangeableMonitors(c, db, params.roleId, params.ids);
+      const info = deleteMonitorsRows(db, rows);
+      recordAudit(c, deps, rows.map((row) => ({
+        action: 'monitors.delete', target: { kind: 'monitors', id: row.id }, roleId: row.role_id, deviceId: row.device_id,
+        changes: {
+          ...removed(monitorsFields(toMonitors(row))),
+          // the device went with its last relation with monitorManagement
+          ...(info.deletedNodeIds.includes(row.device_id) ? { deviceDeleted: row.device_id } : {}),
+        },
+      } satisfies AuditEvent)));
+      return info;
+    }));
   });
 
   api.route({

@@ -1,0 +1,128 @@
+// recordAudit(c, deps, events): the one way an audit entry is written. It is called INSIDE the unit of work of the change
+// (a Db.write unit), so the entry commits with the change or not at all: a request that is refused or fails throws in
+// its unit, its savepoint is rolled back, and no entry remains. Failed logins are the exception and are recorded on
+// purpose in a unit of their own.
+//
+// An entry says who (user id, e-mail, the kind of token presented), from where (client address, request id), what
+// (action, target kind and id) and the changes. Secrets never go in: for passwords, second factors, recovery codes
+// and tokens `changes` says THAT they changed, never a value or a hash.
+import type { Context } from 'hono';
+import type { AppEnv, TokenType } from '../http/env.ts';
+import type { AuditLog, Deps } from '../deps.ts';
+import type { Db } from '../db/open.ts';
+import type { AuditLogTable } from '../db/schema.ts';
+import type { Logger } from '../logger.ts';
+import { clientIp } from '../http/client-ip.ts';
+import { insertAuditEntry, pruneAuditEntries, type AuditInsert } from './audit.store.ts';
+
+export type AuditAction =
+  | 'role.create' | 'role.update' | 'manages.put' | 'manages.delete' | 'member.put' | 'member.delete'
+  | 'device.create' | 'device.patch' | 'device.put' | 'monitors.put' | 'monitors.delete'
+  | 'license.create' | 'license.activate' | 'license.claim'
+  | 'user.password' | 'user.2fa.setup' | 'user.2fa.enable' | 'user.2fa.disable' | 'user.2fa.recovery-codes' | 'user.tier'
+  | 'auth.login' | 'auth.login.partial' | 'auth.login.failed' | 'auth.sudo' | 'auth.sudo.failed' | 'auth.refresh' | 'auth.logout';
+
+export type TargetKind = AuditLogTable['target_kind'];
+
+export interface AuditEvent {
+  action: AuditAction;
+  target: { kind: TargetKind; id: number | string | null };
+  /** field -> { before?, after? } (absent before: created; absent after: removed), or facts about the change */
+  changes?: Record<string, unknown>;
+  /** what decides who may read the entry, when the target alone does not say it (see audit.store.ts AuditVisibility) */
+  roleId?: number;
+  deviceId?: number;
+  userId?: number;
+}
+
+/** Who acted, when the request has no authenticated actor (login) or acts for another (none yet). */
+export interface AuditActor {
+  userId: number | null;
+  token: TokenType | null;
+}
+
+/** Inserts entries for the request `c`; must run inside a unit of work (Db.write). */
+export function recordAudit(c: Context<AppEnv>, deps: Deps, events: AuditEvent | readonly AuditEvent[], actor?: AuditActor): void {
+  const who = actor ?? { userId: c.var.actor.userId, token: c.var.actor.tokenType };
+  const at = deps.now();
+  const clientAddress = clientIp(c, deps);
+  const requestId = c.get('requestId') ?? null;
+  const list = Array.isArray(events) ? events as readonly AuditEvent[] : [events as AuditEvent];
+  deps.audit.write(deps.db, list.map((e) => ({
+    at,
+    actor_user_id: who.userId,
+    actor_token: who.token,
+    client_address: clientAddress,
+    request_id: requestId,
+    action: e.action,
+    target_kind: e.target.kind,
+    target_id: e.target.id === null ? null : String(e.target.id),
+    role_id: e.roleId ?? (e.target.kind === 'role' ? Number(e.target.id) : null),
+    device_id: e.deviceId ?? (e.target.kind === 'device' ? Number(e.target.id) : null),
+    user_id: e.userId ?? (e.target.kind === 'user' && e.target.id !== null ? Number(e.target.id) : null),
+    changes: JSON.stringify(e.changes ?? {}),
+  })));
+}
+
+/**
+ * The fields whose values differ between two objects, as { field: { before, after } } (a side without the field has
+ * no key). Values compare as JSON.
+ */
+export function diffFields(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, { before?: unknown; after?: unknown }> {
+  const out: Record<string, { before?: unknown; after?: unknown }> = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const had = Object.hasOwn(before, key);
+    const has = Object.hasOwn(after, key);
+    if (had && has && (before[key] === after[key] || JSON.stringify(before[key]) === JSON.stringify(after[key]))) continue;
+    out[key] = { ...(had ? { before: before[key] } : {}), ...(has ? { after: after[key] } : {}) };
+  }
+  return out;
+}
+
+/** Each field as created: { field: { after } }. */
+export function created(fields: Record<string, unknown>): Record<string, { after: unknown }> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { after: v }]));
+}
+
+/** Each field as removed: { field: { before } }. */
+export function removed(fields: Record<string, unknown>): Record<string, { before: unknown }> {
+  return Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, { before: v }]));
+}
+
+const PRUNE_EVERY_MS = 60_000;
+/** Rows deleted per unit of work: a long-overdue prune never holds the writer for long; the rest follows in later units. */
+const PRUNE_CHUNK = 5_000;
+
+/**
+ * The audit log of a running service. Retention is applied like telemetry's: at most once a minute (checked when an
+ * entry is written), entries older than `retentionMs` are deleted — in units of work of their own, after the
+ * current one, so a prune never slows or fails the request that triggered it.
+ */
+export function createAuditLog(options: { retentionMs: number | null; now: () => number; log: Logger }): AuditLog {
+  let lastPrune: number | undefined;
+  function prune(db: Db): void {
+    const cutoff = options.now() - options.retentionMs!;
+    db.write(() => pruneAuditEntries(db, cutoff, PRUNE_CHUNK)).then(
+      (n) => { if (n === PRUNE_CHUNK) prune(db); },
+      (err) => options.log.error('audit retention prune failed', { error: String(err) }),
+    );
+  }
+  return {
+    write(db, rows) {
+      // a programming error, not a request error: an entry outside a unit would not commit with its change
+      if (!db.sqlite.inTransaction) throw new Error('recordAudit outside a unit of work (Db.write)');
+      for (const row of rows) insertAuditEntry(db, row);
+      if (options.retentionMs === null) return;
+      const now = options.now();
+      if (lastPrune === undefined || now - lastPrune >= PRUNE_EVERY_MS || now < lastPrune) {
+        lastPrune = now;
+        prune(db);
+      }
+    },
+  };
+}
+
+/** For the benchmark's comparison only (bench/audit.mjs): records nothing. The service always uses createAuditLog. */
+export const noAuditLog: AuditLog = { write() {} };
+
+export type { AuditInsert };
