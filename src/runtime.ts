@@ -55,7 +55,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => Number(pageBytes.get())),
     rateLimiter: createRateLimiter(),
-    audit: createAuditLog({ retentionMs: config.auditRetention, now, log }),
+    audit: createAuditLog({ retentionMs: config.auditRetention, now }),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

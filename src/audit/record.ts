@@ -11,7 +11,6 @@ import type { AppEnv, TokenType } from '../http/env.ts';
 import type { AuditLog, Deps } from '../deps.ts';
 import type { Db } from '../db/open.ts';
 import type { AuditLogTable } from '../db/schema.ts';
-import type { Logger } from '../logger.ts';
 import { clientIp } from '../http/client-ip.ts';
 import { insertAuditEntry, pruneAuditEntries, type AuditInsert } from './audit.store.ts';
 
@@ -90,23 +89,16 @@ export function removed(fields: Record<string, unknown>): Record<string, { befor
 }
 
 const PRUNE_EVERY_MS = 60_000;
-/** Rows deleted per unit of work: a long-overdue prune never holds the writer for long; the rest follows in later units. */
-const PRUNE_CHUNK = 5_000;
+/** Rows deleted per unit of work: a long-overdue prune never holds the writer for long; the rest goes with the next writes. */
+const PRUNE_CHUNK = 1_000;
 
 /**
- * The audit log of a running service. Retention is applied like telemetry's: at most once a minute (checked when an
- * entry is written), entries older than `retentionMs` are deleted — in units of work of their own, after the
- * current one, so a prune never slows or fails the request that triggered it.
+ * The audit log of a running service. Retention is applied like telemetry's, lazily: at most once a minute, the write
+ * of an entry also deletes entries older than `retentionMs` — at most PRUNE_CHUNK of them, inside the same unit of work
+ * (the `at` index finds them). While a backlog remains (a full chunk went), the next write continues it.
  */
-export function createAuditLog(options: { retentionMs: number | null; now: () => number; log: Logger }): AuditLog {
+export function createAuditLog(options: { retentionMs: number | null; now: () => number }): AuditLog {
   let lastPrune: number | undefined;
-  function prune(db: Db): void {
-    const cutoff = options.now() - options.retentionMs!;
-    db.write(() => pruneAuditEntries(db, cutoff, PRUNE_CHUNK)).then(
-      (n) => { if (n === PRUNE_CHUNK) prune(db); },
-      (err) => options.log.error('audit retention prune failed', { error: String(err) }),
-    );
-  }
   return {
     write(db, rows) {
       // a programming error, not a request error: an entry outside a unit would not commit with its change
@@ -115,8 +107,8 @@ export function createAuditLog(options: { retentionMs: number | null; now: () =>
       if (options.retentionMs === null) return;
       const now = options.now();
       if (lastPrune === undefined || now - lastPrune >= PRUNE_EVERY_MS || now < lastPrune) {
-        lastPrune = now;
-        prune(db);
+        const deleted = pruneAuditEntries(db, now - options.retentionMs, PRUNE_CHUNK);
+        lastPrune = deleted < PRUNE_CHUNK ? now : undefined;
       }
     },
   };
