@@ -1,10 +1,10 @@
 // POST /v1/audit/query: "who changed this, and when". Members of the root role see every entry; any other user sees
-// the entries about what it can read today — roles in its reach, member relations of roles over which it holds
-// userManagement (and its own), devices it can read (only the properties it can read), licenses linked to a controller
+// the entries about what it can read today — roles in its reach (a role's creation: the parent's), member relations of
+// roles over which it holds userManagement (and its own memberships as they are today), devices it can read (only the properties it can read), licenses linked to a controller
 // it can read, itself as a user — and its own actions. The rights engine (src/access) answers each of these.
 import type { RouteContext } from '../http/route-context.ts';
 import { isRootMember } from '../access/root.ts';
-import { canReadProperty, readableDevices, rightsOverReach, type DeviceAccess } from '../access/rights.ts';
+import { canReadProperty, memberRoles, readableDevices, rightsOverReach, type DeviceAccess } from '../access/rights.ts';
 import { queryAuditEntries, type AuditRow, type AuditVisibility } from './audit.store.ts';
 import { AuditQueryBody, AuditQueryResponse, DEFAULT_LIMIT, toAuditEntry } from './audit.schemas.ts';
 
@@ -37,6 +37,7 @@ export function registerAuditRoutes({ api, deps, auth }: RouteContext): void {
       userId,
       roles: [...rights.keys()],
       memberRoles: [...rights].filter(([, r]) => r.userManagement).map(([id]) => id),
+      ownRoles: memberRoles(db, userId),
       devices: [...devices.keys()],
     };
     const rows = queryAuditEntries(db, filter, page, visibility);

@@ -33,13 +33,15 @@ export interface AuditFilter {
 
 /**
  * What a caller who is not a root member may see, as the rights engine answered it: entries about roles in `roles`,
- * member relations of `memberRoles` (roles over which the caller holds userManagement), devices in `devices`, licenses
- * linked to one of `devices`; entries about the caller as a user; and the caller's own actions.
+ * member relations of `memberRoles` (roles over which the caller holds userManagement) and its own memberships as
+ * they are today (of `ownRoles`, the roles it is a direct member of), devices in `devices`, licenses linked to one of
+ * `devices`; entries about the caller as a user; and the caller's own actions.
  */
 export interface AuditVisibility {
   userId: number;
   roles: readonly number[];
   memberRoles: readonly number[];
+  ownRoles: readonly number[];
   devices: readonly number[];
 }
 
@@ -63,13 +65,13 @@ export function queryAuditEntries(db: Db, filter: AuditFilter, page: { limit: nu
   if (visibility) {
     where.push(`(a.actor_user_id = :me
       OR (a.target_kind = 'user' AND a.user_id = :me)
-      OR (a.target_kind = 'member' AND (a.user_id = :me OR a.role_id ${inJson(':memberRoles')}))
+      OR (a.target_kind = 'member' AND (a.role_id ${inJson(':memberRoles')} OR (a.user_id = :me AND a.role_id ${inJson(':ownRoles')})))
       OR (a.target_kind IN ('role', 'manages', 'monitors') AND a.role_id ${inJson(':roles')})
       OR (a.target_kind = 'device' AND a.device_id ${inJson(':devices')})
       OR (a.target_kind = 'license' AND EXISTS (SELECT 1 FROM license_datalink dl
         WHERE dl.license_id = a.target_id AND dl.device_id ${inJson(':devices')})))`);
     Object.assign(params, {
-      me: visibility.userId, roles: listParam(visibility.roles), memberRoles: listParam(visibility.memberRoles), devices: listParam(visibility.devices),
+      me: visibility.userId, roles: listParam(visibility.roles), memberRoles: listParam(visibility.memberRoles), ownRoles: listParam(visibility.ownRoles), devices: listParam(visibility.devices),
     });
   }
   const sql = `SELECT ${COLUMNS.split(', ').map((c) => `a.${c}`).join(', ')} FROM audit_log a

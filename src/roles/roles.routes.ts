@@ -47,7 +47,8 @@ export function registerRoleRoutes(ctx: RouteContext): void {
       const result = { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
       const { id: managesId, ...flags } = toManages(result.manages);
       recordAudit(c, deps, {
-        action: 'role.create', target: { kind: 'role', id: roleId },
+        // readable by those who reach the parent, where the role was made (like the relation to it, which it lists)
+        action: 'role.create', target: { kind: 'role', id: roleId }, roleId: parentId,
         changes: {
           ...createdFields({ name: body.role.name, selfRights: body.role.selfRights }),
           ...(passwordHash !== null ? { password: { after: 'set' } } : {}),

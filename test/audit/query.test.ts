@@ -130,6 +130,27 @@ describe('POST /v1/audit/query: visibility', () => {
     assert.deepEqual(entry.changes, {});
     t.close();
   });
+
+  it('entries about one\'s own membership are visible while it lasts; a role\'s creation to those who reach the parent', async () => {
+    const t = await makeTestApp();
+    const [A] = addChild(t, ROOT_ROLE_ID, ALL, ALL);
+    const a = await userIn(t, A);
+    const outsider = await userIn(t, addRole(t, 'elsewhere'));
+    const created = await t.request('POST', `/v1/role?parentRoleId=${A}`, { token: a.token, body: { manages: ALL, role: { name: 'child', selfRights: ALL } } });
+    ok(created);
+    const child = created.body.role.id;
+    const put = await t.request('PUT', `/v1/role/${child}/member?userEmail=${encodeURIComponent(outsider.email)}`, { token: a.token, body: {} });
+    ok(put);
+    // the outsider now reaches `child`: it sees its membership, not the creation (made in A, which it does not reach)
+    assert.deepEqual(summary(await query(t, outsider.token)), [`member.put member:${put.body.member.id}`]);
+    ok(await t.request('DELETE', `/v1/role/${child}/member/${put.body.member.id}`, { token: a.token }));
+    // removed: neither the membership's entries nor anything of a's tenant
+    assert.deepEqual(await query(t, outsider.token), []);
+    assert.deepEqual(summary(await query(t, a.token)), [
+      `member.delete member:${put.body.member.id}`, `member.put member:${put.body.member.id}`, `role.create role:${child}`,
+    ]);
+    t.close();
+  });
 });
 
 describe('POST /v1/audit/query: filters and paging', () => {

@@ -4,9 +4,9 @@
 // (or is listed in SELF_ONLY) and that the templates cover every id slot the route's schemas declare.
 //
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
-// controller's nodeId) '@email' (a user's e-mail) '@key' (a license key). In a body a placeholder inside an array can
+// controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@user' (a user id). In a body a placeholder inside an array can
 // become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
-export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key';
+export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'user';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -112,6 +112,15 @@ export const TEMPLATES: Template[] = [
   // a claimed key is 400 ALREADY_CLAIMED (after the controller check); keys are secrets, the oracle is the contract's
   { route: 'POST /v1/license/claim', body: { licenseKey: '@key', nodeId: '@ctrl' }, alsoRefused: [400], oracleExempt: ['body.licenseKey'], own: [400] },
   { route: 'GET /v1/license/controller/:nodeId', params: { nodeId: '@ctrl' }, read: true },
+
+  // the audit log: entries by the victim's users, and about each kind of the victim's objects, are not visible
+  { route: 'POST /v1/audit/query', body: { filter: { actorId: '@user' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'role', targetId: '@role' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'manages', targetId: '@manages' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'member', targetId: '@member' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'device', targetId: '@device' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'monitors', targetId: '@monitors' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'user', targetId: '@user' } }, read: true },
 
   { route: 'POST /v1/telemetry', query: { db: 'shared_db', rp: 'autogen', precision: 'ms' }, raw: 'intrusion,nodeId=@nodeId v=666i 1767225600000' },
   { route: 'POST /v1/telemetry/query', body: { select: ['v'], from: { measurement: 'readings', database: 'shared_db', retentionPolicy: 'autogen' }, where: { tags: { nodeId: '@nodeId' }, time: TIME } }, read: true },
