@@ -18,7 +18,7 @@ export type AuditAction =
   | 'role.create' | 'role.update' | 'manages.put' | 'manages.delete' | 'member.put' | 'member.delete'
   | 'device.create' | 'device.patch' | 'device.put' | 'monitors.put' | 'monitors.delete'
   | 'license.create' | 'license.activate' | 'license.claim'
-  | 'user.password' | 'user.2fa.setup' | 'user.2fa.enable' | 'user.2fa.disable' | 'user.2fa.recovery-codes' | 'user.tier'
+  | 'user.create' | 'user.password' | 'user.2fa.setup' | 'user.2fa.enable' | 'user.2fa.disable' | 'user.2fa.recovery-codes' | 'user.tier'
   | 'auth.login' | 'auth.login.partial' | 'auth.login.failed' | 'auth.sudo' | 'auth.sudo.failed' | 'auth.refresh' | 'auth.logout';
 
 export type TargetKind = AuditLogTable['target_kind'];
@@ -43,16 +43,28 @@ export interface AuditActor {
 /** Inserts entries for the request `c`; must run inside a unit of work (Db.write). */
 export function recordAudit(c: Context<AppEnv>, deps: Deps, events: AuditEvent | readonly AuditEvent[], actor?: AuditActor): void {
   const who = actor ?? { userId: c.var.actor.userId, token: c.var.actor.tokenType };
-  const at = deps.now();
-  const clientAddress = clientIp(c, deps);
-  const requestId = c.get('requestId') ?? null;
+  const source = { at: deps.now(), actor: who, clientAddress: clientIp(c, deps), requestId: c.get('requestId') ?? null };
+  deps.audit.write(deps.db, toRows(source, events));
+}
+
+/**
+ * Inserts entries for a change made by a command on the host (`license create`, `user add`): no actor, no client
+ * address, no request id — the operator with access to the data dir. Inside the command's transaction.
+ */
+export function recordCommandAudit(db: Db, at: number, events: AuditEvent | readonly AuditEvent[]): void {
+  for (const row of toRows({ at, actor: { userId: null, token: null }, clientAddress: null, requestId: null }, events)) insertAuditEntry(db, row);
+}
+
+interface Source { at: number; actor: AuditActor; clientAddress: string | null; requestId: string | null }
+
+function toRows(source: Source, events: AuditEvent | readonly AuditEvent[]): AuditInsert[] {
   const list = Array.isArray(events) ? events as readonly AuditEvent[] : [events as AuditEvent];
-  deps.audit.write(deps.db, list.map((e) => ({
-    at,
-    actor_user_id: who.userId,
-    actor_token: who.token,
-    client_address: clientAddress,
-    request_id: requestId,
+  return list.map((e) => ({
+    at: source.at,
+    actor_user_id: source.actor.userId,
+    actor_token: source.actor.token,
+    client_address: source.clientAddress,
+    request_id: source.requestId,
     action: e.action,
     target_kind: e.target.kind,
     target_id: e.target.id === null ? null : String(e.target.id),
@@ -60,7 +72,7 @@ export function recordAudit(c: Context<AppEnv>, deps: Deps, events: AuditEvent |
     device_id: e.deviceId ?? (e.target.kind === 'device' ? Number(e.target.id) : null),
     user_id: e.userId ?? (e.target.kind === 'user' && e.target.id !== null ? Number(e.target.id) : null),
     changes: JSON.stringify(e.changes ?? {}),
-  })));
+  }));
 }
 
 /**

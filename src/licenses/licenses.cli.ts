@@ -7,7 +7,8 @@ import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';
-import { CreateLicenseBody } from './licenses.schemas.ts';
+import { CreateLicenseBody, licenseCreated } from './licenses.schemas.ts';
+import { recordCommandAudit } from '../audit/record.ts';
 import { createLicenses } from './licenses.service.ts';
 
 const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
@@ -51,7 +52,12 @@ export const createLicenseCommand: Command = {
     const db = openConfiguredDatabase(config);
     try {
       migrate(db, Date.now());
-      const created = createLicenses(db, parsed.output, Date.now());
+      const now = Date.now();
+      const created = db.tx(() => {
+        const rows = createLicenses(db, parsed.output, now);
+        if (rows) recordCommandAudit(db, now, rows.map(licenseCreated));
+        return rows;
+      });
       if (!created) throw new ConfigError('license create: a license with this key already exists');
       for (const license of created) io.out(license.key);
       return 0;

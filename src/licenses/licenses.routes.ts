@@ -5,18 +5,14 @@ import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { isRootMember } from '../access/root.ts';
 import {
-  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, toLicense,
-  type LicenseRow,
+  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, licenseCreated,
+  toLicense,
 } from './licenses.schemas.ts';
 import { activateLicense, claimLicense, controllerLicenses, createLicenses } from './licenses.service.ts';
 import { linkedDeviceId } from './licenses.store.ts';
-import { created as createdFields, recordAudit } from '../audit/record.ts';
+import { recordAudit } from '../audit/record.ts';
 
-/** The fields of a new license an audit entry keeps: everything but the key, which is a secret. */
-function licenseFields(row: LicenseRow): Record<string, unknown> {
-  const { key: _key, id: _id, ...fields } = toLicense(row);
-  return fields;
-}
+
 
 export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
@@ -32,7 +28,7 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     const created = await db.write(() => {
       const rows = createLicenses(db, body, deps.now());
       // one entry per license (each is a target of its own)
-      if (rows) recordAudit(c, deps, rows.map((row) => ({ action: 'license.create' as const, target: { kind: 'license' as const, id: row.id }, changes: createdFields(licenseFields(row)) })));
+      if (rows) recordAudit(c, deps, rows.map(licenseCreated));
       return rows;
     });
     if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');

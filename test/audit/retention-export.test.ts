@@ -125,3 +125,37 @@ describe('gridkeeper audit export', () => {
     }
   });
 });
+
+describe('audit entries of host commands', () => {
+  it('license create and user add record their changes with no actor, address or request id', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-audit-cli-'));
+    try {
+      const out: string[] = [];
+      const err: string[] = [];
+      const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) };
+      const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD };
+      assert.equal(await runCli(['license', 'create', '--type', 'residential', '--duration', '10', '--count', '2', '--data-dir', dir], env, io), 0, err.join('\n'));
+      const keys = [...out];
+      const file = openDatabase({ file: join(dir, 'gridkeeper.db') });
+      file.sqlite.prepare("INSERT INTO roles (id, name, self_role_management, self_user_management, self_view_management, self_device_management, self_report_management, self_alarm_management, created_at) VALUES (1, 'root', 1, 1, 1, 1, 1, 1, 0)").run();
+      file.close();
+      assert.equal(await runCli(['user', 'add', 'host@example.test', '--password', 'host-password-1', '--role', '1', '--data-dir', dir], env, io), 0, err.join('\n'));
+      out.length = 0;
+      assert.equal(await runCli(['audit', 'export', '--data-dir', dir], env, io), 0, err.join('\n'));
+      const entries = out.map((l) => JSON.parse(l));
+      assert.deepEqual(entries.map((e) => [e.action, e.target.kind, e.actor, e.clientAddress, e.requestId]), [
+        ['license.create', 'license', { userId: null, email: null, token: null }, null, null],
+        ['license.create', 'license', { userId: null, email: null, token: null }, null, null],
+        ['user.create', 'user', { userId: null, email: null, token: null }, null, null],
+        ['member.put', 'member', { userId: null, email: null, token: null }, null, null],
+      ]);
+      assert.equal(entries[0].changes.duration.after, 10);
+      assert.deepEqual(entries[2].changes, { email: { after: 'host@example.test' } });
+      assert.deepEqual(entries[3].changes, { roleId: { after: 1 }, userEmail: { after: 'host@example.test' }, userCreated: true });
+      for (const k of keys) assert.ok(!out.join('\n').includes(k), 'no license key in the log');
+      assert.doesNotMatch(out.join('\n'), /host-password-1/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
