@@ -60,4 +60,8 @@ for (const [mode, rs] of Object.entries(runs)) {
     + `(${rs.map((r) => fmt(r.rps, 0)).join(', ')}), p50 ${fmt(median(rs.map((r) => r.p50)))} ms, p99 ${fmt(median(rs.map((r) => r.p99)))} ms, `
     + `server CPU ${fmt(median(rs.map((r) => r.cpuPerRequest)), 3)} ms/request, errors ${rs.reduce((n, r) => n + r.errors, 0)}`);
 }
-console.log(`with / without the audit write: ${fmt(rps.on / rps.off, 2)} (aim >= 0.9)`);
+// each round's two runs ran back to back: their ratio is the least disturbed by the machine's drifting load
+const paired = runs.on.map((r, i) => r.rps / runs.off[i].rps);
+const cpu = median(runs.on.map((r) => r.cpuPerRequest)) / median(runs.off.map((r) => r.cpuPerRequest));
+console.log(`with / without the audit write: medians ${fmt(rps.on / rps.off, 2)}; per round ${paired.map((x) => fmt(x, 2)).join(', ')} `
+  + `(median ${fmt(median(paired), 2)}); server CPU per request ${fmt(cpu, 2)}x (aim: throughput >= 0.9)`);

@@ -3,7 +3,9 @@
 -- what the entry is about, for deciding who may read it (POST /v1/audit/query); target_id is the target's id as text
 -- (license ids are UUIDs). Secrets never go in: changes says that a password or second factor changed, never its value.
 CREATE TABLE audit_log (
-  id             INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused after a prune: ids page the log (afterId)
+  -- ids page the log (afterId) and are never reused: a prune deletes the oldest entries only, in the unit that has
+  -- just inserted a newer one, so the largest id always stays (and without AUTOINCREMENT no sqlite_sequence write)
+  id             INTEGER PRIMARY KEY,
   at             INTEGER NOT NULL,                  -- Unix ms
   actor_user_id  INTEGER,
   actor_email    TEXT,
