@@ -20,6 +20,7 @@ import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from './assets/assets.routes.ts';
 import { registerInfluxRoutes } from './influx/influx.routes.ts';
 import { registerConsoleRoutes } from './console/console.routes.ts';
+import { registerAuditRoutes } from './audit/audit.routes.ts';
 
 const DOTTED_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -63,6 +64,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerAssetRoutes(ctx);
   registerInfluxRoutes(ctx);
   registerConsoleRoutes(ctx);
+  registerAuditRoutes(ctx);
   return { app, api };
 }
 

@@ -11,6 +11,7 @@ import { resetLinkCommand } from './auth/reset-link.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 import { rotateSecretsCommand } from './auth/secrets.cli.ts';
+import { exportAuditCommand } from './audit/audit.cli.ts';
 
 import type { Command, CommandIo } from './command.ts';
 
@@ -30,6 +31,8 @@ Commands:
   telemetry prune [--older-than 90d]
                             drop telemetry shards older than the duration (default: the retention setting)
   secrets rotate            seal every TOTP secret under a new key (the key file, or the first of GRIDKEEPER_SECRET_KEY)
+  audit export [--from ISO] [--to ISO]
+                            print the audit entries from <= time < to as JSON lines (oldest first), for a SIEM
   version                   print the version
   --help                    this text
 
@@ -48,6 +51,7 @@ Options (flags win over environment variables):
                   GRIDKEEPER_SMTP_URL      smtp://[user:pass@]host[:port] or smtps://...; unset: no mail is sent
                   GRIDKEEPER_MAIL_FROM     sender of mails, default gridkeeper@localhost
   --public-url U  GRIDKEEPER_PUBLIC_URL    base of links in mails, default http://<host>:<port>
+  --audit-retention R      GRIDKEEPER_AUDIT_RETENTION      delete audit entries older than R; default 400d (off keeps all)
 `;
 
 const serveCommand: Command = {
@@ -126,7 +130,7 @@ const versionCommand: Command = {
 };
 
 export const commands: Command[] = [
-  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, versionCommand,
+  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, exportAuditCommand, versionCommand,
 ];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {

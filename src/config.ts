@@ -83,6 +83,12 @@ export const ConfigSchema = v.strictObject({
   mailFrom: v.optional(mailFrom, 'gridkeeper@localhost'),
   /** base of links in e-mails; default http://<host>:<port> */
   publicUrl: v.optional(publicUrl),
+  /** audit entries older than this (ms) are deleted; null keeps everything */
+  auditRetention: v.optional(v.pipe(
+    v.string(),
+    v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
+    v.transform((s) => parseDurationMs(s) ?? null),
+  ), '400d'),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -102,6 +108,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_SMTP_URL: 'smtpUrl',
   GRIDKEEPER_MAIL_FROM: 'mailFrom',
   GRIDKEEPER_PUBLIC_URL: 'publicUrl',
+  GRIDKEEPER_AUDIT_RETENTION: 'auditRetention',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
@@ -113,6 +120,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--native-dir': 'nativeDir',
   '--telemetry-retention': 'telemetryRetention',
   '--public-url': 'publicUrl',
+  '--audit-retention': 'auditRetention',
 };
 
 export class ConfigError extends Error {}

@@ -8,10 +8,16 @@ import type { TokenClaims } from './auth/tokens.ts';
 import type { Metrics } from './http/metrics.ts';
 import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 import type { Mailer } from './auth/mailer.ts';
+import type { AuditInsert } from './audit/audit.store.ts';
 
 /** Decides whether a verified token was revoked (logout, password change). */
 export interface SessionGuard {
   isRevoked(claims: TokenClaims): boolean;
+}
+
+/** Where audit entries go (src/audit/record.ts); write() runs inside the unit of work of the change it records. */
+export interface AuditLog {
+  write(db: Db, rows: readonly AuditInsert[]): void;
 }
 
 export interface Deps {
@@ -29,5 +35,7 @@ export interface Deps {
   rateLimiter: RateLimiter;
   /** outgoing mail (password reset); `configured` is false without GRIDKEEPER_SMTP_URL */
   mailer: Mailer;
+  /** the audit log (recordAudit in src/audit/record.ts writes through it) */
+  audit: AuditLog;
   version: string;
 }

@@ -15,6 +15,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { loadNativeBinding } from './native.ts';
 import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 import { createMailer } from './auth/mailer.ts';
+import { createAuditLog } from './audit/record.ts';
 
 export const VERSION = '0.1.0';
 
@@ -83,6 +84,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     metrics: createMetrics(() => Number(pageBytes.get())),
     rateLimiter: createRateLimiter(),
     mailer: createMailer(config),
+    audit: createAuditLog({ retentionMs: config.auditRetention, now }),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

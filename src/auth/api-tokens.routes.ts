@@ -9,6 +9,7 @@ import {
   type ApiTokenRow,
 } from './api-tokens.store.ts';
 import { ApiTokenIdParams, ApiTokensResponse, CreateApiTokenBody, CreatedApiTokenSchema } from './api-tokens.schemas.ts';
+import { created, recordAudit } from '../audit/record.ts';
 
 const DAY_MS = 86_400_000;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -45,10 +46,15 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
       if (countApiTokens(db, actor.userId) >= MAX_TOKENS_PER_USER) {
         throw new ApiError('TOO_MANY_TOKENS', `at most ${MAX_TOKENS_PER_USER} API tokens per user: delete one first`);
       }
-      return insertApiToken(db, {
+      const inserted = insertApiToken(db, {
         userId: actor.userId, name: body.name, scopes: body.scopes, hash: hashApiToken(token), now,
         expiresAt: body.expiresInDays === undefined ? null : now + body.expiresInDays * DAY_MS,
       });
+      recordAudit(c, deps, {
+        action: 'user.token.create', target: { kind: 'api-token', id: inserted.id }, userId: actor.userId,
+        changes: created({ name: inserted.name, scopes: inserted.scopes, expiresAt: inserted.expires_at === null ? null : new Date(inserted.expires_at).toISOString() }),
+      });
+      return inserted;
     });
     return c.json({ ...toApiToken(row), token }, 201);
   });
@@ -66,7 +72,12 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
     auth: auth.requireSession, params: ApiTokenIdParams,
     responses: { 204: { description: 'deleted' } },
   }, async (c, { params }) => {
-    if (!await db.write(() => deleteApiToken(db, c.var.actor.userId, params.id))) throw new ApiError('NOT_FOUND', `no API token ${params.id}`);
+    const deleted = await db.write(() => {
+      const gone = deleteApiToken(db, c.var.actor.userId, params.id);
+      if (gone) recordAudit(c, deps, { action: 'user.token.delete', target: { kind: 'api-token', id: params.id }, userId: c.var.actor.userId, changes: { token: { after: 'revoked' } } });
+      return gone;
+    });
+    if (!deleted) throw new ApiError('NOT_FOUND', `no API token ${params.id}`);
     return c.body(null, 204);
   });
 }

@@ -7,10 +7,10 @@ import { tokenGeneration } from './users.store.ts';
 
 // The generation is read before signing: a password change committed in between makes the token void, never the
 // other way round.
-export async function issueRefreshToken(deps: Deps, userId: number): Promise<string> {
+export async function issueRefreshToken(deps: Deps, userId: number, inUnit?: () => void): Promise<string> {
   const now = deps.now();
   const gen = tokenGeneration(deps.db, userId);
-  const sid = await openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now, inUnit);
   return (await signToken(deps.keys, { typ: 'refresh', sub: userId, sid, gen }, now)).token;
 }
 
@@ -20,10 +20,10 @@ export async function issueToken(deps: Deps, typ: 'access' | 'sudo' | 'partial',
 }
 
 /** The end of a two-factor login: a new session and all three kinds of token from it. */
-export async function issueLoginTokens(deps: Deps, userId: number): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
+export async function issueLoginTokens(deps: Deps, userId: number, inUnit?: () => void): Promise<{ accessToken: string; refreshToken: string; sudoToken: string }> {
   const now = deps.now();
   const gen = tokenGeneration(deps.db, userId);
-  const sid = await openSession(deps.db, userId, now);
+  const sid = await openSession(deps.db, userId, now, inUnit);
   const [refresh, access, sudo] = await Promise.all([
     signToken(deps.keys, { typ: 'refresh', sub: userId, sid, gen }, now),
     signToken(deps.keys, { typ: 'access', sub: userId, sid, gen }, now),

@@ -9,6 +9,7 @@ import { issueRefreshToken, issueToken } from './issue-tokens.ts';
 import { revokeSession } from './sessions.ts';
 import { RULES, releaseAttempt, reserveAttemptWaiting, resetThrottle, type ThrottleKey } from './throttle.ts';
 import { LoginBody, ThrottledError, TwoFactorRequiredError, UserIdResponse } from './auth.schemas.ts';
+import { recordAudit } from '../audit/record.ts';
 
 const TEXT = 'text/plain';
 export const TWO_FACTOR_MESSAGE = '2FA required: send the partialAuthToken to /user/2fa/totp/authenticate';
@@ -45,13 +46,28 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     } finally {
       attempt.settle();
     }
-    if (!user || !ok) throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
-    await db.write(() => resetThrottle(db, keys[0]));
-    if (isTwoFactorEnabled(db, user.id)) {
+    const target = { kind: 'user' as const, id: user?.id ?? null };
+    if (!user || !ok) {
+      // Recorded on purpose, in a unit of its own (the request fails). Throttled attempts (429) are not: they cost the
+      // caller no hash, so recording them would let anyone fill the log. The name tried is kept, the password never.
+      await db.write(() => recordAudit(c, deps, {
+        action: 'auth.login.failed', target, changes: { username: body.username.toLowerCase(), factor: 'password' },
+      }, { userId: null, token: null }));
+      throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
+    }
+    const twoFactor = isTwoFactorEnabled(db, user.id);
+    await db.write(() => {
+      resetThrottle(db, keys[0]);
+      // the password was right; the login completes (auth.login) with the second factor
+      if (twoFactor) recordAudit(c, deps, { action: 'auth.login.partial', target, changes: { factor: 'password' } }, { userId: user.id, token: null });
+    });
+    if (twoFactor) {
       const partialAuthToken = await issueToken(deps, 'partial', user.id);
       throw new ApiError('TWO_FACTOR_REQUIRED', TWO_FACTOR_MESSAGE, { extra: { partialAuthToken } });
     }
-    return c.text(await issueRefreshToken(deps, user.id));
+    return c.text(await issueRefreshToken(deps, user.id, () => recordAudit(c, deps, {
+      action: 'auth.login', target, changes: { factor: 'password' },
+    }, { userId: user.id, token: null })));
   });
 
   api.route({
@@ -68,7 +84,9 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     description: 'The presented refresh token stays valid until it expires or is logged out.',
     auth: auth.requireRefresh,
     responses: { 200: { description: 'a new refresh token (14 days)', contentType: TEXT } },
-  }, async (c) => c.text(await issueRefreshToken(deps, c.var.actor.userId)));
+  }, async (c) => c.text(await issueRefreshToken(deps, c.var.actor.userId, () => recordAudit(c, deps, {
+    action: 'auth.refresh', target: { kind: 'user', id: c.var.actor.userId },
+  }))));
 
   api.route({
     method: 'get', path: '/auth/refreshtoken/validate', tag: 'authentication', summary: 'Check a refresh token',
@@ -89,7 +107,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 204: { description: 'logged out' } },
   }, async (c) => {
     // requireRefresh only lets refresh tokens with a live session through, so sessionId is set
-    await revokeSession(db, c.var.actor.sessionId!, deps.now());
+    await revokeSession(db, c.var.actor.sessionId!, deps.now(), () => recordAudit(c, deps, { action: 'auth.logout', target: { kind: 'user', id: c.var.actor.userId } }));
     return c.body(null, 204);
   });
 }

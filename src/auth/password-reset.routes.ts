@@ -15,6 +15,7 @@ import {
 } from './password-reset.ts';
 import { ForgotPasswordBody, ForgotPasswordQuery, ResetPasswordBody, ThrottledError } from './auth.schemas.ts';
 import resetPage from './reset-password.html';
+import { recordAudit } from '../audit/record.ts';
 
 export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
   const { db } = deps;
@@ -40,7 +41,11 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
     const issued = await db.write(() => {
       recordResetRequest(db, body.email, ipThrottleKey(clientIp(c, deps)), now);
       const found = findUserByEmail(db, body.email);
-      return found && { user: found, token: issueResetToken(db, found.id, now) };
+      if (!found) return undefined;
+      // only root members and the user can read it: it does not tell anyone else that the address has an account
+      recordAudit(c, deps, { action: 'user.password.reset-link', target: { kind: 'user', id: found.id }, changes: { resetLink: { after: 'issued' } } },
+        { userId: null, token: null });
+      return { user: found, token: issueResetToken(db, found.id, now) };
     });
     if (!issued) return c.body(null, 204);
     const { user, token } = issued;
@@ -77,7 +82,10 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
       const userId = spendResetToken(db, body.token, now);
       if (userId === undefined) throw invalid();
       setPasswordHash(db, userId, hash, now);
-      revokeUserSessions(db, userId, now);
+      const sessionsRevoked = revokeUserSessions(db, userId, now);
+      // the holder of the link acted, as the user it was for
+      recordAudit(c, deps, { action: 'user.password', target: { kind: 'user', id: userId }, changes: { password: { after: 'reset' }, sessionsRevoked } },
+        { userId, token: null });
       // the owner of the mailbox proved who they are: failed guesses by others no longer lock them out
       const user = findUserById(db, userId);
       if (user) resetThrottle(db, { rule: RULES.passwordPerUser, subject: user.email.toLowerCase() });

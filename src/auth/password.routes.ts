@@ -8,6 +8,7 @@ import { findUserById, setPasswordHash } from './users.store.ts';
 import { revokeUserSessions } from './sessions.ts';
 import { RULES, releaseAttempt, reserveAttempt, type ThrottleKey } from './throttle.ts';
 import { PasswordBody, ThrottledError } from './auth.schemas.ts';
+import { recordAudit } from '../audit/record.ts';
 
 export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
@@ -44,7 +45,8 @@ export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void 
     const now = deps.now();
     await db.write(() => {
       setPasswordHash(db, user.id, hash, now);
-      revokeUserSessions(db, user.id, now);
+      const sessionsRevoked = revokeUserSessions(db, user.id, now);
+      recordAudit(c, deps, { action: 'user.password', target: { kind: 'user', id: user.id }, changes: { password: { after: 'changed' }, sessionsRevoked } });
     });
     return c.body(null, 204);
   });

@@ -35,9 +35,10 @@ export function createSessionGuard(db: Db): SessionGuard {
 }
 
 /** Opens a session for a new refresh token; resolves to its sid once committed. Also drops rows no token can name any more. */
-export function openSession(db: Db, userId: number, now: number): Promise<string> {
+export function openSession(db: Db, userId: number, now: number, inUnit?: () => void): Promise<string> {
   const sid = randomBytes(16).toString('base64url');
   return db.write(() => {
+    inUnit?.(); // the audit entry of the login, committed with the session
     db.run(db.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
     db.run(db.qb.insertInto('sessions').values({
       sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
@@ -47,8 +48,9 @@ export function openSession(db: Db, userId: number, now: number): Promise<string
 }
 
 /** Logout: the session's refresh token and every token minted from it stop working (committed when this resolves). */
-export function revokeSession(db: Db, sid: string, now: number): Promise<void> {
+export function revokeSession(db: Db, sid: string, now: number, inUnit?: () => void): Promise<void> {
   return db.write(() => {
+    inUnit?.(); // the audit entry of the logout, committed with it
     db.run(db.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
   });
 }

@@ -18,6 +18,7 @@ import { issueLoginTokens, issueToken } from './issue-tokens.ts';
 import {
   RecoveryCodeBody, RecoveryCodesResponse, SecondFactorResponse, ThrottledError, TotpBody, TotpSetupResponse, TwoFactorStatus,
 } from './auth.schemas.ts';
+import { recordAudit } from '../audit/record.ts';
 
 /** How old an access token may be to step up to sudo (or start a first TOTP setup). */
 export const FRESH_ACCESS_S = 5 * 60;
@@ -35,9 +36,13 @@ function requireFresh(actor: Actor, deps: Deps): void {
  * The answer of a successful second factor: with a partial token (login) a new session's access, refresh and sudo
  * tokens; with an access or sudo token a sudo token of the same session.
  */
-async function secondFactorAnswer(c: Context<AppEnv>, deps: Deps): Promise<Response> {
+async function secondFactorAnswer(c: Context<AppEnv>, deps: Deps, factor: string): Promise<Response> {
   const actor = c.var.actor;
-  if (actor.tokenType === 'partial') return c.json(await issueLoginTokens(deps, actor.userId));
+  if (actor.tokenType === 'partial') {
+    return c.json(await issueLoginTokens(deps, actor.userId, () => recordAudit(c, deps, {
+      action: 'auth.login', target: { kind: 'user', id: actor.userId }, changes: { factor },
+    })));
+  }
   return c.json({ sudoToken: await issueToken(deps, 'sudo', actor.userId, actor.sessionId) });
 }
 
@@ -59,12 +64,25 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
   async function secondFactor(c: Context<AppEnv>, key: ThrottleKey, throttled: ErrorCode, check: (now: number) => void): Promise<Response> {
     const now = deps.now();
     const attempt = await reserveAttempt(db, [key], throttled, now);
-    await db.write(() => {
-      check(now);
-      releaseAttempt(db, attempt);
-      resetThrottle(db, key);
-    });
-    return secondFactorAnswer(c, deps);
+    const { userId, tokenType } = c.var.actor;
+    const login = tokenType === 'partial';
+    const factor = key.rule === RULES.totp ? 'totp' : 'recovery-code';
+    try {
+      await db.write(() => {
+        check(now);
+        releaseAttempt(db, attempt);
+        resetThrottle(db, key);
+        // a login is recorded with its new session (secondFactorAnswer); a step-up to sudo here
+        if (!login) recordAudit(c, deps, { action: 'auth.sudo', target: { kind: 'user', id: userId }, changes: { factor } });
+      });
+    } catch (err) {
+      // a wrong second factor is a failed login (or step-up), recorded on purpose in a unit of its own
+      if (err instanceof ApiError && err.status === 401) {
+        await db.write(() => recordAudit(c, deps, { action: login ? 'auth.login.failed' : 'auth.sudo.failed', target: { kind: 'user', id: userId }, changes: { factor } }));
+      }
+      throw err;
+    }
+    return secondFactorAnswer(c, deps, factor);
   }
   const totpKey = (userId: number): ThrottleKey => ({ rule: RULES.totp, subject: String(userId) });
   const recoveryKey = (userId: number): ThrottleKey => ({ rule: RULES.recoveryCode, subject: String(userId) });
@@ -101,7 +119,10 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const user = findUserById(db, actor.userId);
     if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
     const secret = newTotpSecret();
-    await db.write(() => setPendingSecret(db, deps.secrets, actor.userId, secret, deps.now()));
+    await db.write(() => {
+      setPendingSecret(db, deps.secrets, actor.userId, secret, deps.now());
+      recordAudit(c, deps, { action: 'user.2fa.setup', target: { kind: 'user', id: actor.userId }, changes: { totpSecret: { after: 'pending' } } });
+    });
     return c.json({ secret, otpauthUrl: otpauthUrl(user.email, secret) });
   });
 
@@ -132,6 +153,10 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
       replaceRecoveryCodes(db, userId, recoveryCodes, now);
       releaseAttempt(db, attempt);
       resetThrottle(db, totpKey(userId));
+      recordAudit(c, deps, {
+        action: 'user.2fa.enable', target: { kind: 'user', id: userId },
+        changes: { totp: { before: tf?.totp_secret != null ? 'enabled' : 'disabled', after: 'enabled' }, recoveryCodes: { after: 'generated' } },
+      });
     });
     return c.json({ recoveryCodes });
   });
@@ -187,7 +212,10 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const userId = c.var.actor.userId;
     if (getTwoFactor(db, userId)?.totp_secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
     const recoveryCodes = generateRecoveryCodes();
-    await db.write(() => replaceRecoveryCodes(db, userId, recoveryCodes, deps.now()));
+    await db.write(() => {
+      replaceRecoveryCodes(db, userId, recoveryCodes, deps.now());
+      recordAudit(c, deps, { action: 'user.2fa.recovery-codes', target: { kind: 'user', id: userId }, changes: { recoveryCodes: { after: 'regenerated' } } });
+    });
     return c.json({ recoveryCodes });
   });
 
@@ -197,7 +225,19 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     auth: auth.requireSudo,
     responses: { 204: { description: '2FA is off' } },
   }, async (c) => {
-    await db.write(() => deleteTwoFactor(db, c.var.actor.userId));
+    const userId = c.var.actor.userId;
+    await db.write(() => {
+      const enabled = getTwoFactor(db, userId)?.totp_secret != null;
+      const codes = countRecoveryCodes(db, userId).total > 0;
+      deleteTwoFactor(db, userId);
+      // switching off what is already off changes nothing and records nothing
+      if (enabled || codes) {
+        recordAudit(c, deps, {
+          action: 'user.2fa.disable', target: { kind: 'user', id: userId },
+          changes: { totp: { before: enabled ? 'enabled' : 'disabled', after: 'disabled' }, ...(codes ? { recoveryCodes: { before: 'set', after: 'removed' } } : {}) },
+        });
+      }
+    });
     return c.body(null, 204);
   });
 }

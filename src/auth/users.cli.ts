@@ -6,6 +6,7 @@ import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
 import { insertUser } from './users.store.ts';
+import { recordCommandAudit } from '../audit/record.ts';
 
 const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.maxLength(256), v.regex(EMAIL));
 
@@ -30,7 +31,14 @@ export const addUserCommand: Command = {
         if (roleId !== undefined && !db.get(db.qb.selectFrom('roles').select('id').where('id', '=', roleId))) return 'no-role' as const;
         const userId = insertUser(db, email.output, hash, now);
         if (userId === undefined) return 'exists' as const;
-        if (roleId !== undefined) db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }));
+        const memberId = roleId === undefined ? undefined : db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId })).lastInsertRowid;
+        recordCommandAudit(db, now, [
+          { action: 'user.create', target: { kind: 'user', id: userId }, changes: { email: { after: email.output } } },
+          ...(roleId !== undefined && memberId !== undefined ? [{
+            action: 'member.put' as const, target: { kind: 'member' as const, id: memberId }, roleId, userId,
+            changes: { roleId: { after: roleId }, userEmail: { after: email.output }, userCreated: true },
+          }] : []),
+        ]);
         return userId;
       });
       if (result === 'exists') throw new ConfigError(`user add: ${email.output} already exists`);

@@ -1,7 +1,8 @@
 // PUT /v1/user/{email}/tier: the telemetry tier of a user (docs/api.md#rate-limit), set by members of the root role.
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
-import { setTier } from './users.store.ts';
+import { findUserByEmail, setTier } from './users.store.ts';
+import { recordAudit } from '../audit/record.ts';
 import { isRootMember } from '../access/root.ts';
 import { TierBody, TierParams } from './auth.schemas.ts';
 
@@ -15,7 +16,13 @@ export function registerUserRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 204: { description: 'tier set' } },
   }, async (c, { params, body }) => {
     if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'setting a tier needs membership of the root role');
-    if (!await db.write(() => setTier(db, params.email, body.tier))) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
+    await db.write(() => {
+      const user = findUserByEmail(db, params.email);
+      if (!user || !setTier(db, params.email, body.tier)) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
+      if (user.tier !== body.tier) {
+        recordAudit(c, deps, { action: 'user.tier', target: { kind: 'user', id: user.id }, changes: { tier: { before: user.tier, after: body.tier } } });
+      }
+    });
     return c.body(null, 204);
   });
 }

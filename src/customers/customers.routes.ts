@@ -11,6 +11,7 @@ import {
   CreateCustomerBody, CreateCustomerQuery, CreateOrderBody, CustomerIdParams, CustomerLicensesQuery, CustomerLicensesResponse,
   CustomerQueryBody, CustomerResponse, CustomersResponse, OrderResponse, toCustomer, type CustomerRow,
 } from './customers.schemas.ts';
+import { created, recordAudit } from '../audit/record.ts';
 
 export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
@@ -27,6 +28,7 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
     await db.write(() => {
       requireCustomerCreation(db, userId, query.roleId);
       insertCustomer(db, row);
+      recordAudit(c, deps, { action: 'customer.create', target: { kind: 'customer', id: row.id }, roleId: row.role_id, changes: created({ name: row.name, roleId: row.role_id }) });
     });
     return c.json({ customer: toCustomer(row) });
   });
@@ -65,7 +67,13 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
     responses: { 200: { description: 'the new order', schema: OrderResponse } },
   }, async (c, { params, body }) => {
     requireOrderRights(db, c.var.actor.userId);
-    return c.json({ order: await db.write(() => createOrder(db, params.customerId, body.licenseIds, deps.now())) });
+    const order = await db.write(() => {
+      const made = createOrder(db, params.customerId, body.licenseIds, deps.now());
+      const customer = findCustomer(db, made.customerId);
+      recordAudit(c, deps, { action: 'order.create', target: { kind: 'order', id: made.id }, roleId: customer?.role_id, changes: created({ customerId: made.customerId, licenseIds: made.licenseIds }) });
+      return made;
+    });
+    return c.json({ order });
   });
 
   api.route({

@@ -9,6 +9,7 @@ import m0005 from '../../sql/0005_telemetry.sql';
 import m0006 from '../../sql/0006_eniris.sql';
 import m0007 from '../../sql/0007_api_tokens.sql';
 import m0008 from '../../sql/0008_security.sql';
+import m0009 from '../../sql/0009_audit.sql';
 
 export interface Migration { name: string; sql: string }
 
@@ -21,6 +22,7 @@ export const migrations: readonly Migration[] = [
   { name: '0006_eniris', sql: m0006 },
   { name: '0007_api_tokens', sql: m0007 },
   { name: '0008_security', sql: m0008 },
+  { name: '0009_audit', sql: m0009 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -230,6 +230,25 @@ export interface TelemetryFieldsTable {
   type: 'float' | 'integer' | 'unsigned' | 'string' | 'boolean';
 }
 
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor_user_id: number | null;
+  actor_email: string | null;
+  actor_token: 'access' | 'sudo' | 'refresh' | 'partial' | 'api' | null;
+  actor_api_token: number | null;
+  client_address: string | null;
+  request_id: string | null;
+  action: string;
+  target_kind: 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'license' | 'user' | 'customer' | 'order' | 'api-token';
+  target_id: string | null;
+  role_id: number | null;
+  device_id: number | null;
+  user_id: number | null;
+  /** JSON text of the changes object */
+  changes: string;
+}
+
 export interface SchemaMigrationsTable { name: string; applied_at: number }
 
 export interface Schema {
@@ -259,4 +278,5 @@ export interface Schema {
   order_licenses: OrderLicensesTable;
   password_reset_tokens: PasswordResetTokensTable;
   password_reset_requests: PasswordResetRequestsTable;
+  audit_log: AuditLogTable;
 }

@@ -18,6 +18,7 @@ import { nodeTypeJsonSchema, nodeTypes } from './node-types.ts';
 import { parsePatchOps, touchedProperties } from './patch.ts';
 import { parseUnmodifiedSince } from './unmodified-since.ts';
 import { registerMonitorRoutes } from './monitors.routes.ts';
+import { created as createdFields, diffFields, recordAudit } from '../audit/record.ts';
 
 const TAG = 'devices';
 const UNMODIFIED_SINCE = 'Header If-Unmodified-Since (ISO 8601 date-time with zone, or HTTP-date): when any targeted device '
@@ -38,7 +39,10 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const userId = c.var.actor.userId;
     const created = await db.write(() => {
       requireDeviceCreation(db, userId, query.roleId);
-      return createDevice(db, userId, query.roleId, body.properties as Record<string, unknown>, { now: deps.now(), validate: query.validate ?? false });
+      const properties = body.properties as Record<string, unknown>;
+      const result = createDevice(db, userId, query.roleId, properties, { now: deps.now(), validate: query.validate ?? false });
+      recordAudit(c, deps, { action: 'device.create', target: { kind: 'device', id: result.device.id }, changes: createdFields(properties) });
+      return result;
     });
     return c.json(created);
   });
@@ -87,7 +91,10 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const devices = await db.write(() => {
       const targets = requireReadableDevices(db, userId, params.ids);
       for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
-      return patchDevices(db, targets, parsed.ops, touched.edits, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+      return patchDevices(db, targets, parsed.ops, touched.edits, {
+        now: deps.now(), validate: query.validate ?? false, unmodifiedSince,
+        onChange: (id, before, after) => recordAudit(c, deps, { action: 'device.patch', target: { kind: 'device', id }, changes: diffFields(before, after) }),
+      });
     });
     return c.json({ device: oneOrMany(params.ids.several, devices) });
   });
@@ -109,7 +116,10 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
         if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
         else requirePropertyRights(access, Object.keys(properties));
       }
-      return putDevices(db, targets, properties, mode, { now: deps.now(), validate: query.validate ?? false, unmodifiedSince });
+      return putDevices(db, targets, properties, mode, {
+        now: deps.now(), validate: query.validate ?? false, unmodifiedSince,
+        onChange: (id, before, after) => recordAudit(c, deps, { action: 'device.put', target: { kind: 'device', id }, changes: diffFields(before, after) }),
+      });
     });
     return c.json({ device: oneOrMany(params.ids.several, devices) });
   });

@@ -17,11 +17,13 @@ export interface WriteOptions {
   validate: boolean;
   /** If-Unmodified-Since in Unix ms: any target updated later -> 412, nothing written */
   unmodifiedSince?: number;
+  /** called in the same transaction for each device whose properties changed (the audit entry) */
+  onChange?: (deviceId: number, before: Properties, after: Properties) => void;
 }
 
 type Properties = Record<string, unknown>;
 
-export function createDevice(db: Db, userId: number, roleId: number, properties: Properties, opts: Omit<WriteOptions, 'unmodifiedSince'>): { monitors: Monitors; device: Device } {
+export function createDevice(db: Db, userId: number, roleId: number, properties: Properties, opts: Omit<WriteOptions, 'unmodifiedSince' | 'onChange'>): { monitors: Monitors; device: Device } {
   return db.tx(() => {
     if (opts.validate) requireSchema(properties);
     requireFreeNodeId(db, properties);
@@ -75,6 +77,7 @@ function writeDevices(db: Db, targets: readonly DeviceAccess[], opts: WriteOptio
       if (next.nodeId !== current.nodeId) requireFreeNodeId(db, next, row.id);
       const updated: DeviceRow = { id: row.id, properties: text, last_update: nextLastUpdate(row.last_update, opts.now) };
       updateDeviceProperties(db, updated.id, updated.properties, updated.last_update);
+      opts.onChange?.(row.id, current, next);
       return toDevice(updated, access, undefined, next);
     });
   });

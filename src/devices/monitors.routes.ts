@@ -13,8 +13,24 @@ import {
   MonitorsQueryParams, MonitorsResponse, MonitorsUpsertQuery, RoleParams,
 } from './devices.schemas.ts';
 import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
-import { queryMonitors } from './monitors.store.ts';
-import { toMonitors } from './serialize.ts';
+import { findMonitorsOf, queryMonitors, type MonitorsRow } from './monitors.store.ts';
+import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
+import { toMonitors, type Monitors } from './serialize.ts';
+
+/** A relation's fields for an audit entry (its id is the entry's target). */
+function monitorsFields(m: Monitors | undefined): Record<string, unknown> {
+  if (!m) return {};
+  const { id: _id, ...fields } = m;
+  return fields;
+}
+
+/** monitors.put: before and after of one relation (a new one has no before); readable by those who reach its role. */
+function monitorsPut(before: MonitorsRow | undefined, after: Monitors): AuditEvent {
+  return {
+    action: 'monitors.put', target: { kind: 'monitors', id: after.id }, roleId: after.roleId, deviceId: after.deviceId,
+    changes: diffFields(monitorsFields(before && toMonitors(before)), monitorsFields(after)),
+  };
+}
 
 const TAG = 'monitors';
 const RULE = 'Needs one member role with (a) direct or indirect deviceManagement over the role, or indirect roleManagement '
@@ -36,7 +52,11 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
       requireReadableDevices(db, userId, deviceIds);
       const managers = monitorsManagers(db, userId, params.roleId);
       for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
-      return putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+      const before = deviceIds.map((deviceId) => findMonitorsOf(db, params.roleId, deviceId));
+      const after = putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+      const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
+      if (events.length > 0) recordAudit(c, deps, events);
+      return after;
     });
     return c.json({ monitors: oneOrMany(query.deviceId.length > 1, monitors) });
   });
@@ -47,7 +67,13 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
   }, async (c, { params, body }) => {
-    const monitors = await db.write(() => updateMonitorsRows(db, requireChangeableMonitors(c, db, params.roleId, params.ids), body));
+    const monitors = await db.write(() => {
+      const before = requireChangeableMonitors(c, db, params.roleId, params.ids);
+      const after = updateMonitorsRows(db, before, body);
+      const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
+      if (events.length > 0) recordAudit(c, deps, events);
+      return after;
+    });
     return c.json({ monitors: oneOrMany(params.ids.several, monitors) });
   });
 
@@ -60,7 +86,21 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     // one by one, in request order: each answer lists what its own deletion removed (a device whose last relation with
     // monitorManagement goes is deleted with it, taking its other relations — later ids among them answer empty lists)
-    const infos = await db.write(() => requireChangeableMonitors(c, db, params.roleId, params.ids).map((row) => deleteMonitorsRows(db, [row])));
+    const infos = await db.write(() => requireChangeableMonitors(c, db, params.roleId, params.ids).map((row) => {
+      const info = deleteMonitorsRows(db, [row]);
+      // a relation that went with a device deleted for an earlier id is in that id's entry
+      if (info.deletedRelationIds.includes(row.id)) {
+        recordAudit(c, deps, {
+          action: 'monitors.delete', target: { kind: 'monitors', id: row.id }, roleId: row.role_id, deviceId: row.device_id,
+          changes: {
+            ...removed(monitorsFields(toMonitors(row))),
+            // the device went with its last relation with monitorManagement
+            ...(info.deletedNodeIds.includes(row.device_id) ? { deviceDeleted: row.device_id } : {}),
+          },
+        } satisfies AuditEvent);
+      }
+      return info;
+    }));
     return c.json(oneOrMany(params.ids.several, infos));
   });
 

@@ -8,7 +8,8 @@ import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';
-import { CreateLicenseBody } from './licenses.schemas.ts';
+import { CreateLicenseBody, licenseCreated } from './licenses.schemas.ts';
+import { recordCommandAudit } from '../audit/record.ts';
 import { createLicenses } from './licenses.service.ts';
 import { ApiError } from '../http/errors.ts';
 import { uuid } from '../http/validate.ts';
@@ -84,6 +85,7 @@ export const createLicenseCommand: Command = {
             throw err;
           }
         }
+        if (licenses) recordCommandAudit(db, now, licenses.map(licenseCreated));
         return licenses;
       });
       if (!created) throw new ConfigError('license create: a license with this key already exists');

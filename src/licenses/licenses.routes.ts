@@ -5,9 +5,14 @@ import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { isRootMember } from '../access/root.ts';
 import {
-  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, toLicense,
+  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, licenseCreated,
+  toLicense,
 } from './licenses.schemas.ts';
 import { activateLicense, claimLicense, controllerLicenses, createLicenses } from './licenses.service.ts';
+import { linkedDeviceId } from './licenses.store.ts';
+import { recordAudit } from '../audit/record.ts';
+
+
 
 export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
@@ -20,7 +25,12 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 200: { description: 'the created licenses', schema: LicensesResponse } },
   }, async (c, { body }) => {
     if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'creating licenses needs membership of the root role');
-    const created = await db.write(() => createLicenses(db, body, deps.now()));
+    const created = await db.write(() => {
+      const rows = createLicenses(db, body, deps.now());
+      // one entry per license (each is a target of its own)
+      if (rows) recordAudit(c, deps, rows.map(licenseCreated));
+      return rows;
+    });
     if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');
     return c.json({ licenses: created.map(toLicense) });
   });
@@ -33,7 +43,15 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 200: { description: 'the activated license', schema: ActivateResponse } },
   }, async (c, { body }) => {
     // Rights depend on the license's link, so they are checked inside the service's transaction.
-    const license = await db.write(() => activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now()));
+    const license = await db.write(() => {
+      const row = activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now());
+      const { activationDate, deactivationDate } = toLicense(row);
+      recordAudit(c, deps, {
+        action: 'license.activate', target: { kind: 'license', id: row.id },
+        changes: { activationDate: { before: null, after: activationDate }, deactivationDate: { before: null, after: deactivationDate } },
+      });
+      return row;
+    });
     return c.json({ success: true, license: toLicense(license) });
   });
 
@@ -45,7 +63,12 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 200: { description: 'the license and the controller it is linked to', schema: ClaimResponse } },
   }, async (c, { body }) => {
     // Rights on the controller are checked inside the service's transaction, before the key is looked at.
-    const license = await db.write(() => claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now()));
+    const license = await db.write(() => {
+      const claimed = claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now());
+      // the controller by device id: its nodeId is a property some readers of the entry may not be allowed to read
+      recordAudit(c, deps, { action: 'license.claim', target: { kind: 'license', id: claimed.id }, changes: { controllerId: { before: null, after: linkedDeviceId(db, claimed.id) } } });
+      return claimed;
+    });
     return c.json({ success: true, license });
   });
 

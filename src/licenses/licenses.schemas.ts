@@ -1,6 +1,7 @@
 // Request and response schemas of the license API (validation and the OpenAPI document), and the one serializer.
 import * as v from 'valibot';
 import type { LicensesTable } from '../db/schema.ts';
+import { created, type AuditEvent } from '../audit/record.ts';
 
 const DAY_MS = 86_400_000;
 export const MAX_DURATION_DAYS = 36_500;
@@ -129,4 +130,10 @@ export function toLicense(row: LicenseRow): LicenseJson {
     deactivationDate: row.activation_date === null ? null : iso(row.activation_date + row.duration * DAY_MS),
     type: row.type,
   };
+}
+
+/** The audit entry of a new license: every field but the key, which is a secret. */
+export function licenseCreated(row: LicenseRow): AuditEvent {
+  const { key: _key, id: _id, ...fields } = toLicense(row);
+  return { action: 'license.create', target: { kind: 'license', id: row.id }, changes: created(fields) };
 }

@@ -5,7 +5,8 @@ import { ApiError } from '../http/errors.ts';
 import { dummyHash, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
 import { findRole, rolePasswordHash } from './roles.store.ts';
-import { findManagesByIds, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
+import { findManagesByIds, findManagesByPair, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
+import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
 import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
 import { releaseJoinAttempt, reserveJoinAttempt } from './password-throttle.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
@@ -20,6 +21,21 @@ import {
 
 const MANAGES_SHAPE = 'Manages = { id, parentRoleId, childRoleId, roleManagement, userManagement, viewManagement, '
   + 'deviceManagement, reportManagement, alarmManagement }.';
+
+/** A relation's fields for an audit entry (its id is the entry's target). */
+function managesFields(row: ManagesRow | undefined): Record<string, unknown> {
+  if (!row) return {};
+  const { id: _id, ...fields } = toManages(row);
+  return fields;
+}
+
+/** manages.put: the relation's fields before and after (a new relation has no before). */
+function managesPut(before: ManagesRow | undefined, after: ManagesRow, extra: Record<string, unknown> = {}): AuditEvent {
+  return {
+    action: 'manages.put', target: { kind: 'manages', id: after.id }, roleId: after.parent_role_id,
+    changes: { ...diffFields(managesFields(before), managesFields(after)), ...extra },
+  };
+}
 
 export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
@@ -80,7 +96,12 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       if (wouldCycle(db, parentId, childId)) {
         throw new ApiError('ROLE_CYCLE', `a manages relation ${parentId} -> ${childId} would create a cycle`);
       }
-      return upsertManages(db, parentId, childId, body);
+      const before = findManagesByPair(db, parentId, childId);
+      const after = upsertManages(db, parentId, childId, body);
+      // that the child's join password was given is recorded; the password never is
+      const event = managesPut(before, after, password !== undefined ? { childRolePassword: 'accepted' } : {});
+      if (!before || Object.keys(event.changes!).length > 1 || password === undefined && Object.keys(event.changes!).length > 0) recordAudit(c, deps, event);
+      return after;
     });
     return c.json({ manages: toManages(row) });
   });
@@ -127,9 +148,12 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     const { parentRoleId, managesId } = params;
     const rows = await db.write(() => {
       authorizeParent(userId, parentRoleId);
-      relationsOf(parentRoleId, managesId);
+      const before = relationsOf(parentRoleId, managesId);
       for (const id of managesId) updateManagesFlags(db, id, body);
-      return relationsOf(parentRoleId, managesId);
+      const after = relationsOf(parentRoleId, managesId);
+      const events = after.map((row, i) => managesPut(before[i], row)).filter((e) => Object.keys(e.changes!).length > 0);
+      if (events.length > 0) recordAudit(c, deps, events);
+      return after;
     });
     const out = rows.map(toManages);
     return c.json({ manages: oneOrMany(managesId.several, out) });
@@ -150,8 +174,14 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     const { parentRoleId, managesId } = params;
     const infos = await db.write(() => {
       authorizeParent(userId, parentRoleId);
-      relationsOf(parentRoleId, managesId);
-      return managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));
+      const rows = relationsOf(parentRoleId, managesId);
+      const infos = managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));
+      recordAudit(c, deps, rows.map((row, i) => ({
+        action: 'manages.delete', target: { kind: 'manages', id: row.id }, roleId: row.parent_role_id,
+        // what the cascade removed with it (the relation itself is in `manages`)
+        changes: { ...removed(managesFields(row)), cascade: infos[i].deleted },
+      } satisfies AuditEvent)));
+      return infos;
     });
     return c.json(oneOrMany(managesId.several, infos));
   });

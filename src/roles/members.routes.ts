@@ -13,6 +13,7 @@ import { inList, visibleRoleSet } from './path-roles.ts';
 import { markDeprecated } from '../http/deprecation.ts';
 import { oneOrMany, relationsOfRole } from '../http/validate.ts';
 import { toMember, type MemberRow } from './serialize.ts';
+import { recordAudit } from '../audit/record.ts';
 import {
   DeletionResponse, EmptyBody, MemberIdParams, MemberListQuery, MemberQueryBody, MemberResponse, MemberUpsertQuery, MembersResponse,
   RoleIdParams, RoleIdsParams,
@@ -60,7 +61,15 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       // the e-mail may have been registered while the hash was computed: then that user is the one added
       const createdId = newUser ? insertUser(db, query.userEmail, newUser.hash, deps.now()) : undefined;
       const user = findUserByEmail(db, query.userEmail)!;
-      return { row: upsertMember(db, roleId, user.id), createdId };
+      const row = upsertMember(db, roleId, user.id);
+      // an existing relation is answered as it is: nothing changed, nothing to record
+      if (row.created) {
+        recordAudit(c, deps, {
+          action: 'member.put', target: { kind: 'member', id: row.id }, roleId, userId: user.id,
+          changes: { roleId: { after: roleId }, userEmail: { after: row.email }, ...(createdId !== undefined ? { userCreated: true } : {}) },
+        });
+      }
+      return { row, createdId };
     });
     if (createdId !== undefined) {
       deps.log.info('user created by a member relation', { userId: createdId, roleId, byUserId: userId });
@@ -140,7 +149,12 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       if (roleId === ROOT_ROLE_ID && countMembers(db, roleId) <= memberId.length) {
         throw new ApiError('LAST_ROOT_MEMBER', 'the last member of the root role cannot be removed');
       }
+      const rows = relationsOf(roleId, memberId);
       deleteMembers(db, memberId);
+      recordAudit(c, deps, rows.map((row) => ({
+        action: 'member.delete' as const, target: { kind: 'member' as const, id: row.id }, roleId, userId: row.user_id,
+        changes: { roleId: { before: roleId }, userEmail: { before: row.email } },
+      })));
       return memberId.map((id) => toDeletionInfo({ roles: [], devices: [], manages: [], members: [id], monitors: [] }));
     });
     return c.json(oneOrMany(memberId.several, infos));

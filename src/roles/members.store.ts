@@ -5,10 +5,11 @@ import { inJson, listParam } from '../db/in-list.ts';
 
 const SELECT = 'SELECT mb.id AS id, mb.role_id AS role_id, u.email AS email FROM members mb JOIN users u ON u.id = mb.user_id';
 
-/** Creates the member relation (R, u) unless it exists; returns it. */
-export function upsertMember(db: Db, roleId: number, userId: number): MemberRow {
-  db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }).onConflict((oc) => oc.doNothing()));
-  return db.prepare(`${SELECT} WHERE mb.role_id = ? AND mb.user_id = ?`).get(roleId, userId) as MemberRow;
+/** Creates the member relation (R, u) unless it exists; returns it, and whether it is new. */
+export function upsertMember(db: Db, roleId: number, userId: number): MemberRow & { created: boolean } {
+  const { changes } = db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }).onConflict((oc) => oc.doNothing()));
+  const row = db.prepare(`${SELECT} WHERE mb.role_id = ? AND mb.user_id = ?`).get(roleId, userId) as MemberRow;
+  return { ...row, created: changes === 1 };
 }
 
 /** Member relations by id with their user id, ascending (missing ids skipped). */

@@ -4,7 +4,8 @@ import type { RouteContext } from '../http/route-context.ts';
 import { hashSecret } from '../auth/passwords.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
 import { requireRights, requireVisibleRole } from '../access/guards.ts';
-import { findRole, insertRole, updateRole } from './roles.store.ts';
+import { findRole, insertRole, rolePasswordHash, updateRole } from './roles.store.ts';
+import { created as createdFields, diffFields, recordAudit } from '../audit/record.ts';
 import { upsertManages } from './manages.store.ts';
 import { queryRoles, refuseUnsupported } from './role-query.ts';
 import { toManages, toRole } from './serialize.ts';
@@ -46,7 +47,18 @@ export function registerRoleRoutes(ctx: RouteContext): void {
       const roleId = insertRole(db, {
         name: body.role.name, selfRights: body.role.selfRights, passwordHash, isCompany: body.role.isCompany ?? false,
       }, deps.now());
-      return { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
+      const result = { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
+      const { id: managesId, ...flags } = toManages(result.manages);
+      recordAudit(c, deps, {
+        // readable by those who reach the parent, where the role was made (like the relation to it, which it lists)
+        action: 'role.create', target: { kind: 'role', id: roleId }, roleId: parentId,
+        changes: {
+          ...createdFields({ name: body.role.name, selfRights: body.role.selfRights, isCompany: body.role.isCompany ?? false }),
+          ...(passwordHash !== null ? { password: { after: 'set' } } : {}),
+          manages: { after: { id: managesId, ...flags } },
+        },
+      });
+      return result;
     });
     return c.json({ manages: toManages(created.manages), role: toRole(created.role) });
   });
@@ -69,8 +81,18 @@ export function registerRoleRoutes(ctx: RouteContext): void {
     const passwordHash = typeof body.password === 'string' ? await hashSecret(body.password) : body.password;
     const row = await db.write(() => {
       authorize();
+      const before = toRole(findRole(db, roleId)!);
+      const hadPassword = typeof rolePasswordHash(db, roleId) === 'string';
       updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash, isCompany: body.isCompany });
-      return findRole(db, roleId)!;
+      const after = findRole(db, roleId)!;
+      const { name, selfRights, isCompany } = toRole(after);
+      // the join password is a secret: the entry says that it was set or cleared, never what it is
+      const password = typeof passwordHash === 'string' ? { password: { after: 'set' } }
+        : passwordHash === null && hadPassword ? { password: { before: 'set', after: 'cleared' } } : {};
+      const changes = { ...diffFields({ name: before.name, selfRights: before.selfRights, isCompany: before.isCompany }, { name, selfRights, isCompany }), ...password };
+      // an update that changes nothing records nothing
+      if (Object.keys(changes).length > 0) recordAudit(c, deps, { action: 'role.update', target: { kind: 'role', id: roleId }, changes });
+      return after;
     });
     return c.json({ role: toRole(row) });
   });

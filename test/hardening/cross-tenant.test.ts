@@ -51,7 +51,7 @@ const tenants: Record<'a' | 'b', Tenant> = {} as never;
 const stats = { requests: 0, variants: 0, statuses: new Map<number, number>(), pastValidation: new Map<Template, number>() };
 const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
-  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654,
+  nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654, user: 987_654,
   uuid: '00000000-0000-4000-8000-00000000dead', customer: '00000000-0000-4000-8000-00000000beef', license: '00000000-0000-4000-8000-00000000f00d',
 };
 
@@ -110,6 +110,7 @@ async function makeTenant(name: string): Promise<Tenant> {
       customer: [customer.id],
       license: licenses.map((l) => l.id),
       apiToken: [apiToken.id],
+      user: userIds,
     },
     licenseIds: licenses.map((l) => l.id),
     secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id, apiToken.token],
@@ -157,7 +158,7 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken|user)$/;
 /** a nodeId inside a longer query value (an InfluxQL statement) */
 const EMBEDDED = /@(nodeId|ctrl)\b/;
 
@@ -284,6 +285,15 @@ function leaks(r: HttpResult, requestText: string, victim: Tenant): string[] {
     if (typeof x.id === 'string' && victim.licenseIds.includes(x.id)) found.push(`license ${x.id}`);
     if ('uuid' in x && has('role', x.id)) found.push(`company ${x.id}`);
     if ('creationDate' in x && 'roleId' in x && has('role', x.roleId)) found.push(`customer ${x.id}`);
+    // an audit entry by one of the victim's users, or about one of its objects
+    if ('action' in x && 'target' in x) {
+      const target = x.target as { kind: string; id: unknown };
+      const actor = x.actor as { userId: unknown };
+      if (victim.userIds.includes(actor.userId as number)) found.push(`audit entry ${x.id} by a victim's user`);
+      const theirs = target.kind === 'license' ? victim.licenseIds.includes(target.id as string)
+        : ['role', 'manages', 'member', 'device', 'monitors', 'user'].includes(target.kind) && has(target.kind as Kind, target.id);
+      if (theirs) found.push(`audit entry ${x.id} about ${target.kind} ${target.id}`);
+    }
     Object.values(x).forEach(walk);
   };
   walk(r.body);
@@ -445,6 +455,14 @@ describe('tenant isolation over every id-bearing route of the registry', () => {
     const ns = (await send(tenants.a, { method: 'GET', path: '/v1/telemetry/namespaces' })).text;
     assert.doesNotMatch(ns, /bsecret_db/);
     assert.match(ns, /asecret_db/);
+    // the attacker's whole view of the audit log (after both attacks): its own tenant's history, nothing of the other's.
+    // Its own entries may carry the victim's e-mail it typed itself (adding a user by e-mail to its own role).
+    const audit = await send(tenants.a, { method: 'POST', path: '/v1/audit/query', body: { limit: 1000 } });
+    assert.equal(audit.status, 200, audit.text);
+    assert.ok(audit.body.entries.length > 10, 'the attacker sees its own history');
+    assert.deepEqual(leaks(audit, '', tenants.b).filter((l) => !l.startsWith('secret')), []);
+    const notOwn = audit.body.entries.filter((e: any) => !tenants.a.userIds.includes(e.actor.userId));
+    assert.deepEqual(leaks({ ...audit, text: JSON.stringify(notOwn), body: notOwn }, '', tenants.b), []);
   });
 
   it('the public password-reset routes give a tenant no hold on the other tenant\'s accounts', async () => {

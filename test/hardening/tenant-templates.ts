@@ -5,10 +5,10 @@
 //
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
 // controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@uuid' (a company's uuid) '@customer' (a
-// customer id) '@license' (a license id) '@apiToken' (an API token's id); company ids are role ids ('@role'). '@nodeId'
-// may also sit inside a query value (an InfluxQL statement). In a body a placeholder inside an array can
-// become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
-export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken';
+// customer id) '@license' (a license id) '@apiToken' (an API token's id) '@user' (a user id); company ids are role ids
+// ('@role'). '@nodeId' may also sit inside a query value (an InfluxQL statement). In a body a placeholder inside an array
+// can become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
+export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken' | 'user';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -128,6 +128,14 @@ export const TEMPLATES: Template[] = [
   { route: 'POST /v1/customer/:customerId/order', params: { customerId: '@customer' }, body: { licenseIds: ['@license'] }, own: [403] },
   // issue 17: a customer outside the caller's reach is 403, an unknown one 404 (the operation's own oracle)
   { route: 'GET /v1/license/customer/:customerId', params: { customerId: '@customer' }, query: { includeDatalinks: 'true' }, read: true, oracleExempt: ['params.customerId'] },
+  // the audit log: entries by the victim's users, and about each kind of the victim's objects, are not visible
+  { route: 'POST /v1/audit/query', body: { filter: { actorId: '@user' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'role', targetId: '@role' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'manages', targetId: '@manages' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'member', targetId: '@member' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'device', targetId: '@device' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'monitors', targetId: '@monitors' } }, read: true },
+  { route: 'POST /v1/audit/query', body: { filter: { targetKind: 'user', targetId: '@user' } }, read: true },
 
   { route: 'POST /v1/telemetry', query: { db: 'shared_db', rp: 'autogen', precision: 'ms' }, raw: 'intrusion,nodeId=@nodeId v=666i 1767225600000' },
   { route: 'POST /v1/telemetry/query', body: { select: ['v'], from: { measurement: 'readings', database: 'shared_db', retentionPolicy: 'autogen' }, where: { tags: { nodeId: '@nodeId' }, time: TIME } }, read: true },
