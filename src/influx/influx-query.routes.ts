@@ -41,7 +41,7 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
       description: 'Parameters: q (statements separated by ;), db, rp, epoch (ns|u|µ|ms|s|m|h), params (JSON of bound $parameters), '
         + 'pretty, chunked (answered un-chunked). SELECT and SHOW DATABASES | RETENTION POLICIES | MEASUREMENTS | TAG KEYS | '
         + 'TAG VALUES | FIELD KEYS | SERIES; anything else is that statement\'s error. Only series whose nodeId names a device '
-        + 'the caller may read are seen (root members see all). Every SELECT is charged like a JSON query (contract §7.4). '
+        + 'the caller may read are seen (root members see all). Every SELECT is charged like a JSON query (docs/api.md#cost). '
         + 'Credentials: an API token (scope api or telemetry:read) or an access token, as Bearer, Token, HTTP Basic password or ?p=.',
       auth: influxAuthenticator(ctx, ['api', 'telemetry:read']), looseQuery: true, renderError: renderInfluxError,
       ...(method === 'post' ? { rawBody: { contentTypes: ['application/x-www-form-urlencoded'], description: 'q=…&db=… as a form' } } : {}),

@@ -1,5 +1,5 @@
 // Planning an InfluxQL SELECT onto the telemetry query layer: its sources become namespaces and measurements of the
-// catalogue, its WHERE time range becomes the same half-open range a JSON query has (contract §7.4: no upper bound =
+// catalogue, its WHERE time range becomes the same half-open range a JSON query has (docs/api.md#telemetry-query: no upper bound =
 // now, no lower bound = the namespace's worst-case range), hence the same shard tables and the same cost query.
 import type { Db } from '../db/open.ts';
 import type { SelectStatement, Source } from './ast.ts';
@@ -44,7 +44,7 @@ export interface SelectPlan {
   explicitFromMs: number | undefined;
   /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
   explicitFrom: [number, number] | undefined;
-  /** one cost query per source (contract §7.4) */
+  /** one cost query per source (docs/api.md#cost) */
   cost: CostQuery[];
 }
 

@@ -1,4 +1,4 @@
-// The console's only way to the server: the public API, with the same tokens any client uses (CONTRACT §3).
+// The console's only way to the server: the public API, with the same tokens any client uses (docs/api.md#tokens).
 // The refresh token lives in sessionStorage (a reload keeps the session, closing the tab ends it); access and sudo
 // tokens live in memory and are minted again when they expire.
 

@@ -1,4 +1,4 @@
-// Property edits as RFC 6902 operations on top-level properties (the unit of rights, CONTRACT §5).
+// Property edits as RFC 6902 operations on top-level properties (the unit of rights, docs/api.md#device-rights).
 export interface PatchOp { op: 'add' | 'replace' | 'remove'; path: string; value?: unknown }
 
 export function sameJson(a: unknown, b: unknown): boolean {

@@ -1,4 +1,4 @@
-// The API's shapes as the console uses them (CONTRACT §4–§7).
+// The API's shapes as the console uses them (docs/api.md).
 import type { Flags, Right } from './components.tsx';
 
 export interface Role { id: number; name: string; selfRights: Flags; userRights: Partial<Record<Right, boolean>> }

@@ -23,7 +23,7 @@ export function MonitorsSection({ deviceId, manage }: { deviceId: number; manage
     if (info.deletedNodeIds.includes(deviceId)) navigate('/devices');
     else data.reload();
   });
-  // Removing the last relation with monitorManagement deletes the device itself (CONTRACT §5): ask first.
+  // Removing the last relation with monitorManagement deletes the device itself (docs/api.md#monitors): ask first.
   const lastManager = (m: Monitors) => m.monitorManagement && (data.data?.monitors ?? []).filter((x) => x.monitorManagement).length === 1;
   const name = (id: number) => data.data?.names.get(id) ?? `role ${id}`;
   return (
