@@ -14,10 +14,10 @@ import { Licenses } from './pages/licenses.tsx';
 import { Profile } from './pages/profile.tsx';
 import { Operations } from './pages/operations.tsx';
 import type { Member } from './types.ts';
+import type { Me } from './types.ts';
 
 const ROOT_ROLE_ID = 1;
 
-export interface Me { email: string; isRoot: boolean }
 
 function useSignedIn(): boolean {
   const [signedIn, setSignedIn] = useState(session.signedIn);

@@ -21,3 +21,6 @@ export interface ExplainStep {
   deviceId?: number; monitorManagement?: boolean; reads?: string[]; edits?: string[]; [flag: string]: unknown;
 }
 export interface Explain { allowed: boolean; grantedBy?: string; via: ExplainStep[] }
+
+/** The signed-in user as the console knows them. */
+export interface Me { email: string; isRoot: boolean }

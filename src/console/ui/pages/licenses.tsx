@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { get, post } from '../api.ts';
 import { ErrorNote, Link, Notice, Section, Select, TextInput, useAction, useLoad } from '../components.tsx';
 import type { Device, License } from '../types.ts';
-import type { Me } from '../main.tsx';
+import type { Me } from '../types.ts';
 import { LicenseTable } from './license-table.tsx';
 
 export function Licenses({ me }: { me: Me }) {
