@@ -7,7 +7,7 @@ import { htmlPolicy } from './security-headers.ts';
 
 const DOCS_POLICY = htmlPolicy(docsHtml);
 
-const Health = v.object({ status: v.literal('ok'), version: v.string() });
+const Health = v.object({ status: v.literal('ok'), version: v.string(), backend: v.pipe(v.literal('sqlite'), v.description('the storage backend (ours)')) });
 
 export function registerSystemRoutes({ api, deps }: RouteContext): void {
   api.route({
@@ -15,7 +15,7 @@ export function registerSystemRoutes({ api, deps }: RouteContext): void {
     responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'database unavailable' } },
   }, (c) => {
     deps.db.prepare('SELECT 1').get();
-    return c.json({ status: 'ok' as const, version: deps.version });
+    return c.json({ status: 'ok' as const, version: deps.version, backend: 'sqlite' as const });
   });
 
   api.route({

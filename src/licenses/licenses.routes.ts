@@ -5,11 +5,11 @@ import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { isRootMember } from '../access/root.ts';
 import {
-  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicensesResponse, licenseCreated,
-  toLicense,
+  ActivateBody, ActivateResponse, ClaimBody, ClaimResponse, ControllerParams, CreateLicenseBody, LicenseListResponse,
+  LicenseQueryBody, LicensesResponse, licenseCreated, toLicense,
 } from './licenses.schemas.ts';
 import { activateLicense, claimLicense, controllerLicenses, createLicenses } from './licenses.service.ts';
-import { linkedDeviceId } from './licenses.store.ts';
+import { linkedDeviceId, listLicenses } from './licenses.store.ts';
 import { recordAudit } from '../audit/record.ts';
 
 
@@ -33,6 +33,19 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     });
     if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');
     return c.json({ licenses: created.map(toLicense) });
+  });
+
+  api.route({
+    method: 'post', path: '/v1/license/query', tag: 'licenses', summary: 'List every license (ours)',
+    description: 'Members of the root role only (the licenses are theirs to hand out). Newest first; filter.claimed and '
+      + 'filter.activated narrow the list; limit (1..1000, default 100) and offset page it. Answers { licenses, total } '
+      + '(total: the licenses that match the filter).',
+    auth: auth.requireActor, body: LicenseQueryBody,
+    responses: { 200: { description: 'a page of licenses', schema: LicenseListResponse } },
+  }, (c, { body }) => {
+    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'listing licenses needs membership of the root role');
+    const { rows, total } = listLicenses(db, body?.filter ?? {}, { limit: body?.limit ?? 100, offset: body?.offset ?? 0 });
+    return c.json({ licenses: rows.map(toLicense), total });
   });
 
   api.route({

@@ -106,6 +106,20 @@ export const License = v.object({
 export type LicenseJson = v.InferOutput<typeof License>;
 
 export const LicensesResponse = v.object({ licenses: v.array(License) });
+
+const pageSize = v.pipe(v.number(), v.safeInteger('expected an integer from 1 to 1000'), v.minValue(1, 'expected an integer from 1 to 1000'), v.maxValue(1000, 'expected an integer from 1 to 1000'));
+const pageOffset = v.pipe(v.number(), v.safeInteger('expected an integer >= 0'), v.minValue(0, 'expected an integer >= 0'));
+
+/** POST /v1/license/query (ours): a missing body is {}. */
+export const LicenseQueryBody = v.optional(v.strictObject({
+  filter: v.optional(v.strictObject({
+    claimed: v.optional(v.pipe(v.boolean(), v.description('true: linked to a controller; false: not linked'))),
+    activated: v.optional(v.pipe(v.boolean(), v.description('true: activated; false: not activated yet'))),
+  })),
+  limit: v.optional(v.pipe(pageSize, v.description('page size, default 100'))),
+  offset: v.optional(v.pipe(pageOffset, v.description('licenses to skip, default 0'))),
+}));
+export const LicenseListResponse = v.object({ licenses: v.array(License), total: v.number() });
 export const ActivateResponse = v.object({ success: v.literal(true), license: License });
 export const ClaimResponse = v.object({
   success: v.literal(true),

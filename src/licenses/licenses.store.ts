@@ -8,6 +8,24 @@ export const LICENSE_COLUMNS = [
   'id', 'key', 'type', 'duration', 'grid_kw', 'solar_kw', 'battery_kw', 'ev_kw', 'creation_date', 'activation_date',
 ] as const;
 
+/**
+ * A page of every license, newest first (ties by id), optionally only claimed / unclaimed and activated / not yet
+ * activated ones; with the number of licenses that match.
+ */
+export function listLicenses(db: Db, filter: { claimed?: boolean; activated?: boolean }, page: { limit: number; offset: number }): { rows: LicenseRow[]; total: number } {
+  let q = db.qb.selectFrom('licenses');
+  if (filter.claimed !== undefined) {
+    q = q.where((eb) => {
+      const linked = eb.exists(eb.selectFrom('license_datalink').select('license_datalink.id').whereRef('license_datalink.license_id', '=', 'licenses.id'));
+      return filter.claimed ? linked : eb.not(linked);
+    });
+  }
+  if (filter.activated !== undefined) q = q.where('activation_date', filter.activated ? 'is not' : 'is', null);
+  const rows = db.all(q.select(LICENSE_COLUMNS).orderBy('creation_date', 'desc').orderBy('id').limit(page.limit).offset(page.offset));
+  const total = Number(db.get(q.select((eb) => eb.fn.countAll<number>().as('n')))?.n ?? 0);
+  return { rows, total };
+}
+
 /** Inserts one license; false (nothing written) when the key is taken. */
 export function insertLicense(db: Db, row: LicenseRow): boolean {
   return db.run(db.qb.insertInto('licenses').values(row).onConflict((oc) => oc.column('key').doNothing())).changes === 1;

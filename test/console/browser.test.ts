@@ -153,6 +153,9 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
     await page.getByLabel('Controller').selectOption('ctrl-ghent-1');
     await page.getByRole('button', { name: 'Claim', exact: true }).click();
     await page.getByText(`License ${key} is linked to ctrl-ghent-1.`).waitFor();
+    // the list of every license (root members), filtered to the claimed ones
+    await page.getByLabel('Show').selectOption('claimed');
+    await page.locator('section', { hasText: 'All licenses' }).locator('td.mono', { hasText: key }).waitFor();
     await assertAccessible(page, 'licenses');
     const claimed = await http.request('GET', '/v1/license/controller/ctrl-ghent-1', { token });
     assert.equal(claimed.status, 200);

@@ -1,4 +1,5 @@
-// Licenses: create (root members), activate a key, claim one for a controller, and each controller's licenses.
+// Licenses: create and list every license (root members), activate a key, claim one for a controller, and each
+// controller's licenses.
 import { useState } from 'preact/hooks';
 import { get, post } from '../api.ts';
 import { ErrorNote, Link, Notice, Section, Select, TextInput, useAction, useLoad } from '../components.tsx';
@@ -10,10 +11,13 @@ export function Licenses({ me }: { me: Me }) {
   const controllers = useLoad(() => post<{ device: Device[] }>('/v1/device/query', { filter: { nodeType: ['smartgridController'] }, fields: ['nodeId', 'name'] })
     .then((r) => r.device.filter((d) => typeof d.properties.nodeId === 'string')), []);
   const nodeIds = (controllers.data ?? []).map((d) => d.properties.nodeId as string);
+  // bumped by a creation, so the list shows the new licenses
+  const [version, setVersion] = useState(0);
   return (
     <div>
       <div class="page-head"><h1>Licenses</h1></div>
-      {me.isRoot && <CreateLicenses />}
+      {me.isRoot && <CreateLicenses onCreated={() => setVersion((n) => n + 1)} />}
+      {me.isRoot && <AllLicenses version={version} />}
       <div class="two">
         <ClaimLicense nodeIds={nodeIds} />
         <ActivateLicense />
@@ -46,7 +50,7 @@ function ControllerRow({ device }: { device: Device }) {
 
 const optionalKw = (s: string) => (s.trim() === '' ? undefined : Number(s));
 
-function CreateLicenses() {
+function CreateLicenses({ onCreated }: { onCreated: () => void }) {
   const [type, setType] = useState('residential');
   const [duration, setDuration] = useState('365');
   const [count, setCount] = useState('1');
@@ -57,6 +61,7 @@ function CreateLicenses() {
     for (const [k, v] of Object.entries(kw)) if (optionalKw(v) !== undefined) body[k] = optionalKw(v);
     const r = await post<{ licenses: License[] }>('/v1/license', body);
     setCreated([...r.licenses, ...created]);
+    onCreated();
   });
   const kwInput = (k: keyof typeof kw, label: string) => <TextInput label={label} type="number" value={kw[k]} onInput={(v) => setKw({ ...kw, [k]: v })} />;
   return (
@@ -77,6 +82,36 @@ function CreateLicenses() {
           <p class="muted small">The keys are shown here once per session; hand them to the installer or claim them below.</p>
           <LicenseTable licenses={created} empty="" />
         </>
+      )}
+    </Section>
+  );
+}
+
+const PAGE = 50;
+const STATES: [string, string][] = [['all', 'All'], ['unclaimed', 'Not claimed'], ['claimed', 'Claimed'], ['inactive', 'Not activated'], ['active', 'Activated']];
+const FILTERS: Record<string, Record<string, boolean>> = {
+  all: {}, unclaimed: { claimed: false }, claimed: { claimed: true }, inactive: { activated: false }, active: { activated: true },
+};
+
+/** Every license, newest first, a page at a time (POST /v1/license/query). */
+function AllLicenses({ version }: { version: number }) {
+  const [state, setState] = useState('all');
+  const [offset, setOffset] = useState(0);
+  const list = useLoad(() => post<{ licenses: License[]; total: number }>('/v1/license/query', { filter: FILTERS[state], limit: PAGE, offset }), [state, offset, version]);
+  const total = list.data?.total ?? 0;
+  return (
+    <Section title="All licenses">
+      <Select label="Show" value={state} onChange={(v) => { setState(v); setOffset(0); }} options={STATES} />
+      <ErrorNote error={list.error} context="Licenses" />
+      {list.data && <LicenseTable licenses={list.data.licenses} empty="No license matches." />}
+      {list.data && total > 0 && (
+        <div class="row between">
+          <span class="muted small">{offset + 1}–{Math.min(offset + PAGE, total)} of {total}</span>
+          <span class="row">
+            <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>Previous</button>
+            <button type="button" disabled={offset + PAGE >= total} onClick={() => setOffset(offset + PAGE)}>Next</button>
+          </span>
+        </div>
       )}
     </Section>
   );

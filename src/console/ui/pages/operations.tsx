@@ -10,14 +10,14 @@ const labels = (key: string): Record<string, string> => Object.fromEntries([...k
 const bytes = (n: number) => (n > 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GiB` : n > 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MiB` : `${(n / 1024).toFixed(0)} KiB`);
 
 export function Operations() {
-  const [health, setHealth] = useState<{ status: string; version: string } | undefined>();
+  const [health, setHealth] = useState<{ status: string; version: string; backend?: string } | undefined>();
   const [samples, setSamples] = useState<Sample[]>([]);
   const [error, setError] = useState<unknown>();
   const timer = useRef<number>();
   useEffect(() => {
     const poll = async () => {
       try {
-        const [h, m] = await Promise.all([get<{ status: string; version: string }>('/healthz', { token: 'none' }), get<string>('/metrics', { token: 'none' })]);
+        const [h, m] = await Promise.all([get<{ status: string; version: string; backend?: string }>('/healthz', { token: 'none' }), get<string>('/metrics', { token: 'none' })]);
         setHealth(h);
         setSamples((s) => [...s.slice(-1), { at: Date.now(), series: parseMetrics(m) }]);
         setError(undefined);
@@ -48,7 +48,7 @@ export function Operations() {
           <div class="tiles">
             <div class="tile"><span class="tile-label">Status</span><span class="tile-value">{health.status === 'ok' ? 'Healthy' : health.status}</span></div>
             <div class="tile"><span class="tile-label">Version</span><span class="tile-value mono">{health.version}</span></div>
-            <div class="tile"><span class="tile-label">Backend</span><span class="tile-value">SQLite, embedded</span></div>
+            <div class="tile"><span class="tile-label">Backend</span><span class="tile-value">{health?.backend === 'sqlite' ? 'SQLite, embedded' : health?.backend ?? '—'}</span></div>
             <div class="tile"><span class="tile-label">Database size</span><span class="tile-value">{dbSize !== undefined ? bytes(dbSize) : '—'}</span></div>
             <div class="tile"><span class="tile-label">Telemetry points written</span><span class="tile-value">{(points ?? 0).toLocaleString()}</span></div>
             <div class="tile"><span class="tile-label">Queries refused by the bucket</span><span class="tile-value">{rejected.toLocaleString()}</span></div>
