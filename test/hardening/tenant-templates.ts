@@ -159,4 +159,5 @@ export const SELF_ONLY: Record<string, string> = {
   'GET /v1/device/schema': 'built-in schemas', 'GET /v1/device/schema/:nodeType': 'built-in schemas',
   'GET /v1/telemetry/namespaces': 'read as the attacker and checked for leaks separately',
   'POST /user/tokens': 'own API tokens', 'GET /user/tokens': 'own API tokens (listed for the caller only)',
+  'POST /v1/license/query': 'root members only (every tenant is refused with 403); names no id',
 };
