@@ -49,15 +49,18 @@ export function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]
   return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: listParam(ids) }) as number[];
 }
 
-/** Roles managed by these companies, directly or through a chain (strict descendants). */
-export function rolesManagedByCompanies(db: Db, companyIds: readonly number[]): Set<number> {
+/**
+ * Strict descendants of the given roles: every role reachable along one or more manages relations — for companies,
+ * the roles they manage, directly or through a chain (role query's companyId and ancestorRoleId filters).
+ */
+export function descendantsOf(db: Db, roleIds: readonly number[]): Set<number> {
   return new Set(db.prepare(`
     WITH RECURSIVE down(id) AS (
       SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inJson()}
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT id FROM down`).pluck().all(listParam(companyIds)) as number[]);
+    SELECT id FROM down`).pluck().all(listParam(roleIds)) as number[]);
 }
 
 /** Devices monitored by these companies, directly (their own monitors relations) or through the roles they manage. */

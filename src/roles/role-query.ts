@@ -2,8 +2,8 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { RIGHTS, reach, rightsOverReach, type Right } from '../access/rights.ts';
-import { rolesManagedByCompanies, visibleCompanyIds } from '../access/companies.ts';
-import { descendantsOf, findRoles } from './roles.store.ts';
+import { descendantsOf, visibleCompanyIds } from '../access/companies.ts';
+import { findRoles } from './roles.store.ts';
 import { toRole, type Flags, type Role } from './serialize.ts';
 
 export interface RoleFilter {
@@ -37,7 +37,7 @@ export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, user
   }
   if (filter.companyId) {
     // a company u cannot see counts for nothing: the filter then matches nothing, as for a company that does not exist
-    const below = rolesManagedByCompanies(db, visibleCompanyIds(db, userId, filter.companyId));
+    const below = descendantsOf(db, visibleCompanyIds(db, userId, filter.companyId));
     ids = ids.filter((id) => below.has(id));
   }
   if (filter.ancestorRoleId) {

@@ -46,13 +46,3 @@ export function rolePasswordHash(db: Db, roleId: number): string | null | undefi
   return db.get(db.qb.selectFrom('roles').select('password_hash').where('id', '=', roleId))?.password_hash;
 }
 
-/** Strict descendants of the given roles: every role reachable along one or more manages relations. */
-export function descendantsOf(db: Db, roleIds: readonly number[]): Set<number> {
-  return new Set(db.prepare(`
-    WITH RECURSIVE down(id) AS (
-      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inJson()}
-      UNION
-      SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
-    )
-    SELECT id FROM down`).pluck().all(listParam(roleIds)) as number[]);
-}
