@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from '../telemetry/influx.mjs';
+import { energyDataset } from '../lib/energy-dataset.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const POINTS = Number(process.env.POINTS ?? 1_000_000);
@@ -49,25 +50,7 @@ async function expect(res, status, what) {
   return r;
 }
 
-const nodeId = (s) => `node-${String(s).padStart(3, '0')}`;
-const timestamps = POINTS / SERIES;
-const startMs = Math.floor(Date.now() / 1000) * 1000 - timestamps * STEP_MS;
-const endMs = startMs + timestamps * STEP_MS;
-
-function batchBody(b) {
-  const perBatch = BATCH / SERIES;
-  const lines = [];
-  for (let k = 0; k < perBatch; k++) {
-    const idx = b * perBatch + k;
-    const ts = `${startMs + idx * STEP_MS}000000`;
-    for (let s = 0; s < SERIES; s++) {
-      const x = (idx * 31 + s * 17) % 1000;
-      lines.push(`energy,nodeId=${nodeId(s)},site=site-${s % 10} power=${(x * 1.25).toFixed(2)},voltage=${(230 + x / 1000).toFixed(3)},`
-        + `current=${(x / 97).toFixed(4)},energy=${idx * 10 + s}i,state=${x % 4}i ${ts}`);
-    }
-  }
-  return `${lines.join('\n')}\n`;
-}
+const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SERIES, batch: BATCH, stepMs: STEP_MS });
 
 async function main() {
   const influxd = ensureInfluxd(log);
