@@ -51,6 +51,8 @@ await build({
   loader: { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' },
   define: { __GRIDKEEPER_BUNDLED__: 'true' },
   plugins: [rawPlugin, consolePlugin],
+  // pg's optional native binding (libpq) is never used: the pure JavaScript client is bundled.
+  external: ['pg-native'],
   logLevel: 'warning',
 });
 const addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');

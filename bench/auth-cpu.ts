@@ -25,7 +25,7 @@ const cpuUs = (from: NodeJS.CpuUsage) => { const d = process.cpuUsage(from); ret
 
 async function check(token: string): Promise<void> {
   const claims = await verifyToken(deps.keys, token, ['access', 'sudo'], now);
-  if (deps.sessions.isRevoked(claims)) throw new Error('revoked?');
+  if (await deps.sessions.isRevoked(claims)) throw new Error('revoked?');
 }
 
 // cold: distinct tokens, so every check is a full signature verification (more than the cache holds, so none hit)
@@ -53,7 +53,7 @@ const guardUs = cpuUs(c0) / WARM;
 const { app } = createApp(deps);
 const hash = await hashSecret('the-right-password-1');
 for (let i = 0; i < LOGINS; i++) {
-  db.run(db.qb.insertInto('users').values({ email: `known${i}@bench`, password_hash: hash, password_changed_at: now, created_at: now }));
+  await db.run(db.qb.insertInto('users').values({ email: `known${i}@bench`, password_hash: hash, password_changed_at: now, created_at: now }));
 }
 async function loginMs(username: string, ip: string): Promise<number> {
   const t0 = performance.now();

@@ -26,21 +26,21 @@ export interface BootstrapOptions {
 
 export async function bootstrap(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
   await ensureSigningKey(db, opts.now);
-  const root = db.get(db.qb.selectFrom('roles').select('id').where('id', '=', ROOT_ROLE_ID));
+  const root = await db.get(db.qb.selectFrom('roles').select('id').where('id', '=', ROOT_ROLE_ID));
   if (root) return { created: false, adminEmail: opts.adminEmail };
   const password = opts.adminPassword ?? generatePassword();
   const hash = await hashSecret(password);
   if (!opts.adminPassword) opts.announcePassword?.(opts.adminEmail, password);
-  db.tx(() => {
-    db.run(db.qb.insertInto('roles').values({
+  await db.tx(async (tx) => {
+    await tx.run(tx.qb.insertInto('roles').values({
       id: ROOT_ROLE_ID, name: 'root',
       self_role_management: 1, self_user_management: 1, self_view_management: 1,
       self_device_management: 1, self_report_management: 1, self_alarm_management: 1,
       password_hash: null, created_at: opts.now,
     }));
     // a user with the admin's e-mail may exist already (created before the root role): it becomes the root member
-    const userId = insertUser(db, opts.adminEmail, hash, opts.now) ?? findUserByEmail(db, opts.adminEmail)!.id;
-    db.run(db.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: userId }).onConflict((oc) => oc.doNothing()));
+    const userId = await insertUser(tx, opts.adminEmail, hash, opts.now) ?? (await findUserByEmail(tx, opts.adminEmail))!.id;
+    await tx.run(tx.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: userId }).onConflict((oc) => oc.doNothing()));
   });
   return { created: true, adminEmail: opts.adminEmail, ...(opts.adminPassword ? {} : { generatedPassword: password }) };
 }

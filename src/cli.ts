@@ -1,5 +1,6 @@
 // The gridkeeper command line: parse settings, then serve (default), migrate, back up, add users, print the version.
 import { existsSync, renameSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { ConfigError, parseConfig, type Config } from './config.ts';
@@ -89,10 +90,10 @@ const migrateCommand: Command = {
   async run(config, _args, io) {
     const db = openConfiguredDatabase(config);
     try {
-      const applied = migrate(db, Date.now());
+      const applied = await migrate(db, Date.now());
       io.out(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
     } finally {
-      db.close();
+      await db.close();
     }
     return 0;
   },
@@ -106,22 +107,43 @@ const backupCommand: Command = {
     const dest = resolve(args[0]);
     if (existsSync(dest)) throw new ConfigError(`backup: ${dest} already exists`);
     mkdirSync(dirname(dest), { recursive: true });
+    if (config.databaseUrl !== undefined) return backupPostgres(config.databaseUrl, dest, io);
     const db = openConfiguredDatabase(config);
     const tmp = `${dest}.${process.pid}.partial`;
     try {
       // VACUUM INTO copies one read transaction's snapshot: consistent even while the server writes (WAL).
-      db.sqlite.prepare('VACUUM INTO ?').run(tmp);
+      await db.exclusive(({ sqlite }) => sqlite.prepare('VACUUM INTO ?').run(tmp));
       renameSync(tmp, dest);
     } catch (err) {
       rmSync(tmp, { force: true });
       throw err;
     } finally {
-      db.close();
+      await db.close();
     }
     io.out(`backup written to ${dest}`);
     return 0;
   },
 };
+
+/**
+ * On PostgreSQL the database server's own tool makes the backup: `pg_dump` (custom format, one consistent snapshot),
+ * run here when it is installed; restore with `pg_restore`. Without it, say so (exit 2) rather than half-do it.
+ */
+function backupPostgres(url: string, dest: string, io: CommandIo): number {
+  const tmp = `${dest}.${process.pid}.partial`;
+  const run = spawnSync('pg_dump', ['--format=custom', `--file=${tmp}`, `--dbname=${url}`], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  if (run.error && (run.error as NodeJS.ErrnoException).code === 'ENOENT') {
+    throw new ConfigError('backup: on PostgreSQL (GRIDKEEPER_DATABASE_URL) the backup tool is pg_dump, which is not installed here; '
+      + 'run pg_dump --format=custom against the database, or install the PostgreSQL client tools');
+  }
+  if (run.status !== 0) {
+    rmSync(tmp, { force: true });
+    throw new ConfigError(`backup: pg_dump failed: ${(run.stderr ?? '').trim() || `exit ${run.status}`}`);
+  }
+  renameSync(tmp, dest);
+  io.out(`backup written to ${dest} (pg_dump custom format: restore with pg_restore)`);
+  return 0;
+}
 
 const versionCommand: Command = {
   words: ['version'],

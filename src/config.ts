@@ -38,6 +38,23 @@ const smtpUrl = v.pipe(
   }, 'expected smtp://[user:password@]host[:port] or smtps://...'),
 );
 
+/**
+ * A PostgreSQL connection URL: `postgres://` or `postgresql://`, with user, password, host, port, database and
+ * parameters such as `?sslmode=require` or `?host=/var/run/postgresql` (a socket directory) as libpq reads them.
+ */
+const databaseUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((s) => {
+    try {
+      const url = new URL(s);
+      return url.protocol === 'postgres:' || url.protocol === 'postgresql:';
+    } catch {
+      return false;
+    }
+  }, 'expected postgres://user:password@host:port/database (or postgresql://...); unset for the embedded SQLite database'),
+);
+
 /** A sender: `address` or `Display Name <address>`. */
 const mailFrom = v.pipe(
   v.string(),
@@ -78,6 +95,8 @@ export const ConfigSchema = v.strictObject({
     v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
     v.transform((s) => parseDurationMs(s) ?? null),
   ), 'off'),
+  /** GRIDKEEPER_DATABASE_URL: PostgreSQL 15+ instead of the embedded SQLite database in the data dir */
+  databaseUrl: v.optional(databaseUrl),
   /** outgoing mail (password reset links); unset: no mail is sent, `gridkeeper user reset-link` prints links instead */
   smtpUrl: v.optional(smtpUrl),
   mailFrom: v.optional(mailFrom, 'gridkeeper@localhost'),
@@ -105,6 +124,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
   GRIDKEEPER_SECRET_KEY: 'secretKey',
+  GRIDKEEPER_DATABASE_URL: 'databaseUrl',
   GRIDKEEPER_SMTP_URL: 'smtpUrl',
   GRIDKEEPER_MAIL_FROM: 'mailFrom',
   GRIDKEEPER_PUBLIC_URL: 'publicUrl',
@@ -121,6 +141,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--telemetry-retention': 'telemetryRetention',
   '--public-url': 'publicUrl',
   '--audit-retention': 'auditRetention',
+  '--database-url': 'databaseUrl',
 };
 
 export class ConfigError extends Error {}
@@ -157,8 +178,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, argv: string[]): { config: C
     const key = String(issue.path?.[0]?.key ?? '');
     const flag = Object.entries(FLAGS).find(([, k]) => k === key)?.[0];
     const where = [NAMES[key], flag].filter(Boolean).join(' / ') || key;
-    // the SMTP URL may carry a password: never echo it
-    const got = key === 'smtpUrl' ? '' : ` (got ${JSON.stringify(input[key])})`;
+    // the SMTP and database URLs may carry a password: never echo them
+    const got = key === 'smtpUrl' || key === 'databaseUrl' ? '' : ` (got ${JSON.stringify(input[key])})`;
     throw new ConfigError(`${where}: ${issue.message}${got}`);
   }
   return { config: parsed.output, rest };

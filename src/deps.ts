@@ -12,12 +12,12 @@ import type { AuditInsert } from './audit/audit.store.ts';
 
 /** Decides whether a verified token was revoked (logout, password change). */
 export interface SessionGuard {
-  isRevoked(claims: TokenClaims): boolean;
+  isRevoked(claims: TokenClaims): Promise<boolean>;
 }
 
 /** Where audit entries go (src/audit/record.ts); write() runs inside the unit of work of the change it records. */
 export interface AuditLog {
-  write(db: Db, rows: readonly AuditInsert[]): void;
+  write(tx: Db, rows: readonly AuditInsert[]): Promise<void>;
 }
 
 export interface Deps {

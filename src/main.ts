@@ -2,7 +2,7 @@
 import { runCli } from './cli.ts';
 import { createLogger } from './logger.ts';
 
-runCli(process.argv.slice(2), process.env, {
+void runCli(process.argv.slice(2), process.env, {
   out: (l) => process.stdout.write(l + '\n'),
   err: (l) => process.stderr.write(l + '\n'),
 }).then((code) => process.exit(code), (err: unknown) => {

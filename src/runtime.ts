@@ -5,7 +5,9 @@ import { ConfigError, type Config } from './config.ts';
 import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from './auth/secret-box.ts';
 import { resealTotpSecrets } from './auth/two-factor.store.ts';
 import type { Deps } from './deps.ts';
+import { sql } from 'kysely';
 import { openDatabase, type Db } from './db/open.ts';
+import { DatabaseUnavailable, openPostgres } from './db/postgres.ts';
 import { migrate } from './db/migrate.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { loadKeyRing } from './auth/keys.ts';
@@ -23,11 +25,29 @@ export function databaseFile(config: Config): string {
   return join(config.dataDir, 'gridkeeper.db');
 }
 
-/** Opens the database of the configured data dir (creating the dir), loading the embedded addon when bundled. */
+/**
+ * Opens the configured database: PostgreSQL when GRIDKEEPER_DATABASE_URL is set, else the embedded SQLite file in the
+ * data dir (creating the dir), loading the embedded addon when bundled. PostgreSQL connects on first use; see
+ * checkDatabase for the start-up check.
+ */
 export function openConfiguredDatabase(config: Config): Db {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl });
   const nativeBinding = loadNativeBinding(config.nativeDir ?? join(config.dataDir, '.native'));
   return openDatabase({ file: databaseFile(config), nativeBinding });
+}
+
+/** Fails with a ConfigError naming the setting when the configured database cannot be used (checked at start). */
+export async function checkDatabase(db: Db): Promise<void> {
+  if (db.backend !== 'postgres') return;
+  try {
+    await db.get(sql`SELECT 1 AS ok`);
+  } catch (err) {
+    if (err instanceof DatabaseUnavailable) {
+      throw new ConfigError(`GRIDKEEPER_DATABASE_URL / --database-url: ${err.message}`);
+    }
+    throw err;
+  }
 }
 
 /**
@@ -37,9 +57,11 @@ export function openConfiguredDatabase(config: Config): Db {
  */
 export function openSecretBox(config: Config, db: Db): SecretBox {
   try {
-    const source: KeySource = db.sqlite.memory && config.secretKey === undefined
+    // PostgreSQL: the key file lives in the data dir (never in the database it protects)
+    const memory = db.backend === 'sqlite' && db.sqlite.memory;
+    const source: KeySource = memory && config.secretKey === undefined
       ? { kind: 'memory', keys: [newSecretKey()] }
-      : keySourceOf({ secretKey: config.secretKey, dataDir: db.sqlite.memory ? config.dataDir : dirname(db.sqlite.name) }, { create: true });
+      : keySourceOf({ secretKey: config.secretKey, dataDir: db.backend === 'sqlite' && !memory ? dirname(db.sqlite.name) : config.dataDir }, { create: true });
     return createSecretBox(source);
   } catch (err) {
     if (err instanceof SealError) throw new ConfigError(err.message);
@@ -59,7 +81,8 @@ export interface RuntimeOptions {
 export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bootstrapped: BootstrapResult; migrated: string[] }> {
   const now = opts.now ?? Date.now;
   const { db, config } = opts;
-  const migrated = migrate(db, now());
+  await checkDatabase(db);
+  const migrated = await migrate(db, now());
   const bootstrapped = await bootstrap(db, {
     adminEmail: config.adminEmail, adminPassword: config.adminPassword, now: now(), announcePassword: opts.announcePassword,
   });
@@ -67,12 +90,15 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   const log = opts.log ?? createLogger(config.log);
   const secrets = openSecretBox(config, db);
   // Secrets stored before sealing existed, or under a key rotated away from, are sealed under the current key.
-  const sealed = resealTotpSecrets(db, secrets);
+  const sealed = await resealTotpSecrets(db, secrets);
   if (sealed.resealed > 0) log.info('sealed TOTP secrets under the current key', { count: sealed.resealed, keyId: secrets.currentKeyId });
   if (sealed.unreadable.length > 0) {
     log.error('TOTP secrets that no configured key opens: these users cannot pass 2FA until it is reset', { userIds: sealed.unreadable });
   }
-  const pageBytes = db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck();
+  // The database size for /metrics, read synchronously between requests' transactions (a gauge may be a moment old).
+  const pageBytes = db.backend === 'sqlite'
+    ? db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck()
+    : undefined;
   const deps: Deps = {
     db,
     config,
@@ -81,7 +107,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     keys,
     secrets,
     sessions: createSessionGuard(db),
-    metrics: createMetrics(() => Number(pageBytes.get())),
+    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0)),
     rateLimiter: createRateLimiter(),
     mailer: createMailer(config),
     audit: createAuditLog({ retentionMs: config.auditRetention, now }),

@@ -56,5 +56,5 @@ async function stopServer(server: Server, deps: Deps, drain: Drain): Promise<voi
     // net.Server#close: stop accepting; the callback runs once every connection has ended.
     net.Server.prototype.close.call(server, () => { clearTimeout(force); clearInterval(idle); resolve(); });
   });
-  deps.db.close();
+  await deps.db.close();
 }

@@ -22,5 +22,5 @@ const r = spawnSync(process.execPath, [
   '--import', './test/support/register.mjs',
   '--test', '--test-concurrency=2', '--test-reporter=spec',
   ...chosen,
-], { cwd: root, stdio: 'inherit', env: { ...process.env, GRIDKEEPER_LOG: process.env.GRIDKEEPER_LOG ?? 'error' } });
+], { cwd: root, stdio: 'inherit', env: { ...process.env, GRIDKEEPER_LOG: process.env.GRIDKEEPER_LOG ?? 'error', GRIDKEEPER_CHECK_DB_HANDLES: '1' } });
 process.exit(r.status ?? 1);

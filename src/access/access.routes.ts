@@ -61,7 +61,7 @@ export function registerAccessRoutes({ api, deps, auth }: RouteContext): void {
       + 'monitorManagement / edits / reads). A role or device the caller cannot see is 404.',
     auth: auth.requireActor, query: ExplainQuery,
     responses: { 200: { description: 'the verdict and its chain', schema: ExplainResponse } },
-  }, (c, { query }) => {
+  }, async (c, { query }) => {
     const userId = c.var.actor.userId;
     const deviceAsk = query.deviceId !== undefined;
     const roleAsk = query.roleId !== undefined;
@@ -77,10 +77,10 @@ export function registerAccessRoutes({ api, deps, auth }: RouteContext): void {
     let explanation;
     if (roleAsk) {
       const roleId = query.roleId!;
-      requireVisibleRole(db, userId, roleId);
-      explanation = explainRoleRight(db, userId, roleId, query.right!, query.mode ?? 'either');
+      await requireVisibleRole(db, userId, roleId);
+      explanation = await explainRoleRight(db, userId, roleId, query.right!, query.mode ?? 'either');
     } else {
-      explanation = explainDeviceAccess(db, userId, query.deviceId!, query.action ?? 'read', query.property);
+      explanation = await explainDeviceAccess(db, userId, query.deviceId!, query.action ?? 'read', query.property);
       if (!explanation) throw new ApiError('NOT_FOUND', `device ${query.deviceId} not found`);
     }
     return c.json({

@@ -6,24 +6,26 @@
 // - a company manages, directly or indirectly, its strict descendants; it monitors, directly or indirectly, the devices
 //   of monitors relations held by itself or by one of those descendants.
 // Recursive CTEs with UNION dedupe on the node, so shared sub-DAGs are visited once.
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { inJson, listParam } from '../db/in-list.ts';
+import { inValues, listParam } from '../db/in-list.ts';
 
 export interface CompanyRow { id: number; uuid: string; name: string }
 
-const MEMBER_OF_CTE = `
+/** The CTE `up(id)`: u's member roles and every role above them along manages relations. */
+const memberOfCte = (userId: number): RawBuilder<unknown> => sql`
   up(id) AS (
-    SELECT role_id FROM members WHERE user_id = :userId
+    SELECT role_id FROM members WHERE user_id = ${userId}
     UNION
     SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
   )`;
 
 /** The companies u is a direct or indirect member of, ascending by id. */
-export function memberCompanies(db: Db, userId: number): CompanyRow[] {
-  return db.prepare(`
-    WITH RECURSIVE ${MEMBER_OF_CTE}
+export async function memberCompanies(db: Db, userId: number): Promise<CompanyRow[]> {
+  return db.all(sql<CompanyRow>`
+    WITH RECURSIVE ${memberOfCte(userId)}
     SELECT r.id, r.uuid, r.name FROM up JOIN roles r ON r.id = up.id
-    WHERE r.is_company = 1 ORDER BY r.id`).all({ userId }) as CompanyRow[];
+    WHERE r.is_company = 1 ORDER BY r.id`);
 }
 
 /**
@@ -31,62 +33,68 @@ export function memberCompanies(db: Db, userId: number): CompanyRow[] {
  * when the role or one of its ancestors is a member role of u. Both walks go UP (from u's member roles, and from each
  * given role), so a member of a role near the top does not pay for the thousands of roles below it.
  */
-const VISIBLE_SQL = (extra: string) => `
-    WITH RECURSIVE ${MEMBER_OF_CTE},
+async function visibleIds(db: Db, userId: number, ids: readonly number[], companiesOnly: boolean): Promise<number[]> {
+  const extra = companiesOnly ? sql`AND r.is_company = 1` : sql``;
+  const rows = await db.all(sql<{ id: number }>`
+    WITH RECURSIVE ${memberOfCte(userId)},
     anc(target, id) AS (
-      SELECT value, value FROM json_each(:ids)
+      SELECT value, value FROM json_each(${listParam(ids)})
       UNION
       SELECT anc.target, m.parent_role_id FROM manages m JOIN anc ON m.child_role_id = anc.id
     )
     SELECT r.id FROM roles r
-    WHERE r.id ${inJson(':ids')} ${extra}
+    WHERE r.id ${inValues(ids)} ${extra}
       AND (r.id IN (SELECT id FROM up)
-        OR EXISTS (SELECT 1 FROM anc JOIN members mb ON mb.role_id = anc.id AND mb.user_id = :userId WHERE anc.target = r.id))
-    ORDER BY r.id`;
+        OR EXISTS (SELECT 1 FROM anc JOIN members mb ON mb.role_id = anc.id AND mb.user_id = ${userId} WHERE anc.target = r.id))
+    ORDER BY r.id`);
+  return rows.map((r) => r.id);
+}
 
 /** Of the given role ids, those that are companies u can see (member of, or in Reach(u)); ascending. */
-export function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(VISIBLE_SQL('AND r.is_company = 1')).pluck().all({ userId, ids: listParam(ids) }) as number[];
+export async function visibleCompanyIds(db: Db, userId: number, ids: readonly number[]): Promise<number[]> {
+  return visibleIds(db, userId, ids, true);
 }
 
 /**
  * Strict descendants of the given roles: every role reachable along one or more manages relations — for companies,
  * the roles they manage, directly or through a chain (role query's companyId and ancestorRoleId filters).
  */
-export function descendantsOf(db: Db, roleIds: readonly number[]): Set<number> {
-  return new Set(db.prepare(`
+export async function descendantsOf(db: Db, roleIds: readonly number[]): Promise<Set<number>> {
+  const rows = await db.all(sql<{ id: number }>`
     WITH RECURSIVE down(id) AS (
-      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inJson()}
+      SELECT m.child_role_id FROM manages m WHERE m.parent_role_id ${inValues(roleIds)}
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT id FROM down`).pluck().all(listParam(roleIds)) as number[]);
+    SELECT id FROM down`);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Devices monitored by these companies, directly (their own monitors relations) or through the roles they manage. */
-export function devicesMonitoredByCompanies(db: Db, companyIds: readonly number[]): Set<number> {
-  return new Set(db.prepare(`
+export async function devicesMonitoredByCompanies(db: Db, companyIds: readonly number[]): Promise<Set<number>> {
+  const rows = await db.all(sql<{ device_id: number }>`
     WITH RECURSIVE down(id) AS (
-      SELECT value FROM json_each(?)
+      SELECT value FROM json_each(${listParam(companyIds)})
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT DISTINCT mo.device_id FROM down JOIN monitors mo ON mo.role_id = down.id`).pluck().all(listParam(companyIds)) as number[]);
+    SELECT DISTINCT mo.device_id FROM down JOIN monitors mo ON mo.role_id = down.id`);
+  return new Set(rows.map((r) => r.device_id));
 }
 
 /** Of the given companies, those that manage at least one of the given roles, directly or through a chain. */
-export function companiesManaging(db: Db, companyIds: readonly number[], roleIds: readonly number[]): Set<number> {
-  return new Set(db.prepare(`
+export async function companiesManaging(db: Db, companyIds: readonly number[], roleIds: readonly number[]): Promise<Set<number>> {
+  const rows = await db.all(sql<{ id: number }>`
     WITH RECURSIVE up(id) AS (
-      SELECT m.parent_role_id FROM manages m WHERE m.child_role_id ${inJson(':roles')}
+      SELECT m.parent_role_id FROM manages m WHERE m.child_role_id ${inValues(roleIds)}
       UNION
       SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
     )
-    SELECT id FROM up WHERE id ${inJson(':companies')}`)
-    .pluck().all({ roles: listParam(roleIds), companies: listParam(companyIds) }) as number[]);
+    SELECT id FROM up WHERE id ${inValues(companyIds)}`);
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Of the given role ids, those u can see: in Reach(u), or above u's member roles (companies u belongs to name them). */
-export function visibleRoleIds(db: Db, userId: number, ids: readonly number[]): number[] {
-  return db.prepare(VISIBLE_SQL('')).pluck().all({ userId, ids: listParam(ids) }) as number[];
+export async function visibleRoleIds(db: Db, userId: number, ids: readonly number[]): Promise<number[]> {
+  return visibleIds(db, userId, ids, false);
 }

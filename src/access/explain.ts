@@ -2,6 +2,7 @@
 // One recursive CTE fetches the target's ancestor subgraph (few roles, even in a wide installation); a breadth-first
 // search in JS from the caller's member roles then finds the shortest granting chain. Ties go to the lowest ids, so the
 // answer is deterministic. The verdict itself always agrees with src/access/rights.ts (tests compare both).
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { RIGHT_COLUMN, type Right, type RightMode } from './rights.ts';
 
@@ -24,14 +25,12 @@ export interface Explanation { allowed: boolean; grantedBy?: Grant; via: Step[] 
 
 const DENIED: Explanation = { allowed: false, via: [] };
 
-/** The ancestors of `startSql`'s roles (themselves included), the manages edges among them, and u's member relations there. */
-function ancestorGraph(db: Db, userId: number, startSql: string, params: Record<string, unknown>) {
-  const up = `WITH RECURSIVE up(id) AS (${startSql} UNION SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id)`;
-  const edges = db.prepare(`${up} SELECT m.* FROM manages m WHERE m.child_role_id IN (SELECT id FROM up) ORDER BY m.id`)
-    .all(params) as ManagesEdge[];
-  const members = db.prepare(`${up} SELECT mb.id AS id, mb.role_id AS role_id, u.email AS email
-    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.user_id = :userId AND mb.role_id IN (SELECT id FROM up) ORDER BY mb.role_id`)
-    .all({ ...params, userId }) as MemberLink[];
+/** The ancestors of `start`'s roles (themselves included), the manages edges among them, and u's member relations there. */
+async function ancestorGraph(db: Db, userId: number, start: RawBuilder<unknown>): Promise<{ edges: ManagesEdge[]; members: MemberLink[] }> {
+  const up = sql`WITH RECURSIVE up(id) AS (${start} UNION SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id)`;
+  const edges = await db.all(sql<ManagesEdge>`${up} SELECT m.* FROM manages m WHERE m.child_role_id IN (SELECT id FROM up) ORDER BY m.id`);
+  const members = await db.all(sql<MemberLink>`${up} SELECT mb.id AS id, mb.role_id AS role_id, u.email AS email
+    FROM members mb JOIN users u ON u.id = mb.user_id WHERE mb.user_id = ${userId} AND mb.role_id IN (SELECT id FROM up) ORDER BY mb.role_id`);
   return { edges, members };
 }
 
@@ -80,11 +79,12 @@ const best = (visits: Map<string, Visit>, role: number) =>
   [`${role}:0`, `${role}:1`].filter((k) => visits.has(k)).sort((a, b) => visits.get(a)!.dist - visits.get(b)!.dist)[0];
 
 /** Right X over role T (docs/api.md#role-rights) in the given mode. Call only for a T the caller can see. */
-export function explainRoleRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Explanation {
+export async function explainRoleRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Promise<Explanation> {
   const col = RIGHT_COLUMN[right];
-  const { edges, members } = ancestorGraph(db, userId, 'SELECT :roleId', { roleId });
+  const { edges, members } = await ancestorGraph(db, userId, sql`SELECT ${roleId}`);
   const visits = bfs(edges, members, col);
-  const self = db.prepare(`SELECT self_${col} FROM roles WHERE id = ?`).pluck().get(roleId) === 1;
+  const target = await db.get(sql<{ self: number }>`SELECT ${sql.ref(`self_${col}`)} AS self FROM roles WHERE id = ${roleId}`);
+  const self = target?.self === 1;
   const candidates: { grant: Grant; via: Step[] }[] = [];
   // direct through T's own flag: any path to T
   if (mode !== 'indirect' && self) {
@@ -112,11 +112,10 @@ export type DeviceAction = 'read' | 'edit';
  * May the caller read / edit `property` of device D (no property: read = read the device at all, edit = edit every
  * property, i.e. monitorManagement)? undefined when the caller cannot read D at all (the route answers 404).
  */
-export function explainDeviceAccess(db: Db, userId: number, deviceId: number, action: DeviceAction, property?: string): Explanation | undefined {
-  const monitors = db.prepare('SELECT id, role_id, device_id, monitor_management, reads, edits FROM monitors WHERE device_id = ? ORDER BY id')
-    .all(deviceId) as MonitorsLink[];
+export async function explainDeviceAccess(db: Db, userId: number, deviceId: number, action: DeviceAction, property?: string): Promise<Explanation | undefined> {
+  const monitors = await db.all(sql<MonitorsLink>`SELECT id, role_id, device_id, monitor_management, reads, edits FROM monitors WHERE device_id = ${deviceId} ORDER BY id`);
   if (monitors.length === 0) return undefined;
-  const { edges, members } = ancestorGraph(db, userId, 'SELECT role_id FROM monitors WHERE device_id = :deviceId', { deviceId });
+  const { edges, members } = await ancestorGraph(db, userId, sql`SELECT role_id FROM monitors WHERE device_id = ${deviceId}`);
   const visits = bfs(edges, members);
   const reached = monitors.filter((m) => visits.has(`${m.role_id}:0`));
   if (reached.length === 0) return undefined;

@@ -20,14 +20,14 @@ export function describeRight(c: RightOver): string {
 }
 
 /** 404 unless role T is in Reach(u). A role that does not exist is reported exactly like an invisible one. */
-export function requireVisibleRole(db: Db, userId: number, roleId: number): void {
-  if (!reaches(db, userId, roleId)) throw new ApiError('NOT_FOUND', `role ${roleId} not found`);
+export async function requireVisibleRole(db: Db, userId: number, roleId: number): Promise<void> {
+  if (!(await reaches(db, userId, roleId))) throw new ApiError('NOT_FOUND', `role ${roleId} not found`);
 }
 
 /** The authorizing roles meeting ANY of the conditions (a rule "X or Y"). */
-export function authorizersForAny(db: Db, userId: number, conditions: readonly RightOver[]): number[] {
+export async function authorizersForAny(db: Db, userId: number, conditions: readonly RightOver[]): Promise<number[]> {
   const set = new Set<number>();
-  for (const c of conditions) for (const a of authorizersWithRight(db, userId, c.roleId, c.right, c.mode)) set.add(a);
+  for (const c of conditions) for (const a of await authorizersWithRight(db, userId, c.roleId, c.right, c.mode)) set.add(a);
   return [...set].sort((a, b) => a - b);
 }
 
@@ -35,18 +35,18 @@ export function authorizersForAny(db: Db, userId: number, conditions: readonly R
  * Throws 403 unless one authorizing role meets every clause; a clause holds when any of its conditions holds
  * (`[[A, B], [C]]` = "(A or B) and C", met by one and the same authorizing role).
  */
-export function requireRights(db: Db, userId: number, clauses: readonly (readonly RightOver[])[]): void {
-  if (!rightsHold(db, userId, clauses)) {
+export async function requireRights(db: Db, userId: number, clauses: readonly (readonly RightOver[])[]): Promise<void> {
+  if (!(await rightsHold(db, userId, clauses))) {
     const text = clauses.map((clause) => clause.map(describeRight).join(' or ')).join(', and through the same member role, ');
     throw new ApiError('FORBIDDEN', `missing right: ${text}`);
   }
 }
 
 /** Does one authorizing role meet every clause? (see requireRights) */
-export function rightsHold(db: Db, userId: number, clauses: readonly (readonly RightOver[])[]): boolean {
+export async function rightsHold(db: Db, userId: number, clauses: readonly (readonly RightOver[])[]): Promise<boolean> {
   let common: Set<number> | undefined;
   for (const clause of clauses) {
-    const these = new Set(authorizersForAny(db, userId, clause));
+    const these = new Set(await authorizersForAny(db, userId, clause));
     common = common ? new Set([...common].filter((a) => these.has(a))) : these;
     if (common.size === 0) return false;
   }

@@ -6,8 +6,9 @@
 // - lists ("every role u reaches", "every device u may read") walk DOWN once from the user's member roles.
 // Recursive CTEs use UNION, which deduplicates on the whole row (node + state), so shared sub-DAGs are visited once per
 // state and cycles could not loop (the graph is a DAG anyway: see roles' cycle check).
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { inJson, listParam } from '../db/in-list.ts';
+import { inValues } from '../db/in-list.ts';
 import { LruCache } from '../lru-cache.ts';
 
 export const RIGHTS = ['roleManagement', 'userManagement', 'viewManagement', 'deviceManagement', 'reportManagement', 'alarmManagement'] as const;
@@ -27,35 +28,40 @@ export const RIGHT_COLUMN: Record<Right, string> = {
 const BIT: Record<Right, number> = {
   roleManagement: 1, userManagement: 2, viewManagement: 4, deviceManagement: 8, reportManagement: 16, alarmManagement: 32,
 };
-const MASK_SQL = (alias: string) => RIGHTS.map((r) => `(${alias}.${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | ');
-const SELF_MASK_SQL = (alias: string) => RIGHTS.map((r) => `(${alias}.self_${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | ');
+// Constant SQL text built from the constant tables above (no input reaches it), hence sql.raw.
+const MASK_SQL = (alias: string) => sql.raw(RIGHTS.map((r) => `(${alias}.${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | '));
+const SELF_MASK_SQL = (alias: string) => sql.raw(RIGHTS.map((r) => `(${alias}.self_${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | '));
 
-const REACH_CTE = `
+/** The CTE `reach(id)`: M(u) and every role below it along manages relations. */
+const reachCte = (userId: number): RawBuilder<unknown> => sql`
   reach(id) AS (
-    SELECT role_id FROM members WHERE user_id = :userId
+    SELECT role_id FROM members WHERE user_id = ${userId}
     UNION
     SELECT m.child_role_id FROM manages m JOIN reach r ON m.parent_role_id = r.id
   )`;
 
 /** M(u): the roles u is a direct member of, ascending. */
-export function memberRoles(db: Db, userId: number): number[] {
-  return db.prepare('SELECT role_id FROM members WHERE user_id = ? ORDER BY role_id').pluck().all(userId) as number[];
+export async function memberRoles(db: Db, userId: number): Promise<number[]> {
+  const rows = await db.all(sql<{ role_id: number }>`SELECT role_id FROM members WHERE user_id = ${userId} ORDER BY role_id`);
+  return rows.map((r) => r.role_id);
 }
 
 /** Reach(u) = M(u) and every role reachable from it along manages relations, ascending. */
-export function reach(db: Db, userId: number): number[] {
-  return db.prepare(`WITH RECURSIVE ${REACH_CTE} SELECT id FROM reach ORDER BY id`).pluck().all({ userId }) as number[];
+export async function reach(db: Db, userId: number): Promise<number[]> {
+  const rows = await db.all(sql<{ id: number }>`WITH RECURSIVE ${reachCte(userId)} SELECT id FROM reach ORDER BY id`);
+  return rows.map((r) => r.id);
 }
 
 /** Is role T in Reach(u)? (upward: T or one of its ancestors is a member role of u) */
-export function reaches(db: Db, userId: number, roleId: number): boolean {
-  return db.prepare(`
+export async function reaches(db: Db, userId: number, roleId: number): Promise<boolean> {
+  const found = await db.get(sql<{ found: 1 }>`
     WITH RECURSIVE up(id) AS (
-      SELECT :roleId
+      SELECT ${roleId}
       UNION
       SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
     )
-    SELECT 1 FROM up JOIN members mb ON mb.role_id = up.id AND mb.user_id = :userId LIMIT 1`).get({ userId, roleId }) !== undefined;
+    SELECT 1 AS found FROM up JOIN members mb ON mb.role_id = up.id AND mb.user_id = ${userId} LIMIT 1`);
+  return found !== undefined;
 }
 
 /**
@@ -63,27 +69,29 @@ export function reaches(db: Db, userId: number, roleId: number): boolean {
  * Walks up from T with two markers: x = an X relation was crossed (indirect), d = the first relation crossed (into T)
  * carried X (direct through a relation). T's own self flag gives the direct right to every A that reaches T.
  */
-export function authorizersWithRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): number[] {
-  const col = RIGHT_COLUMN[right];
-  return db.prepare(`
+export async function authorizersWithRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Promise<number[]> {
+  const flag = sql.ref(`m.${RIGHT_COLUMN[right]}`);
+  const self = sql.ref(`self_${RIGHT_COLUMN[right]}`);
+  const indirect = mode === 'direct' ? 0 : 1;
+  const direct = mode === 'indirect' ? 0 : 1;
+  const rows = await db.all(sql<{ role_id: number }>`
     WITH RECURSIVE up(id, x, d, first) AS (
-      SELECT :roleId, 0, 0, 1
+      SELECT ${roleId}, 0, 0, 1
       UNION
-      SELECT m.parent_role_id, (up.x | m.${col}), (up.d | (up.first & m.${col})), 0
+      SELECT m.parent_role_id, (up.x | ${flag}), (up.d | (up.first & ${flag})), 0
       FROM manages m JOIN up ON m.child_role_id = up.id
     ),
-    target(self) AS (SELECT self_${col} FROM roles WHERE id = :roleId)
+    target(self) AS (SELECT ${self} FROM roles WHERE id = ${roleId})
     SELECT DISTINCT mb.role_id FROM up
-    JOIN members mb ON mb.role_id = up.id AND mb.user_id = :userId
+    JOIN members mb ON mb.role_id = up.id AND mb.user_id = ${userId}
     JOIN target
-    WHERE (:indirect AND up.x = 1) OR (:direct AND (up.d = 1 OR target.self = 1))
-    ORDER BY mb.role_id`).pluck().all({
-    userId, roleId, indirect: mode === 'direct' ? 0 : 1, direct: mode === 'indirect' ? 0 : 1,
-  }) as number[];
+    WHERE (${indirect} AND up.x = 1) OR (${direct} AND (up.d = 1 OR target.self = 1))
+    ORDER BY mb.role_id`);
+  return rows.map((r) => r.role_id);
 }
 
-export function hasRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): boolean {
-  return authorizersWithRight(db, userId, roleId, right, mode).length > 0;
+export async function hasRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Promise<boolean> {
+  return (await authorizersWithRight(db, userId, roleId, right, mode)).length > 0;
 }
 
 /**
@@ -91,15 +99,15 @@ export function hasRight(db: Db, userId: number, roleId: number, right: Right, m
  * Walks down once carrying the OR of the flags crossed: bit X is set on T when some path from M(u) to T crosses an
  * X relation (indirect; that includes the direct-through-a-relation case), or T's own self flag is X.
  */
-export function rightsOverReach(db: Db, userId: number): Map<number, Record<Right, boolean>> {
-  const rows = db.prepare(`
+export async function rightsOverReach(db: Db, userId: number): Promise<Map<number, Record<Right, boolean>>> {
+  const rows = await db.all(sql<{ id: number; self: number; mask: number }>`
     WITH RECURSIVE down(id, mask) AS (
-      SELECT role_id, 0 FROM members WHERE user_id = :userId
+      SELECT role_id, 0 FROM members WHERE user_id = ${userId}
       UNION
       SELECT m.child_role_id, down.mask | ${MASK_SQL('m')} FROM manages m JOIN down ON m.parent_role_id = down.id
     )
-    SELECT down.id AS id, (${SELF_MASK_SQL("r")}) AS self, down.mask AS mask
-    FROM down JOIN roles r ON r.id = down.id`).all({ userId }) as { id: number; self: number; mask: number }[];
+    SELECT down.id AS id, (${SELF_MASK_SQL('r')}) AS self, down.mask AS mask
+    FROM down JOIN roles r ON r.id = down.id`);
   const bits = new Map<number, number>();
   for (const row of rows) bits.set(row.id, (bits.get(row.id) ?? 0) | row.mask | row.self);
   const out = new Map<number, Record<Right, boolean>>();
@@ -144,29 +152,29 @@ function addGrant(access: DeviceAccess, g: MonitorGrant): void {
 }
 
 /** The monitors relations of device D reachable by u, each with the member role (authorizer) it is reached through. */
-function deviceGrants(db: Db, userId: number, deviceId: number): MonitorGrant[] {
-  return db.prepare(`
+async function deviceGrants(db: Db, userId: number, deviceId: number): Promise<MonitorGrant[]> {
+  return db.all(sql<MonitorGrant>`
     WITH RECURSIVE up(role_id, monitors_id) AS (
-      SELECT role_id, id FROM monitors WHERE device_id = :deviceId
+      SELECT role_id, id FROM monitors WHERE device_id = ${deviceId}
       UNION
       SELECT m.parent_role_id, up.monitors_id FROM manages m JOIN up ON m.child_role_id = up.role_id
     )
     SELECT DISTINCT mo.device_id, mo.monitor_management, mo.reads, mo.edits, mb.role_id AS authorizer
     FROM up
-    JOIN members mb ON mb.role_id = up.role_id AND mb.user_id = :userId
-    JOIN monitors mo ON mo.id = up.monitors_id`).all({ userId, deviceId }) as MonitorGrant[];
+    JOIN members mb ON mb.role_id = up.role_id AND mb.user_id = ${userId}
+    JOIN monitors mo ON mo.id = up.monitors_id`);
 }
 
-export function deviceAccess(db: Db, userId: number, deviceId: number): DeviceAccess {
+export async function deviceAccess(db: Db, userId: number, deviceId: number): Promise<DeviceAccess> {
   const access = emptyAccess(deviceId);
-  for (const g of deviceGrants(db, userId, deviceId)) addGrant(access, g);
+  for (const g of await deviceGrants(db, userId, deviceId)) addGrant(access, g);
   return access;
 }
 
 /** The authorizing roles A ∈ M(u) that have monitorManagement on D through a relation (R, D) with R ∈ Reach(A). */
-export function authorizersWithMonitorManagement(db: Db, userId: number, deviceId: number): number[] {
+export async function authorizersWithMonitorManagement(db: Db, userId: number, deviceId: number): Promise<number[]> {
   const set = new Set<number>();
-  for (const g of deviceGrants(db, userId, deviceId)) if (g.monitor_management === 1) set.add(g.authorizer);
+  for (const g of await deviceGrants(db, userId, deviceId)) if (g.monitor_management === 1) set.add(g.authorizer);
   return [...set].sort((a, b) => a - b);
 }
 
@@ -174,17 +182,17 @@ export function authorizersWithMonitorManagement(db: Db, userId: number, deviceI
  * Access to every device u may read (or to the given ids only), ascending by id. One downward walk from M(u), then the
  * monitors relations of the reached roles.
  */
-export function readableDevices(db: Db, userId: number, onlyIds?: readonly number[]): DeviceAccess[] {
+export async function readableDevices(db: Db, userId: number, onlyIds?: readonly number[]): Promise<DeviceAccess[]> {
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
   // for every user. With an id list the planner's device-first plan is the right one.
-  const join = onlyIds ? `JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id ${inJson(':ids')}`
-    : 'CROSS JOIN monitors mo ON mo.role_id = reach.id';
-  const rows = db.prepare(`
-    WITH RECURSIVE ${REACH_CTE}
+  const join = onlyIds ? sql`JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id ${inValues(onlyIds)}`
+    : sql`CROSS JOIN monitors mo ON mo.role_id = reach.id`;
+  const rows = await db.all(sql<MonitorGrant>`
+    WITH RECURSIVE ${reachCte(userId)}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
     FROM reach ${join}
-    ORDER BY mo.device_id`).all(onlyIds ? { userId, ids: listParam(onlyIds) } : { userId }) as MonitorGrant[];
+    ORDER BY mo.device_id`);
   const out: DeviceAccess[] = [];
   let current: DeviceAccess | undefined;
   for (const row of rows) {

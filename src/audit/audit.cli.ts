@@ -1,11 +1,14 @@
 // `gridkeeper audit export [--from ISO] [--to ISO]`: the audit entries with from <= time < to (default: all of them up to
 // now), oldest first, as JSON lines on stdout — one entry per line, in the shape of POST /v1/audit/query — for a SIEM.
-// Read-only, and safe while the service runs (WAL: the export reads one consistent snapshot).
+// Read-only, and safe while the service runs (the export reads one consistent snapshot, in pages, without holding up
+// the service's writes).
 import * as v from 'valibot';
+import { sql } from 'kysely';
 import { ConfigError } from '../config.ts';
 import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
+import type { Db } from '../db/open.ts';
 import { IsoTime, toAuditEntry } from './audit.schemas.ts';
 import { iterateAuditEntries } from './audit.store.ts';
 
@@ -28,16 +31,14 @@ export const exportAuditCommand: Command = {
     if (from >= to) throw new ConfigError('audit export: --from must be before --to');
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
-      // one read transaction: entries committed meanwhile do not tear the export
-      db.sqlite.prepare('BEGIN').run();
-      try {
-        for (const row of iterateAuditEntries(db, from, to)) io.out(JSON.stringify(toAuditEntry(row)));
-      } finally {
-        db.sqlite.prepare('COMMIT').run();
-      }
+      await migrate(db, Date.now());
+      // one read-only snapshot (Db.read), read in pages: entries committed or pruned meanwhile do not tear the export,
+      // and the service's writes never wait for it
+      await db.read(async (snapshot) => {
+        for await (const row of iterateAuditEntries(snapshot, from, to)) io.out(JSON.stringify(toAuditEntry(row)));
+      });
     } finally {
-      db.close();
+      await db.close();
     }
     return 0;
   },

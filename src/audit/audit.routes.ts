@@ -22,25 +22,25 @@ export function registerAuditRoutes({ api, deps, auth }: RouteContext): void {
       + 'action, target: { kind, id }, changes }; a write on several ids records one entry per target.',
     auth: auth.requireActor, body: AuditQueryBody,
     responses: { 200: { description: 'the entries, newest first', schema: AuditQueryResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     const userId = c.var.actor.userId;
     const q = body ?? {};
     const page = { limit: q.limit ?? DEFAULT_LIMIT, afterId: q.afterId };
     const filter = { ...q.filter, targetId: q.filter?.targetId === undefined ? undefined : String(q.filter.targetId) };
-    if (isRootMember(db, userId)) {
-      return c.json({ entries: queryAuditEntries(db, filter, page).map((row) => toAuditEntry(row)) });
+    if (await isRootMember(db, userId)) {
+      return c.json({ entries: (await queryAuditEntries(db, filter, page)).map((row) => toAuditEntry(row)) });
     }
     // what the caller can read today, as the rights engine says
-    const rights = rightsOverReach(db, userId);
-    const devices = new Map(readableDevices(db, userId).map((d) => [d.deviceId, d]));
+    const rights = await rightsOverReach(db, userId);
+    const devices = new Map((await readableDevices(db, userId)).map((d) => [d.deviceId, d]));
     const visibility: AuditVisibility = {
       userId,
       roles: [...rights.keys()],
       memberRoles: [...rights].filter(([, r]) => r.userManagement).map(([id]) => id),
-      ownRoles: memberRoles(db, userId),
+      ownRoles: await memberRoles(db, userId),
       devices: [...devices.keys()],
     };
-    const rows = queryAuditEntries(db, filter, page, visibility);
+    const rows = await queryAuditEntries(db, filter, page, visibility);
     return c.json({ entries: rows.map((row) => toAuditEntry(row, readableChanges(row, devices.get(row.device_id ?? -1)))) });
   });
 }

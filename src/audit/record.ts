@@ -1,7 +1,7 @@
-// recordAudit(c, deps, events): the one way an audit entry is written. It is called INSIDE the unit of work of the change
-// (a Db.write unit), so the entry commits with the change or not at all: a request that is refused or fails throws in
-// its unit, its savepoint is rolled back, and no entry remains. Failed logins are the exception and are recorded on
-// purpose in a unit of their own.
+// recordAudit(tx, c, deps, events): the one way an audit entry is written. It is called INSIDE the unit of work of the
+// change (a Db.write unit), with that unit's transaction handle `tx`, and awaited there, so the entry commits with the
+// change or not at all: a request that is refused or fails throws in its unit, its savepoint is rolled back, and no
+// entry remains. Failed logins are the exception and are recorded on purpose in a unit of their own.
 //
 // An entry says who (user id, e-mail, the kind of token presented), from where (client address, request id), what
 // (action, target kind and id) and the changes. Secrets never go in: for passwords, second factors, recovery codes
@@ -43,19 +43,20 @@ export interface AuditActor {
   apiTokenId?: number;
 }
 
-/** Inserts entries for the request `c`; must run inside a unit of work (Db.write). */
-export function recordAudit(c: Context<AppEnv>, deps: Deps, events: AuditEvent | readonly AuditEvent[], actor?: AuditActor): void {
+/** Inserts entries for the request `c` through `tx`, the transaction handle of the unit of work (Db.write) it runs in. */
+export async function recordAudit(tx: Db, c: Context<AppEnv>, deps: Deps, events: AuditEvent | readonly AuditEvent[], actor?: AuditActor): Promise<void> {
   const who: AuditActor = actor ?? { userId: c.var.actor.userId, token: c.var.actor.tokenType, apiTokenId: c.var.actor.apiTokenId };
   const source = { at: deps.now(), actor: who, clientAddress: clientIp(c, deps), requestId: c.get('requestId') ?? null };
-  deps.audit.write(deps.db, toRows(source, events));
+  await deps.audit.write(tx, toRows(source, events));
 }
 
 /**
  * Inserts entries for a change made by a command on the host (`license create`, `user add`): no actor, no client
- * address, no request id — the operator with access to the data dir. Inside the command's transaction.
+ * address, no request id — the operator with access to the data dir. Through `tx`, the handle of the command's
+ * transaction.
  */
-export function recordCommandAudit(db: Db, at: number, events: AuditEvent | readonly AuditEvent[]): void {
-  for (const row of toRows({ at, actor: { userId: null, token: null }, clientAddress: null, requestId: null }, events)) insertAuditEntry(db, row);
+export async function recordCommandAudit(tx: Db, at: number, events: AuditEvent | readonly AuditEvent[]): Promise<void> {
+  for (const row of toRows({ at, actor: { userId: null, token: null }, clientAddress: null, requestId: null }, events)) await insertAuditEntry(tx, row);
 }
 
 interface Source { at: number; actor: AuditActor; clientAddress: string | null; requestId: string | null }
@@ -116,14 +117,14 @@ const PRUNE_CHUNK = 1_000;
 export function createAuditLog(options: { retentionMs: number | null; now: () => number }): AuditLog {
   let lastPrune: number | undefined;
   return {
-    write(db, rows) {
+    async write(tx, rows) {
       // a programming error, not a request error: an entry outside a unit would not commit with its change
-      if (!db.sqlite.inTransaction) throw new Error('recordAudit outside a unit of work (Db.write)');
-      for (const row of rows) insertAuditEntry(db, row);
+      if (!tx.inTransaction) throw new Error('recordAudit outside a unit of work (Db.write)');
+      for (const row of rows) await insertAuditEntry(tx, row);
       if (options.retentionMs === null) return;
       const now = options.now();
       if (lastPrune === undefined || now - lastPrune >= PRUNE_EVERY_MS || now < lastPrune) {
-        const deleted = pruneAuditEntries(db, now - options.retentionMs, PRUNE_CHUNK);
+        const deleted = await pruneAuditEntries(tx, now - options.retentionMs, PRUNE_CHUNK);
         lastPrune = deleted < PRUNE_CHUNK ? now : undefined;
       }
     },
@@ -131,6 +132,6 @@ export function createAuditLog(options: { retentionMs: number | null; now: () =>
 }
 
 /** For the benchmark's comparison only (bench/audit.mjs): records nothing. The service always uses createAuditLog. */
-export const noAuditLog: AuditLog = { write() {} };
+export const noAuditLog: AuditLog = { async write() {} };
 
 export type { AuditInsert };

@@ -14,7 +14,7 @@ import {
  */
 export async function verifyApiToken(deps: Deps, token: string, scopes: readonly ApiTokenScope[]): Promise<Actor> {
   const now = deps.now();
-  const row = findApiTokenByHash(deps.db, hashApiToken(token));
+  const row = await findApiTokenByHash(deps.db, hashApiToken(token));
   if (row === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid token');
   if (row.expires_at !== null && row.expires_at <= now) throw new ApiError('UNAUTHENTICATED', 'token expired');
   if (!row.scopes.some((s) => scopes.includes(s))) {
@@ -22,7 +22,7 @@ export async function verifyApiToken(deps: Deps, token: string, scopes: readonly
   }
   if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) {
     // at most once a minute per token, in the next group commit
-    await deps.db.write(() => touchApiToken(deps.db, row.id, now));
+    await deps.db.write((tx) => touchApiToken(tx, row.id, now));
   }
   return { userId: row.user_id, tokenType: 'api', issuedAt: Math.floor(row.created_at / 1000), apiTokenId: row.id };
 }

@@ -37,20 +37,20 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
     },
   }, async (c, { body }) => {
     const actor = c.var.actor;
-    if (actor.tokenType !== 'sudo' && isTwoFactorEnabled(db, actor.userId)) {
+    if (actor.tokenType !== 'sudo' && await isTwoFactorEnabled(db, actor.userId)) {
       throw new ApiError('SUDO_REQUIRED', '2FA is enabled: creating an API token needs a sudo token');
     }
     const token = newApiTokenSecret();
     const now = deps.now();
-    const row = await db.write(() => {
-      if (countApiTokens(db, actor.userId) >= MAX_TOKENS_PER_USER) {
+    const row = await db.write(async (tx) => {
+      if (await countApiTokens(tx, actor.userId) >= MAX_TOKENS_PER_USER) {
         throw new ApiError('TOO_MANY_TOKENS', `at most ${MAX_TOKENS_PER_USER} API tokens per user: delete one first`);
       }
-      const inserted = insertApiToken(db, {
+      const inserted = await insertApiToken(tx, {
         userId: actor.userId, name: body.name, scopes: body.scopes, hash: hashApiToken(token), now,
         expiresAt: body.expiresInDays === undefined ? null : now + body.expiresInDays * DAY_MS,
       });
-      recordAudit(c, deps, {
+      await recordAudit(tx, c, deps, {
         action: 'user.token.create', target: { kind: 'api-token', id: inserted.id }, userId: actor.userId,
         changes: created({ name: inserted.name, scopes: inserted.scopes, expiresAt: inserted.expires_at === null ? null : new Date(inserted.expires_at).toISOString() }),
       });
@@ -64,7 +64,7 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
     description: `lastUsedAt is recorded with a resolution of one minute.`,
     auth: auth.requireSession,
     responses: { 200: { description: 'the tokens, oldest first', schema: ApiTokensResponse } },
-  }, (c) => c.json({ tokens: listApiTokens(db, c.var.actor.userId).map(toApiToken) }));
+  }, async (c) => c.json({ tokens: (await listApiTokens(db, c.var.actor.userId)).map(toApiToken) }));
 
   api.route({
     method: 'delete', path: '/user/tokens/:id', tag: 'authentication', summary: 'Delete an API token',
@@ -72,9 +72,9 @@ export function registerApiTokenRoutes({ api, deps, auth }: RouteContext): void 
     auth: auth.requireSession, params: ApiTokenIdParams,
     responses: { 204: { description: 'deleted' } },
   }, async (c, { params }) => {
-    const deleted = await db.write(() => {
-      const gone = deleteApiToken(db, c.var.actor.userId, params.id);
-      if (gone) recordAudit(c, deps, { action: 'user.token.delete', target: { kind: 'api-token', id: params.id }, userId: c.var.actor.userId, changes: { token: { after: 'revoked' } } });
+    const deleted = await db.write(async (tx) => {
+      const gone = await deleteApiToken(tx, c.var.actor.userId, params.id);
+      if (gone) await recordAudit(tx, c, deps, { action: 'user.token.delete', target: { kind: 'api-token', id: params.id }, userId: c.var.actor.userId, changes: { token: { after: 'revoked' } } });
       return gone;
     });
     if (!deleted) throw new ApiError('NOT_FOUND', `no API token ${params.id}`);

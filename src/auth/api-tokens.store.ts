@@ -38,32 +38,32 @@ type RawRow = Omit<ApiTokenRow, 'scopes'> & { scopes: string };
 const toRow = (r: RawRow): ApiTokenRow => ({ ...r, scopes: JSON.parse(r.scopes) as ApiTokenScope[] });
 const COLUMNS = ['id', 'user_id', 'name', 'scopes', 'created_at', 'expires_at', 'last_used_at'] as const;
 
-export function countApiTokens(db: Db, userId: number): number {
-  return Number(db.get(db.qb.selectFrom('api_tokens').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId))?.n ?? 0);
+export async function countApiTokens(db: Db, userId: number): Promise<number> {
+  return Number((await db.get(db.qb.selectFrom('api_tokens').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId)))?.n ?? 0);
 }
 
-export function insertApiToken(db: Db, row: { userId: number; name: string; scopes: ApiTokenScope[]; hash: string; now: number; expiresAt: number | null }): ApiTokenRow {
-  const { lastInsertRowid } = db.run(db.qb.insertInto('api_tokens').values({
+export async function insertApiToken(db: Db, row: { userId: number; name: string; scopes: ApiTokenScope[]; hash: string; now: number; expiresAt: number | null }): Promise<ApiTokenRow> {
+  const { id } = (await db.get(db.qb.insertInto('api_tokens').values({
     user_id: row.userId, name: row.name, scopes: JSON.stringify(row.scopes), token_hash: row.hash,
     created_at: row.now, expires_at: row.expiresAt, last_used_at: null,
-  }));
-  return { id: lastInsertRowid, user_id: row.userId, name: row.name, scopes: row.scopes, created_at: row.now, expires_at: row.expiresAt, last_used_at: null };
+  }).returning('id')))!;
+  return { id, user_id: row.userId, name: row.name, scopes: row.scopes, created_at: row.now, expires_at: row.expiresAt, last_used_at: null };
 }
 
-export function listApiTokens(db: Db, userId: number): ApiTokenRow[] {
-  return db.all(db.qb.selectFrom('api_tokens').select(COLUMNS).where('user_id', '=', userId).orderBy('id')).map(toRow);
+export async function listApiTokens(db: Db, userId: number): Promise<ApiTokenRow[]> {
+  return (await db.all(db.qb.selectFrom('api_tokens').select(COLUMNS).where('user_id', '=', userId).orderBy('id'))).map(toRow);
 }
 
-export function deleteApiToken(db: Db, userId: number, id: number): boolean {
-  return db.run(db.qb.deleteFrom('api_tokens').where('id', '=', id).where('user_id', '=', userId)).changes === 1;
+export async function deleteApiToken(db: Db, userId: number, id: number): Promise<boolean> {
+  return (await db.run(db.qb.deleteFrom('api_tokens').where('id', '=', id).where('user_id', '=', userId))).changes === 1;
 }
 
 /** The token whose secret hashes to `hash`, or undefined. */
-export function findApiTokenByHash(db: Db, hash: string): ApiTokenRow | undefined {
-  const r = db.get(db.qb.selectFrom('api_tokens').select(COLUMNS).where('token_hash', '=', hash));
+export async function findApiTokenByHash(db: Db, hash: string): Promise<ApiTokenRow | undefined> {
+  const r = await db.get(db.qb.selectFrom('api_tokens').select(COLUMNS).where('token_hash', '=', hash));
   return r === undefined ? undefined : toRow(r);
 }
 
-export function touchApiToken(db: Db, id: number, now: number): void {
-  db.run(db.qb.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id));
+export async function touchApiToken(db: Db, id: number, now: number): Promise<void> {
+  await db.run(db.qb.updateTable('api_tokens').set({ last_used_at: now }).where('id', '=', id));
 }

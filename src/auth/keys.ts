@@ -12,7 +12,7 @@ export interface KeyRing {
 
 /** Creates the first signing key when the database has none. Returns true when it created one. */
 export async function ensureSigningKey(db: Db, now: number): Promise<boolean> {
-  const existing = db.get(db.qb.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).limit(1));
+  const existing = await db.get(db.qb.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).limit(1));
   if (existing) return false;
   await rotateSigningKey(db, now);
   return true;
@@ -24,15 +24,15 @@ export async function rotateSigningKey(db: Db, now: number): Promise<string> {
   const kid = randomBytes(9).toString('base64url');
   const privateJwk = JSON.stringify(await exportJWK(privateKey));
   const publicJwk = JSON.stringify(await exportJWK(publicKey));
-  db.tx(() => {
-    db.run(db.qb.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null));
-    db.run(db.qb.insertInto('signing_keys').values({ kid, private_jwk: privateJwk, public_jwk: publicJwk, created_at: now, retired_at: null }));
+  await db.tx(async (tx) => {
+    await tx.run(tx.qb.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null));
+    await tx.run(tx.qb.insertInto('signing_keys').values({ kid, private_jwk: privateJwk, public_jwk: publicJwk, created_at: now, retired_at: null }));
   });
   return kid;
 }
 
 export async function loadKeyRing(db: Db): Promise<KeyRing> {
-  const rows = db.all(db.qb.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').orderBy('kid'));
+  const rows = await db.all(db.qb.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').orderBy('kid'));
   const active = rows.find((r) => r.retired_at === null);
   if (!active) throw new Error('no signing key: run migrations and bootstrap first');
   const publicKeys = new Map<string, CryptoKey>();

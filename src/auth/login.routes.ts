@@ -3,7 +3,7 @@ import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
 import { dummyHash, verifySecret } from './passwords.ts';
-import { findUserByEmail } from './users.store.ts';
+import { findUserByEmail, type UserRow } from './users.store.ts';
 import { isTwoFactorEnabled } from './two-factor.store.ts';
 import { issueRefreshToken, issueToken } from './issue-tokens.ts';
 import { revokeSession } from './sessions.ts';
@@ -36,13 +36,13 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     // 429 before any secret is looked at: while throttled even the right password is refused. (A limit reached only
     // by logins still being checked waits for them instead of refusing.)
     const attempt = await reserveAttemptWaiting(db, keys, 'TOO_MANY_FAILED_PASSWORD_CHECKS', deps.now);
-    let user: ReturnType<typeof findUserByEmail>;
+    let user: UserRow | undefined;
     let ok = false;
     try {
-      user = findUserByEmail(db, body.username);
+      user = await findUserByEmail(db, body.username);
       // Unknown users cost one scrypt too, and get the same answer: no user-enumeration oracle.
       ok = await verifySecret(body.password, user?.password_hash ?? await dummyHash());
-      if (user && ok) await db.write(() => releaseAttempt(db, attempt));
+      if (user && ok) await db.write((tx) => releaseAttempt(tx, attempt));
     } finally {
       attempt.settle();
     }
@@ -50,22 +50,22 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     if (!user || !ok) {
       // Recorded on purpose, in a unit of its own (the request fails). Throttled attempts (429) are not: they cost the
       // caller no hash, so recording them would let anyone fill the log. The name tried is kept, the password never.
-      await db.write(() => recordAudit(c, deps, {
+      await db.write((tx) => recordAudit(tx, c, deps, {
         action: 'auth.login.failed', target, changes: { username: body.username.toLowerCase(), factor: 'password' },
       }, { userId: null, token: null }));
       throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
     }
-    const twoFactor = isTwoFactorEnabled(db, user.id);
-    await db.write(() => {
-      resetThrottle(db, keys[0]);
+    const twoFactor = await isTwoFactorEnabled(db, user.id);
+    await db.write(async (tx) => {
+      await resetThrottle(tx, keys[0]);
       // the password was right; the login completes (auth.login) with the second factor
-      if (twoFactor) recordAudit(c, deps, { action: 'auth.login.partial', target, changes: { factor: 'password' } }, { userId: user.id, token: null });
+      if (twoFactor) await recordAudit(tx, c, deps, { action: 'auth.login.partial', target, changes: { factor: 'password' } }, { userId: user.id, token: null });
     });
     if (twoFactor) {
       const partialAuthToken = await issueToken(deps, 'partial', user.id);
       throw new ApiError('TWO_FACTOR_REQUIRED', TWO_FACTOR_MESSAGE, { extra: { partialAuthToken } });
     }
-    return c.text(await issueRefreshToken(deps, user.id, () => recordAudit(c, deps, {
+    return c.text(await issueRefreshToken(deps, user.id, (tx) => recordAudit(tx, c, deps, {
       action: 'auth.login', target, changes: { factor: 'password' },
     }, { userId: user.id, token: null })));
   });
@@ -84,7 +84,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     description: 'The presented refresh token stays valid until it expires or is logged out.',
     auth: auth.requireRefresh,
     responses: { 200: { description: 'a new refresh token (14 days)', contentType: TEXT } },
-  }, async (c) => c.text(await issueRefreshToken(deps, c.var.actor.userId, () => recordAudit(c, deps, {
+  }, async (c) => c.text(await issueRefreshToken(deps, c.var.actor.userId, (tx) => recordAudit(tx, c, deps, {
     action: 'auth.refresh', target: { kind: 'user', id: c.var.actor.userId },
   }))));
 
@@ -107,7 +107,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 204: { description: 'logged out' } },
   }, async (c) => {
     // requireRefresh only lets refresh tokens with a live session through, so sessionId is set
-    await revokeSession(db, c.var.actor.sessionId!, deps.now(), () => recordAudit(c, deps, { action: 'auth.logout', target: { kind: 'user', id: c.var.actor.userId } }));
+    await revokeSession(db, c.var.actor.sessionId!, deps.now(), (tx) => recordAudit(tx, c, deps, { action: 'auth.logout', target: { kind: 'user', id: c.var.actor.userId } }));
     return c.body(null, 204);
   });
 }

@@ -38,14 +38,14 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
     }
     const now = deps.now();
     // One unit of work whether or not the address has an account: the same commit, so the same timing.
-    const issued = await db.write(() => {
-      recordResetRequest(db, body.email, ipThrottleKey(clientIp(c, deps)), now);
-      const found = findUserByEmail(db, body.email);
+    const issued = await db.write(async (tx) => {
+      await recordResetRequest(tx, body.email, ipThrottleKey(clientIp(c, deps)), now);
+      const found = await findUserByEmail(tx, body.email);
       if (!found) return undefined;
       // only root members and the user can read it: it does not tell anyone else that the address has an account
-      recordAudit(c, deps, { action: 'user.password.reset-link', target: { kind: 'user', id: found.id }, changes: { resetLink: { after: 'issued' } } },
+      await recordAudit(tx, c, deps, { action: 'user.password.reset-link', target: { kind: 'user', id: found.id }, changes: { resetLink: { after: 'issued' } } },
         { userId: null, token: null });
-      return { user: found, token: issueResetToken(db, found.id, now) };
+      return { user: found, token: await issueResetToken(tx, found.id, now) };
     });
     if (!issued) return c.body(null, 204);
     const { user, token } = issued;
@@ -57,7 +57,7 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
     const language = mailLanguage(query.language);
     const mail = resetMail(language, resetLink(publicUrlOf(deps.config), token), RESET_TOKEN_TTL_MS / 60_000);
     // Not awaited: the answer must not wait for (or reveal) the SMTP exchange. Failures are logged, never thrown.
-    deps.mailer.send({ to: user.email, language, ...mail }).then(
+    void deps.mailer.send({ to: user.email, language, ...mail }).then(
       () => deps.log.info('password reset mail sent', { userId: user.id, language }),
       (err: Error) => deps.log.error('password reset mail could not be sent', { userId: user.id, error: err.message }),
     );
@@ -74,21 +74,21 @@ export function registerPasswordResetRoutes({ api, deps }: RouteContext): void {
   }, async (c, { body }) => {
     const invalid = () => new ApiError('RESET_TOKEN_INVALID', 'the reset token is unknown, used or expired');
     // checked before the (deliberately slow) password hash, so made-up tokens cost the server almost nothing
-    if (!isResetTokenUsable(db, body.token, deps.now())) throw invalid();
+    if (!(await isResetTokenUsable(db, body.token, deps.now()))) throw invalid();
     const hash = await hashSecret(body.newPassword);
     const now = deps.now();
-    await db.write(() => {
+    await db.write(async (tx) => {
       // spent inside the transaction that sets the password: of two requests racing with one token, one wins
-      const userId = spendResetToken(db, body.token, now);
+      const userId = await spendResetToken(tx, body.token, now);
       if (userId === undefined) throw invalid();
-      setPasswordHash(db, userId, hash, now);
-      const sessionsRevoked = revokeUserSessions(db, userId, now);
+      await setPasswordHash(tx, userId, hash, now);
+      const sessionsRevoked = await revokeUserSessions(tx, userId, now);
       // the holder of the link acted, as the user it was for
-      recordAudit(c, deps, { action: 'user.password', target: { kind: 'user', id: userId }, changes: { password: { after: 'reset' }, sessionsRevoked } },
+      await recordAudit(tx, c, deps, { action: 'user.password', target: { kind: 'user', id: userId }, changes: { password: { after: 'reset' }, sessionsRevoked } },
         { userId, token: null });
       // the owner of the mailbox proved who they are: failed guesses by others no longer lock them out
-      const user = findUserById(db, userId);
-      if (user) resetThrottle(db, { rule: RULES.passwordPerUser, subject: user.email.toLowerCase() });
+      const user = await findUserById(tx, userId);
+      if (user) await resetThrottle(tx, { rule: RULES.passwordPerUser, subject: user.email.toLowerCase() });
     });
     return c.body(null, 204);
   });

@@ -14,11 +14,11 @@ export const RESET_REQUEST_INTERVAL_MS = 60 * 1000;
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
 
 /** A new reset token for the user; earlier unused ones stop working. */
-export function issueResetToken(db: Db, userId: number, now: number): string {
+export async function issueResetToken(db: Db, userId: number, now: number): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  db.tx(() => {
-    db.run(db.qb.deleteFrom('password_reset_tokens').where((eb) => eb.or([eb('user_id', '=', userId), eb('expires_at', '<=', now)])));
-    db.run(db.qb.insertInto('password_reset_tokens').values({
+  await db.tx(async (tx) => {
+    await tx.run(tx.qb.deleteFrom('password_reset_tokens').where((eb) => eb.or([eb('user_id', '=', userId), eb('expires_at', '<=', now)])));
+    await tx.run(tx.qb.insertInto('password_reset_tokens').values({
       user_id: userId, token_hash: hashOf(token), created_at: now, expires_at: now + RESET_TOKEN_TTL_MS, used_at: null,
     }));
   });
@@ -26,20 +26,20 @@ export function issueResetToken(db: Db, userId: number, now: number): string {
 }
 
 /** Is the token usable now? (a cheap look-up: no password is hashed for a token that cannot work) */
-export function isResetTokenUsable(db: Db, token: string, now: number): boolean {
-  return db.get(db.qb.selectFrom('password_reset_tokens').select('id')
-    .where('token_hash', '=', hashOf(token)).where('used_at', 'is', null).where('expires_at', '>', now)) !== undefined;
+export async function isResetTokenUsable(db: Db, token: string, now: number): Promise<boolean> {
+  return (await db.get(db.qb.selectFrom('password_reset_tokens').select('id')
+    .where('token_hash', '=', hashOf(token)).where('used_at', 'is', null).where('expires_at', '>', now))) !== undefined;
 }
 
 /**
  * Spends the token: returns its user when it is known, unused and not expired, and marks it used. Run inside the
  * transaction that sets the password, so a failed write leaves the token usable.
  */
-export function spendResetToken(db: Db, token: string, now: number): number | undefined {
-  const row = db.get(db.qb.selectFrom('password_reset_tokens').select(['id', 'user_id'])
+export async function spendResetToken(db: Db, token: string, now: number): Promise<number | undefined> {
+  const row = await db.get(db.qb.selectFrom('password_reset_tokens').select(['id', 'user_id'])
     .where('token_hash', '=', hashOf(token)).where('used_at', 'is', null).where('expires_at', '>', now));
   if (!row) return undefined;
-  db.run(db.qb.updateTable('password_reset_tokens').set({ used_at: now }).where('user_id', '=', row.user_id).where('used_at', 'is', null));
+  await db.run(db.qb.updateTable('password_reset_tokens').set({ used_at: now }).where('user_id', '=', row.user_id).where('used_at', 'is', null));
   return row.user_id;
 }
 
@@ -52,12 +52,12 @@ export function resetLink(publicUrl: string, token: string): string {
  * Records a forgot-password request for the address and the client address; 429 when either asked less than a minute
  * ago (nothing recorded then). Known and unknown addresses are counted alike.
  */
-export function recordResetRequest(db: Db, email: string, ip: string, now: number): void {
-  db.tx(() => {
+export async function recordResetRequest(db: Db, email: string, ip: string, now: number): Promise<void> {
+  await db.tx(async (tx) => {
     const subjects = [{ scope: 'email' as const, subject: email.toLowerCase() }, { scope: 'ip' as const, subject: ip }];
     let last = -Infinity;
     for (const s of subjects) {
-      const row = db.get(db.qb.selectFrom('password_reset_requests').select((eb) => eb.fn.max('at').as('at'))
+      const row = await tx.get(tx.qb.selectFrom('password_reset_requests').select((eb) => eb.fn.max('at').as('at'))
         .where('scope', '=', s.scope).where('subject', '=', s.subject).where('at', '>', now - RESET_REQUEST_INTERVAL_MS));
       if (row?.at != null) last = Math.max(last, row.at);
     }
@@ -67,7 +67,7 @@ export function recordResetRequest(db: Db, email: string, ip: string, now: numbe
         extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
       });
     }
-    db.run(db.qb.deleteFrom('password_reset_requests').where('at', '<=', now - RESET_REQUEST_INTERVAL_MS));
-    for (const s of subjects) db.run(db.qb.insertInto('password_reset_requests').values({ ...s, at: now }));
+    await tx.run(tx.qb.deleteFrom('password_reset_requests').where('at', '<=', now - RESET_REQUEST_INTERVAL_MS));
+    for (const s of subjects) await tx.run(tx.qb.insertInto('password_reset_requests').values({ ...s, at: now }));
   });
 }

@@ -27,7 +27,7 @@ export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void 
     if (actor.tokenType !== 'sudo' && body.currentPassword === undefined) {
       throw new ApiError('BAD_REQUEST', 'currentPassword: required with an access token (or use a sudo token)');
     }
-    const user = findUserById(db, actor.userId);
+    const user = await findUserById(db, actor.userId);
     if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
     if (body.currentPassword !== undefined) {
       // A stolen access token must not become a password-guessing oracle: the login throttles count here too.
@@ -39,14 +39,14 @@ export function registerPasswordRoutes({ api, deps, auth }: RouteContext): void 
       if (!(await verifySecret(body.currentPassword, user.password_hash))) {
         throw new ApiError('PASSWORD_INCORRECT', 'currentPassword is incorrect');
       }
-      await db.write(() => releaseAttempt(db, attempt));
+      await db.write((tx) => releaseAttempt(tx, attempt));
     }
     const hash = await hashSecret(body.newPassword);
     const now = deps.now();
-    await db.write(() => {
-      setPasswordHash(db, user.id, hash, now);
-      const sessionsRevoked = revokeUserSessions(db, user.id, now);
-      recordAudit(c, deps, { action: 'user.password', target: { kind: 'user', id: user.id }, changes: { password: { after: 'changed' }, sessionsRevoked } });
+    await db.write(async (tx) => {
+      await setPasswordHash(tx, user.id, hash, now);
+      const sessionsRevoked = await revokeUserSessions(tx, user.id, now);
+      await recordAudit(tx, c, deps, { action: 'user.password', target: { kind: 'user', id: user.id }, changes: { password: { after: 'changed' }, sessionsRevoked } });
     });
     return c.body(null, 204);
   });

@@ -18,13 +18,13 @@ export const resetLinkCommand: Command = {
     if (args.length !== 1 || !email.success) throw new ConfigError('user reset-link: expected one e-mail address');
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
-      const user = findUserByEmail(db, email.output);
+      await migrate(db, Date.now());
+      const user = await findUserByEmail(db, email.output);
       if (!user) throw new ConfigError(`user reset-link: no user ${email.output}`);
-      io.out(resetLink(publicUrlOf(config), issueResetToken(db, user.id, Date.now())));
+      io.out(resetLink(publicUrlOf(config), await issueResetToken(db, user.id, Date.now())));
       return 0;
     } finally {
-      db.close();
+      await db.close();
     }
   },
 };

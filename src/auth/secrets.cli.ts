@@ -19,9 +19,9 @@ export const rotateSecretsCommand: Command = {
     parseFlags('secrets rotate', USAGE, args, []);
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
+      await migrate(db, Date.now());
       let report: string;
-      let result: ReturnType<typeof resealTotpSecrets>;
+      let result: Awaited<ReturnType<typeof resealTotpSecrets>>;
       try {
         if (config.secretKey !== undefined) {
           const source = keySourceOf(config, { create: false });
@@ -30,13 +30,13 @@ export const rotateSecretsCommand: Command = {
               + '(a new key: openssl rand -base64 32), run this again, then keep the new key alone');
           }
           const box = createSecretBox(source);
-          result = resealTotpSecrets(db, box);
+          result = await resealTotpSecrets(db, box);
           report = `key ${box.currentKeyId}: ${result.resealed} secret(s) sealed under it; GRIDKEEPER_SECRET_KEY may now hold it alone`;
         } else {
           const source = keySourceOf(config, { create: true });
           const fresh = newSecretKey();
           writeKeyFile(config.dataDir, [fresh, ...readKeys(source)]);
-          result = resealTotpSecrets(db, createSecretBox(source));
+          result = await resealTotpSecrets(db, createSecretBox(source));
           writeKeyFile(config.dataDir, [fresh]);
           report = `new key ${fresh.id}: ${result.resealed} secret(s) sealed under it; ${config.dataDir}/${KEY_FILE} holds it alone (back it up)`;
         }
@@ -50,7 +50,7 @@ export const rotateSecretsCommand: Command = {
       }
       return 0;
     } finally {
-      db.close();
+      await db.close();
     }
   },
 };

@@ -8,6 +8,7 @@
 // token issued in the same second or millisecond as the change is refused too. Tokens without a sid are only ever
 // partial tokens (a login waiting for its second factor) — and tokens minted directly by tests.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { SessionGuard } from '../deps.ts';
 import type { TokenClaims } from './tokens.ts';
@@ -16,31 +17,32 @@ import { TOKEN_LIFETIME } from './tokens.ts';
 /** Derived tokens (access 10 min, sudo 5 min) may outlive their refresh token; keep its row well past that. */
 const KEEP_AFTER_EXPIRY_MS = 60 * 60 * 1000;
 
+/** Work done inside the unit of work of a session change (the audit entry of a login or logout), with its handle. */
+export type InUnit = (tx: Db) => Promise<void>;
+
 export function createSessionGuard(db: Db): SessionGuard {
-  const bySid = db.sqlite.prepare(`SELECT s.user_id, s.revoked_at, u.token_generation FROM sessions s
-    JOIN users u ON u.id = s.user_id WHERE s.sid = ?`);
-  const byUser = db.sqlite.prepare('SELECT token_generation FROM users WHERE id = ?');
   return {
-    isRevoked(claims: TokenClaims): boolean {
+    async isRevoked(claims: TokenClaims): Promise<boolean> {
       if (claims.sid !== undefined) {
-        const row = bySid.get(claims.sid) as { user_id: number; revoked_at: number | null; token_generation: number } | undefined;
+        const row = await db.get(sql<{ user_id: number; revoked_at: number | null; token_generation: number }>`SELECT s.user_id, s.revoked_at, u.token_generation FROM sessions s
+          JOIN users u ON u.id = s.user_id WHERE s.sid = ${claims.sid}`);
         return !row || row.revoked_at !== null || row.user_id !== claims.sub || row.token_generation !== claims.gen;
       }
       // a refresh token always opens a session; one without is not ours to honour
       if (claims.typ === 'refresh') return true;
-      const user = byUser.get(claims.sub) as { token_generation: number } | undefined;
+      const user = await db.get(sql<{ token_generation: number }>`SELECT token_generation FROM users WHERE id = ${claims.sub}`);
       return !user || user.token_generation !== claims.gen;
     },
   };
 }
 
 /** Opens a session for a new refresh token; resolves to its sid once committed. Also drops rows no token can name any more. */
-export function openSession(db: Db, userId: number, now: number, inUnit?: () => void): Promise<string> {
+export async function openSession(db: Db, userId: number, now: number, inUnit?: InUnit): Promise<string> {
   const sid = randomBytes(16).toString('base64url');
-  return db.write(() => {
-    inUnit?.(); // the audit entry of the login, committed with the session
-    db.run(db.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
-    db.run(db.qb.insertInto('sessions').values({
+  return db.write(async (tx) => {
+    await inUnit?.(tx); // the audit entry of the login, committed with the session
+    await tx.run(tx.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
+    await tx.run(tx.qb.insertInto('sessions').values({
       sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
     }));
     return sid;
@@ -48,15 +50,15 @@ export function openSession(db: Db, userId: number, now: number, inUnit?: () => 
 }
 
 /** Logout: the session's refresh token and every token minted from it stop working (committed when this resolves). */
-export function revokeSession(db: Db, sid: string, now: number, inUnit?: () => void): Promise<void> {
-  return db.write(() => {
-    inUnit?.(); // the audit entry of the logout, committed with it
-    db.run(db.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
+export async function revokeSession(db: Db, sid: string, now: number, inUnit?: InUnit): Promise<void> {
+  await db.write(async (tx) => {
+    await inUnit?.(tx); // the audit entry of the logout, committed with it
+    await tx.run(tx.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
   });
 }
 
 /** Password change: every session of the user ends. */
-export function revokeUserSessions(db: Db, userId: number, now: number): number {
-  return db.run(db.qb.updateTable('sessions').set({ revoked_at: now })
-    .where('user_id', '=', userId).where('revoked_at', 'is', null)).changes;
+export async function revokeUserSessions(db: Db, userId: number, now: number): Promise<number> {
+  return (await db.run(db.qb.updateTable('sessions').set({ revoked_at: now })
+    .where('user_id', '=', userId).where('revoked_at', 'is', null))).changes;
 }

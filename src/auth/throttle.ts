@@ -43,9 +43,9 @@ export interface Attempt {
  * Milliseconds until `key` accepts another attempt, or 0 when it accepts one now.
  * With n failures in the window (n >= limit), the (n - limit + 1)-th oldest must age out first.
  */
-export function waitMs(db: Db, key: ThrottleKey, now: number): number {
+export async function waitMs(db: Db, key: ThrottleKey, now: number): Promise<number> {
   const { scope, limit, windowMs } = key.rule;
-  const rows = db.all(db.qb.selectFrom('auth_failures').select('at')
+  const rows = await db.all(db.qb.selectFrom('auth_failures').select('at')
     .where('scope', '=', scope).where('subject', '=', key.subject).where('at', '>', now - windowMs)
     .orderBy('at').orderBy('id'));
   if (rows.length < limit) return 0;
@@ -57,13 +57,18 @@ export function waitMs(db: Db, key: ThrottleKey, now: number): number {
  * unit of work, committed before this resolves. Rejects with 429 `code` and `retryAfter` (seconds, rounded up) when any
  * key is exhausted; nothing is recorded then, so a refused attempt does not extend the lockout.
  */
-export function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: number): Promise<Attempt> {
-  return db.write(() => {
-    const wait = Math.max(0, ...keys.map((k) => waitMs(db, k, now)));
+export async function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code: ErrorCode, now: number): Promise<Attempt> {
+  return db.write(async (tx) => {
+    let wait = 0;
+    for (const k of keys) wait = Math.max(wait, await waitMs(tx, k, now));
     if (wait > 0) throw tooMany(code, wait);
-    pruneExpired(db, now);
-    const ids = keys.map((k) => db.run(db.qb.insertInto('auth_failures')
-      .values({ scope: k.rule.scope, subject: k.subject, at: now })).lastInsertRowid);
+    await pruneExpired(tx, db, now);
+    const ids: number[] = [];
+    for (const k of keys) {
+      const row = await tx.get(tx.qb.insertInto('auth_failures')
+        .values({ scope: k.rule.scope, subject: k.subject, at: now }).returning('id'));
+      ids.push(row!.id);
+    }
     return { ids };
   });
 }
@@ -112,15 +117,15 @@ export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[]
   }
 }
 
-/** The secret was right: the reserved rows were not failures. Called inside a unit of work (Db.write). */
-export function releaseAttempt(db: Db, attempt: Attempt): void {
+/** The secret was right: the reserved rows were not failures. Called inside a unit of work (Db.write), with its handle. */
+export async function releaseAttempt(db: Db, attempt: Attempt): Promise<void> {
   if (attempt.ids.length === 0) return;
-  db.run(db.qb.deleteFrom('auth_failures').where('id', 'in', attempt.ids));
+  await db.run(db.qb.deleteFrom('auth_failures').where('id', 'in', attempt.ids));
 }
 
-/** Forgets every failure counted under `key` (a correct second factor resets its counter). Inside a unit of work. */
-export function resetThrottle(db: Db, key: ThrottleKey): void {
-  db.run(db.qb.deleteFrom('auth_failures').where('scope', '=', key.rule.scope).where('subject', '=', key.subject));
+/** Forgets every failure counted under `key` (a correct second factor resets its counter). Inside a unit of work, with its handle. */
+export async function resetThrottle(db: Db, key: ThrottleKey): Promise<void> {
+  await db.run(db.qb.deleteFrom('auth_failures').where('scope', '=', key.rule.scope).where('subject', '=', key.subject));
 }
 
 function tooMany(code: ErrorCode, waitMsValue: number): ApiError {
@@ -132,11 +137,15 @@ function tooMany(code: ErrorCode, waitMsValue: number): ApiError {
 }
 
 const lastPrune = new WeakMap<Db, number>();
-/** Rows older than the longest window count for nothing; drop them at most once a minute (indexed on `at`). */
-function pruneExpired(db: Db, now: number): void {
+/**
+ * Rows older than the longest window count for nothing; drop them at most once a minute (indexed on `at`). Runs with
+ * the unit's handle `tx`; remembered per `db`, the database handle the unit was opened on (a transaction handle is new
+ * for every transaction).
+ */
+async function pruneExpired(tx: Db, db: Db, now: number): Promise<void> {
   const last = lastPrune.get(db);
   if (last !== undefined && now - last < 60_000 && now >= last) return;
   lastPrune.set(db, now);
   const longest = Math.max(...Object.values(RULES).map((r) => r.windowMs));
-  db.run(db.qb.deleteFrom('auth_failures').where('at', '<=', now - longest));
+  await tx.run(tx.qb.deleteFrom('auth_failures').where('at', '<=', now - longest));
 }

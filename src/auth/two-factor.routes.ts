@@ -3,6 +3,7 @@
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { Deps } from '../deps.ts';
+import type { Db } from '../db/open.ts';
 import type { Actor, AppEnv } from '../http/env.ts';
 import type { Authenticator } from '../http/route.ts';
 import { ApiError, type ErrorCode } from '../http/errors.ts';
@@ -39,7 +40,7 @@ function requireFresh(actor: Actor, deps: Deps): void {
 async function secondFactorAnswer(c: Context<AppEnv>, deps: Deps, factor: string): Promise<Response> {
   const actor = c.var.actor;
   if (actor.tokenType === 'partial') {
-    return c.json(await issueLoginTokens(deps, actor.userId, () => recordAudit(c, deps, {
+    return c.json(await issueLoginTokens(deps, actor.userId, (tx) => recordAudit(tx, c, deps, {
       action: 'auth.login', target: { kind: 'user', id: actor.userId }, changes: { factor },
     })));
   }
@@ -59,26 +60,27 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
   };
   /**
    * The second-factor step of both factors: a failure is counted (and committed) before the code is looked at; `check`
-   * throws when the code is wrong, and otherwise spends it in the same unit of work that forgets the counted failures.
+   * throws (rejects) when the code is wrong, and otherwise spends it — with the unit's handle `tx` — in the same unit of
+   * work that forgets the counted failures.
    */
-  async function secondFactor(c: Context<AppEnv>, key: ThrottleKey, throttled: ErrorCode, check: (now: number) => void): Promise<Response> {
+  async function secondFactor(c: Context<AppEnv>, key: ThrottleKey, throttled: ErrorCode, check: (tx: Db, now: number) => Promise<void>): Promise<Response> {
     const now = deps.now();
     const attempt = await reserveAttempt(db, [key], throttled, now);
     const { userId, tokenType } = c.var.actor;
     const login = tokenType === 'partial';
     const factor = key.rule === RULES.totp ? 'totp' : 'recovery-code';
     try {
-      await db.write(() => {
-        check(now);
-        releaseAttempt(db, attempt);
-        resetThrottle(db, key);
+      await db.write(async (tx) => {
+        await check(tx, now);
+        await releaseAttempt(tx, attempt);
+        await resetThrottle(tx, key);
         // a login is recorded with its new session (secondFactorAnswer); a step-up to sudo here
-        if (!login) recordAudit(c, deps, { action: 'auth.sudo', target: { kind: 'user', id: userId }, changes: { factor } });
+        if (!login) await recordAudit(tx, c, deps, { action: 'auth.sudo', target: { kind: 'user', id: userId }, changes: { factor } });
       });
     } catch (err) {
       // a wrong second factor is a failed login (or step-up), recorded on purpose in a unit of its own
       if (err instanceof ApiError && err.status === 401) {
-        await db.write(() => recordAudit(c, deps, { action: login ? 'auth.login.failed' : 'auth.sudo.failed', target: { kind: 'user', id: userId }, changes: { factor } }));
+        await db.write((tx) => recordAudit(tx, c, deps, { action: login ? 'auth.login.failed' : 'auth.sudo.failed', target: { kind: 'user', id: userId }, changes: { factor } }));
       }
       throw err;
     }
@@ -91,10 +93,10 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     method: 'get', path: '/user/2fa', tag: 'two-factor', summary: 'Two-factor status of the caller',
     auth: auth.requireSession,
     responses: { 200: { description: 'status', schema: TwoFactorStatus } },
-  }, (c) => {
+  }, async (c) => {
     const userId = c.var.actor.userId;
-    const tf = getTwoFactor(db, userId);
-    const { remaining } = countRecoveryCodes(db, userId);
+    const tf = await getTwoFactor(db, userId);
+    const { remaining } = await countRecoveryCodes(db, userId);
     return c.json({
       enabled: tf?.totp_secret != null,
       totp: { completedAt: iso(tf?.totp_enabled_at ?? null) },
@@ -111,17 +113,17 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
   }, async (c) => {
     const actor = c.var.actor;
     if (actor.tokenType !== 'sudo') {
-      if (getTwoFactor(db, actor.userId)?.totp_secret != null) {
+      if ((await getTwoFactor(db, actor.userId))?.totp_secret != null) {
         throw new ApiError('SUDO_REQUIRED', '2FA is enabled: replacing the TOTP secret needs a sudo token');
       }
       requireFresh(actor, deps);
     }
-    const user = findUserById(db, actor.userId);
+    const user = await findUserById(db, actor.userId);
     if (!user) throw new ApiError('UNAUTHENTICATED', 'unknown user');
     const secret = newTotpSecret();
-    await db.write(() => {
-      setPendingSecret(db, deps.secrets, actor.userId, secret, deps.now());
-      recordAudit(c, deps, { action: 'user.2fa.setup', target: { kind: 'user', id: actor.userId }, changes: { totpSecret: { after: 'pending' } } });
+    await db.write(async (tx) => {
+      await setPendingSecret(tx, deps.secrets, actor.userId, secret, deps.now());
+      await recordAudit(tx, c, deps, { action: 'user.2fa.setup', target: { kind: 'user', id: actor.userId }, changes: { totpSecret: { after: 'pending' } } });
     });
     return c.json({ secret, otpauthUrl: otpauthUrl(user.email, secret) });
   });
@@ -137,7 +139,7 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     },
   }, async (c, { body }) => {
     const { userId, tokenType } = c.var.actor;
-    const tf = getTwoFactor(db, userId);
+    const tf = await getTwoFactor(db, userId);
     if (tf?.totp_secret != null && tokenType !== 'sudo') {
       throw new ApiError('SUDO_REQUIRED', '2FA is enabled: replacing the TOTP secret needs a sudo token');
     }
@@ -148,12 +150,12 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     const step = totpStep(pending, body.totp, now);
     if (step === undefined) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
     const recoveryCodes = generateRecoveryCodes();
-    await db.write(() => {
-      activatePendingSecret(db, deps.secrets, userId, pending, step, now);
-      replaceRecoveryCodes(db, userId, recoveryCodes, now);
-      releaseAttempt(db, attempt);
-      resetThrottle(db, totpKey(userId));
-      recordAudit(c, deps, {
+    await db.write(async (tx) => {
+      await activatePendingSecret(tx, deps.secrets, userId, pending, step, now);
+      await replaceRecoveryCodes(tx, userId, recoveryCodes, now);
+      await releaseAttempt(tx, attempt);
+      await resetThrottle(tx, totpKey(userId));
+      await recordAudit(tx, c, deps, {
         action: 'user.2fa.enable', target: { kind: 'user', id: userId },
         changes: { totp: { before: tf?.totp_secret != null ? 'enabled' : 'disabled', after: 'enabled' }, recoveryCodes: { after: 'generated' } },
       });
@@ -172,13 +174,13 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     },
   }, async (c, { body }) => {
     const userId = c.var.actor.userId;
-    const stored = getTwoFactor(db, userId)?.totp_secret;
+    const stored = (await getTwoFactor(db, userId))?.totp_secret;
     if (stored == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
     const secret = openTotpSecret(deps.secrets, userId, stored);
-    return secondFactor(c, totpKey(userId), 'TOO_MANY_TOTP_CHECKS', (now) => {
+    return secondFactor(c, totpKey(userId), 'TOO_MANY_TOTP_CHECKS', async (tx, now) => {
       const step = totpStep(secret, body.totp, now);
       // no replay: a code (time step) accepted once is refused, as is any code older than the last one accepted
-      if (step === undefined || !acceptTotpStep(db, userId, step)) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
+      if (step === undefined || !(await acceptTotpStep(tx, userId, step))) throw new ApiError('TOTP_INCORRECT', 'the TOTP code is incorrect');
     });
   });
 
@@ -192,12 +194,12 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     },
   }, async (c, { body }) => {
     const userId = c.var.actor.userId;
-    if (countRecoveryCodes(db, userId).total === 0) {
+    if ((await countRecoveryCodes(db, userId)).total === 0) {
       throw new ApiError('RECOVERY_CODES_UNINITIALIZED', 'this user has no recovery codes');
     }
-    return secondFactor(c, recoveryKey(userId), 'TOO_MANY_RECOVERY_CODE_CHECKS', (now) => {
-      const id = matchRecoveryCode(body.recoveryCode, unusedRecoveryCodes(db, userId));
-      if (id === undefined || !spendRecoveryCode(db, id, now)) {
+    return secondFactor(c, recoveryKey(userId), 'TOO_MANY_RECOVERY_CODE_CHECKS', async (tx, now) => {
+      const id = matchRecoveryCode(body.recoveryCode, await unusedRecoveryCodes(tx, userId));
+      if (id === undefined || !(await spendRecoveryCode(tx, id, now))) {
         throw new ApiError('RECOVERY_CODE_INCORRECT', 'the recovery code is incorrect or was already used');
       }
     });
@@ -210,11 +212,11 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     responses: { 200: { description: 'the new codes', schema: RecoveryCodesResponse } },
   }, async (c) => {
     const userId = c.var.actor.userId;
-    if (getTwoFactor(db, userId)?.totp_secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
+    if ((await getTwoFactor(db, userId))?.totp_secret == null) throw new ApiError('TOTP_UNINITIALIZED', 'TOTP is not enabled for this user');
     const recoveryCodes = generateRecoveryCodes();
-    await db.write(() => {
-      replaceRecoveryCodes(db, userId, recoveryCodes, deps.now());
-      recordAudit(c, deps, { action: 'user.2fa.recovery-codes', target: { kind: 'user', id: userId }, changes: { recoveryCodes: { after: 'regenerated' } } });
+    await db.write(async (tx) => {
+      await replaceRecoveryCodes(tx, userId, recoveryCodes, deps.now());
+      await recordAudit(tx, c, deps, { action: 'user.2fa.recovery-codes', target: { kind: 'user', id: userId }, changes: { recoveryCodes: { after: 'regenerated' } } });
     });
     return c.json({ recoveryCodes });
   });
@@ -226,13 +228,13 @@ export function registerTwoFactorRoutes({ api, deps, auth }: RouteContext): void
     responses: { 204: { description: '2FA is off' } },
   }, async (c) => {
     const userId = c.var.actor.userId;
-    await db.write(() => {
-      const enabled = getTwoFactor(db, userId)?.totp_secret != null;
-      const codes = countRecoveryCodes(db, userId).total > 0;
-      deleteTwoFactor(db, userId);
+    await db.write(async (tx) => {
+      const enabled = (await getTwoFactor(tx, userId))?.totp_secret != null;
+      const codes = (await countRecoveryCodes(tx, userId)).total > 0;
+      await deleteTwoFactor(tx, userId);
       // switching off what is already off changes nothing and records nothing
       if (enabled || codes) {
-        recordAudit(c, deps, {
+        await recordAudit(tx, c, deps, {
           action: 'user.2fa.disable', target: { kind: 'user', id: userId },
           changes: { totp: { before: enabled ? 'enabled' : 'disabled', after: 'disabled' }, ...(codes ? { recoveryCodes: { before: 'set', after: 'removed' } } : {}) },
         });

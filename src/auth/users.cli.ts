@@ -23,16 +23,17 @@ export const addUserCommand: Command = {
     if (roleId !== undefined && !(Number.isSafeInteger(roleId) && roleId >= 0)) throw new ConfigError('user add: --role expects a role id');
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
+      await migrate(db, Date.now());
       const clear = password ?? generatePassword();
       const hash = await hashSecret(clear);
       const now = Date.now();
-      const result = db.tx(() => {
-        if (roleId !== undefined && !db.get(db.qb.selectFrom('roles').select('id').where('id', '=', roleId))) return 'no-role' as const;
-        const userId = insertUser(db, email.output, hash, now);
+      const result = await db.tx(async (tx) => {
+        if (roleId !== undefined && !(await tx.get(tx.qb.selectFrom('roles').select('id').where('id', '=', roleId)))) return 'no-role' as const;
+        const userId = await insertUser(tx, email.output, hash, now);
         if (userId === undefined) return 'exists' as const;
-        const memberId = roleId === undefined ? undefined : db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId })).lastInsertRowid;
-        recordCommandAudit(db, now, [
+        const memberId = roleId === undefined ? undefined
+          : (await tx.get(tx.qb.insertInto('members').values({ role_id: roleId, user_id: userId }).returning('id')))!.id;
+        await recordCommandAudit(tx, now, [
           { action: 'user.create', target: { kind: 'user', id: userId }, changes: { email: { after: email.output } } },
           ...(roleId !== undefined && memberId !== undefined ? [{
             action: 'member.put' as const, target: { kind: 'member' as const, id: memberId }, roleId, userId,
@@ -47,7 +48,7 @@ export const addUserCommand: Command = {
       if (!password) io.err(`password for ${email.output}: ${clear} (shown once)`);
       return 0;
     } finally {
-      db.close();
+      await db.close();
     }
   },
 };

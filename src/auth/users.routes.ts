@@ -15,12 +15,12 @@ export function registerUserRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: TierParams, body: TierBody,
     responses: { 204: { description: 'tier set' } },
   }, async (c, { params, body }) => {
-    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'setting a tier needs membership of the root role');
-    await db.write(() => {
-      const user = findUserByEmail(db, params.email);
-      if (!user || !setTier(db, params.email, body.tier)) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
+    if (!(await isRootMember(db, c.var.actor.userId))) throw new ApiError('FORBIDDEN', 'setting a tier needs membership of the root role');
+    await db.write(async (tx) => {
+      const user = await findUserByEmail(tx, params.email);
+      if (!user || !(await setTier(tx, params.email, body.tier))) throw new ApiError('NOT_FOUND', `no user ${params.email}`);
       if (user.tier !== body.tier) {
-        recordAudit(c, deps, { action: 'user.tier', target: { kind: 'user', id: user.id }, changes: { tier: { before: user.tier, after: body.tier } } });
+        await recordAudit(tx, c, deps, { action: 'user.tier', target: { kind: 'user', id: user.id }, changes: { tier: { before: user.tier, after: body.tier } } });
       }
     });
     return c.body(null, 204);

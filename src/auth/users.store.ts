@@ -15,11 +15,11 @@ export interface UserRow {
 const USER_COLUMNS = ['id', 'email', 'password_hash', 'tier', 'password_changed_at'] as const satisfies readonly (keyof UsersTable)[];
 
 /** Case-insensitive: `users.email` is COLLATE NOCASE. */
-export function findUserByEmail(db: Db, email: string): UserRow | undefined {
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
   return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('email', '=', email));
 }
 
-export function findUserById(db: Db, id: number): UserRow | undefined {
+export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('id', '=', id));
 }
 
@@ -27,27 +27,27 @@ export function findUserById(db: Db, id: number): UserRow | undefined {
  * The one way a user is created (first start, `gridkeeper user add`, a member relation naming an unknown e-mail):
  * inserted unless the e-mail is taken (case-insensitively); returns the new id, or undefined when it existed.
  */
-export function insertUser(db: Db, email: string, passwordHash: string, now: number): number | undefined {
-  return db.get(db.qb.insertInto('users')
+export async function insertUser(db: Db, email: string, passwordHash: string, now: number): Promise<number | undefined> {
+  return (await db.get(db.qb.insertInto('users')
     .values({ email, password_hash: passwordHash, password_changed_at: now, created_at: now })
     .onConflict((oc) => oc.column('email').doNothing())
-    .returning('id'))?.id;
+    .returning('id')))?.id;
 }
 
 /** A new password: every token issued before it is void (the token generation moves on). */
-export function setPasswordHash(db: Db, userId: number, hash: string, now: number): void {
-  db.run(db.qb.updateTable('users')
+export async function setPasswordHash(db: Db, userId: number, hash: string, now: number): Promise<void> {
+  await db.run(db.qb.updateTable('users')
     .set((eb) => ({ password_hash: hash, password_changed_at: now, token_generation: eb('token_generation', '+', 1) }))
     .where('id', '=', userId));
 }
 
 /** The generation a token issued now carries (0 for an unknown user: such a token is refused anyway). */
-export function tokenGeneration(db: Db, userId: number): number {
-  return db.get(db.qb.selectFrom('users').select('token_generation').where('id', '=', userId))?.token_generation ?? 0;
+export async function tokenGeneration(db: Db, userId: number): Promise<number> {
+  return (await db.get(db.qb.selectFrom('users').select('token_generation').where('id', '=', userId)))?.token_generation ?? 0;
 }
 
 /** Returns false when no user has that e-mail. */
-export function setTier(db: Db, email: string, tier: Tier): boolean {
-  return db.run(db.qb.updateTable('users').set({ tier }).where('email', '=', email)).changes === 1;
+export async function setTier(db: Db, email: string, tier: Tier): Promise<boolean> {
+  return (await db.run(db.qb.updateTable('users').set({ tier }).where('email', '=', email))).changes === 1;
 }
 

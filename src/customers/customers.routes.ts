@@ -25,10 +25,10 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
   }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
     const row: CustomerRow = { id: randomUUID(), name: body.name, role_id: query.roleId, creation_date: deps.now() };
-    await db.write(() => {
-      requireCustomerCreation(db, userId, query.roleId);
-      insertCustomer(db, row);
-      recordAudit(c, deps, { action: 'customer.create', target: { kind: 'customer', id: row.id }, roleId: row.role_id, changes: created({ name: row.name, roleId: row.role_id }) });
+    await db.write(async (tx) => {
+      await requireCustomerCreation(tx, userId, query.roleId);
+      await insertCustomer(tx, row);
+      await recordAudit(tx, c, deps, { action: 'customer.create', target: { kind: 'customer', id: row.id }, roleId: row.role_id, changes: created({ name: row.name, roleId: row.role_id }) });
     });
     return c.json({ customer: toCustomer(row) });
   });
@@ -39,14 +39,14 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
       + 'name?: string[] } } (a missing body is {}); filters combine with "and", a list matches any of its values.',
     auth: auth.requireActor, body: CustomerQueryBody,
     responses: { 200: { description: 'the customers', schema: CustomersResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     const filter = body?.filter ?? {};
-    let roles = customerRoles(db, c.var.actor.userId);
+    let roles = await customerRoles(db, c.var.actor.userId);
     if (filter.roleId) {
       const only = new Set(filter.roleId);
       roles = roles.filter((r) => only.has(r));
     }
-    let rows = customersOfRoles(db, roles);
+    let rows = await customersOfRoles(db, roles);
     if (filter.id) {
       const ids = new Set(filter.id);
       rows = rows.filter((r) => ids.has(r.id));
@@ -66,11 +66,11 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
     auth: auth.requireActor, params: CustomerIdParams, body: CreateOrderBody,
     responses: { 200: { description: 'the new order', schema: OrderResponse } },
   }, async (c, { params, body }) => {
-    requireOrderRights(db, c.var.actor.userId);
-    const order = await db.write(() => {
-      const made = createOrder(db, params.customerId, body.licenseIds, deps.now());
-      const customer = findCustomer(db, made.customerId);
-      recordAudit(c, deps, { action: 'order.create', target: { kind: 'order', id: made.id }, roleId: customer?.role_id, changes: created({ customerId: made.customerId, licenseIds: made.licenseIds }) });
+    await requireOrderRights(db, c.var.actor.userId);
+    const order = await db.write(async (tx) => {
+      const made = await createOrder(tx, params.customerId, body.licenseIds, deps.now());
+      const customer = await findCustomer(tx, made.customerId);
+      await recordAudit(tx, c, deps, { action: 'order.create', target: { kind: 'order', id: made.id }, roleId: customer?.role_id, changes: created({ customerId: made.customerId, licenseIds: made.licenseIds }) });
       return made;
     });
     return c.json({ order });
@@ -83,15 +83,15 @@ export function registerCustomerRoutes({ api, deps, auth }: RouteContext): void 
       + 'not in the caller\'s reach.',
     auth: auth.requireActor, params: CustomerIdParams, query: CustomerLicensesQuery,
     responses: { 200: { description: 'the licenses', schema: CustomerLicensesResponse } },
-  }, (c, { params, query }) => {
-    const customer = findCustomer(db, params.customerId);
+  }, async (c, { params, query }) => {
+    const customer = await findCustomer(db, params.customerId);
     if (!customer) throw new ApiError('NOT_FOUND', `customer ${params.customerId} not found`);
-    if (!canSeeCustomersOf(db, c.var.actor.userId, customer.role_id)) {
+    if (!await canSeeCustomersOf(db, c.var.actor.userId, customer.role_id)) {
       throw new ApiError('FORBIDDEN', `customer ${params.customerId} belongs to a role outside your reach`);
     }
-    const rows = licensesOfCustomer(db, customer.id);
+    const rows = await licensesOfCustomer(db, customer.id);
     if (!query.includeDatalinks) return c.json({ licenses: rows.map(toLicense) });
-    const links = datalinksOf(db, rows.map((r) => r.id));
+    const links = await datalinksOf(db, rows.map((r) => r.id));
     return c.json({ licenses: rows.map((r) => ({ ...toLicense(r), datalinks: links.get(r.id) ?? [] })) });
   });
 }

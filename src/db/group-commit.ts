@@ -4,45 +4,50 @@
 // share its commit:
 // - each unit runs in its own savepoint, so it stays all-or-nothing: a unit that throws is rolled back alone and its
 //   caller gets the error, the others are unaffected;
-// - units run in arrival order on the one connection, so each sees the writes of the units before it (a check-then-
-//   write such as If-Unmodified-Since still lets exactly one of N racing writers win);
-// - the transaction opens and commits within one synchronous stretch, so no other request ever reads uncommitted data;
+// - units run in arrival order, each awaited before the next starts, so each sees the writes of the units before it
+//   (a check-then-write such as If-Unmodified-Since still lets exactly one of N racing writers win);
+// - the transaction holds the connection from BEGIN to COMMIT, so no other request reads uncommitted data;
 // - every caller's promise settles only after the commit returned: a success answer still means durable.
 // (A telemetry write keeps a transaction of its own: it is already a batch of thousands of points, and its in-memory
 // catalogue must be reset exactly when that transaction rolls back.)
 
-/** Runs fn in a transaction; called inside one it becomes a savepoint (Db.tx). */
-export type Transact = <T>(fn: () => T) => T;
-
-export interface GroupCommit {
-  /** Runs `unit` (synchronous; it may throw) in the next batch; settles after that batch's commit. */
-  run<T>(unit: () => T): Promise<T>;
+/** A transaction handle that can run a unit in a savepoint of its transaction (Db.tx on a transaction handle). */
+export interface Savepoints<H> {
+  tx<T>(unit: (tx: H) => Promise<T>): Promise<T>;
 }
 
-interface Job {
-  unit: () => unknown;
+/** Runs body in a new transaction, committing when it returns (Db.tx on the root handle). */
+export type Transact<H> = <T>(body: (tx: H) => Promise<T>) => Promise<T>;
+
+export interface GroupCommit<H> {
+  /** Runs `unit` (it may throw) in the next batch; settles after that batch's commit. */
+  run<T>(unit: (tx: H) => Promise<T>): Promise<T>;
+}
+
+interface Job<H> {
+  unit: (tx: H) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-/** Bounds the work done in one synchronous stretch; the rest goes to the next turn. */
+/** Bounds the work done in one transaction; the rest goes to the next batch. */
 const MAX_BATCH = 256;
 
-export function groupCommit(tx: Transact): GroupCommit {
-  let queue: Job[] = [];
+export function groupCommit<H extends Savepoints<H>>(transact: Transact<H>): GroupCommit<H> {
+  let queue: Job<H>[] = [];
   let scheduled = false;
 
-  function flush(): void {
+  async function flush(): Promise<void> {
     scheduled = false;
     const jobs = queue.slice(0, MAX_BATCH);
     queue = queue.slice(jobs.length);
     if (queue.length > 0) schedule();
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      tx(() => {
+      await transact(async (tx) => {
         for (const job of jobs) {
           try {
-            outcomes.push({ ok: true, value: tx(job.unit) }); // nested: a savepoint
+            outcomes.push({ ok: true, value: await tx.tx(job.unit) }); // a savepoint
           } catch (error) {
             outcomes.push({ ok: false, error });
           }
@@ -63,11 +68,11 @@ export function groupCommit(tx: Transact): GroupCommit {
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(flush);
+    setImmediate(() => { void flush(); });
   }
 
   return {
-    run<T>(unit: () => T): Promise<T> {
+    run<T>(unit: (tx: H) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ unit, resolve: resolve as (value: unknown) => void, reject });
         schedule();

@@ -16,3 +16,8 @@ export function listParam(values: readonly unknown[]): string {
 export function valuesIn<T>(values: readonly T[]): RawBuilder<T> {
   return sql<T>`(SELECT value FROM json_each(${listParam(values)}))`;
 }
+
+/** For `sql` templates: sql`... WHERE id ${inValues(ids)}` — the same single-parameter IN-list. */
+export function inValues<T>(values: readonly T[]): RawBuilder<T> {
+  return sql<T>`IN (SELECT value FROM json_each(${listParam(values)}))`;
+}

@@ -1,6 +1,13 @@
-// Opens the embedded SQLite database. Every query runs synchronously on ONE better-sqlite3 connection; Kysely is used
-// as a typed query builder whose compiled SQL we execute here. Because a transaction is a synchronous function, no other
-// request can interleave with it: check-then-write sequences are atomic and SQLITE_BUSY cannot arise inside the process.
+// The data layer's one seam: `Db`, an asynchronous handle over one storage backend. Stores build queries with the
+// typed builder (`qb`, Kysely) or the `sql` template tag and run them with all/get/run, which return promises; a
+// transaction is a function that receives a transaction handle (`tx`, `write`) and passes it down, in the style of
+// Kysely's own example application. Code inside a transaction uses the handle it was given, never the root handle.
+//
+// This file is the embedded backend: ONE better-sqlite3 connection. Statements execute synchronously, so a statement
+// run while no transaction is open is atomic by itself; a transaction holds the connection (the gate) from BEGIN to
+// COMMIT, and statements of other requests wait for it — nothing interleaves inside a check-then-write, and no request
+// ever reads another's uncommitted data.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import {
   DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
@@ -10,23 +17,53 @@ import type { Schema } from './schema.ts';
 import { groupCommit } from './group-commit.ts';
 import { LruCache } from '../lru-cache.ts';
 
+export type Query<R> = Compilable<R> | RawBuilder<R>;
+
 export interface Db {
-  readonly sqlite: Database.Database;
+  readonly backend: 'sqlite' | 'postgres';
   /** Typed query builder; build with it, then run with all/get/run. Never call .execute() on it. */
   readonly qb: Kysely<Schema>;
-  all<R>(query: Compilable<R> | RawBuilder<R>): R[];
-  get<R>(query: Compilable<R> | RawBuilder<R>): R | undefined;
-  run(query: Compilable<unknown> | RawBuilder<unknown>): { changes: number; lastInsertRowid: number };
-  /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
-  tx<T>(fn: () => T): T;
+  /** true on a transaction handle (inside tx/write) */
+  readonly inTransaction: boolean;
+  all<R>(query: Query<R>): Promise<R[]>;
+  get<R>(query: Query<R>): Promise<R | undefined>;
+  /** For statements without RETURNING; `changes` counts the rows written. */
+  run(query: Query<unknown>): Promise<{ changes: number }>;
+  /** Runs a script of statements without parameters or results (migrations, DDL). */
+  script(text: string): Promise<void>;
   /**
-   * How the HTTP API writes: `unit` (synchronous, all-or-nothing) runs in the next group commit, which it shares with
-   * the other units of the same event-loop turn; the promise settles after that commit (see group-commit.ts).
+   * Runs fn in a transaction and returns its result; fn receives the transaction handle and must use it for every
+   * statement. A throw (or rejection) rolls everything back. On a transaction handle it becomes a savepoint.
    */
-  write<T>(unit: () => T): Promise<T>;
-  /** A cached prepared statement for hand-written SQL (recursive CTEs in src/access). */
+  tx<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn in a read-only snapshot: every statement fn runs sees the same committed state (several reads that must
+   * agree, e.g. a selection and its serialization). On a transaction handle it simply runs inside that transaction.
+   */
+  read<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * How the HTTP API writes: `unit` (all-or-nothing) runs in the next group commit, shared with the other units that
+   * arrived in the same event-loop turn; the promise settles after that commit (see group-commit.ts). On a
+   * transaction handle the unit simply runs inside that transaction (as a savepoint).
+   */
+  write<T>(unit: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * SQLite only: runs fn synchronously with the connection to itself — no transaction of another request is open
+   * while it runs. For the telemetry engine, whose hot loops use better-sqlite3 directly.
+   */
+  exclusive<T>(fn: (conn: SqliteConnection) => T): Promise<T>;
+  /** SQLite only: the connection, for file-level facts (name, memory) and maintenance outside requests. */
+  readonly sqlite: Database.Database;
+  close(): Promise<void>;
+}
+
+/** The synchronous face of the SQLite connection, handed out by Db.exclusive. */
+export interface SqliteConnection {
+  readonly sqlite: Database.Database;
+  /** A cached prepared statement for hand-written SQL. */
   prepare(sqlText: string): Database.Statement;
-  close(): void;
+  /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
+  transaction<T>(fn: () => T): T;
 }
 
 export interface OpenOptions {
@@ -35,6 +72,12 @@ export interface OpenOptions {
   /** loaded better-sqlite3 addon, needed once bundled (see src/native.ts) */
   nativeBinding?: unknown;
   readonly?: boolean;
+  /**
+   * Refuse (with an error) a statement on the root handle issued from inside a transaction of the same database —
+   * it would otherwise wait for that very transaction forever. Costs an AsyncLocalStorage scope per transaction:
+   * on in tests (GRIDKEEPER_CHECK_DB_HANDLES=1), off in production.
+   */
+  checkHandles?: boolean;
 }
 
 const builder = new Kysely<Schema>({
@@ -55,12 +98,37 @@ function isRaw(q: unknown): q is RawBuilder<unknown> {
   return typeof q === 'object' && q !== null && (q as { isRawBuilder?: boolean }).isRawBuilder === true;
 }
 
+export function compileQuery(q: Query<unknown>, qb: Kysely<Schema> = builder): CompiledQuery {
+  return isRaw(q) ? q.compile(qb) : q.compile();
+}
+
+/** First come, first served ownership of the connection; release hands it to the next waiter directly. */
+class Gate {
+  busy = false;
+  private readonly waiters: Array<() => void> = [];
+  acquire(): Promise<void> {
+    if (!this.busy) {
+      this.busy = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.busy = false;
+  }
+}
+
+const txScope = new AsyncLocalStorage<object>();
+
 export function openDatabase(options: OpenOptions): Db {
   const sqlite = new Database(options.file, {
     readonly: options.readonly ?? false,
     ...(options.nativeBinding ? { nativeBinding: options.nativeBinding as string } : {}),
   });
   applyPragmas(sqlite, options.file === ':memory:');
+  const checkHandles = options.checkHandles ?? process.env.GRIDKEEPER_CHECK_DB_HANDLES === '1';
 
   // Bounded statement cache: hot queries skip preparation; dynamic SQL cannot grow it forever.
   const cache = new LruCache<string, Database.Statement>(500);
@@ -73,6 +141,7 @@ export function openDatabase(options: OpenOptions): Db {
   // showed up as the largest single cost of a device PATCH. Nested calls become savepoints (all named gk: SQLite
   // releases or rolls back the most recent savepoint of that name).
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
+  const beginRead = sqlite.prepare('BEGIN DEFERRED');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
   const savepoint = sqlite.prepare('SAVEPOINT gk');
@@ -84,54 +153,158 @@ export function openDatabase(options: OpenOptions): Db {
     let result: T;
     try {
       result = fn();
-      if (result instanceof Promise) throw new TypeError('a transaction function must be synchronous (it returned a promise)');
+      if (result instanceof Promise) throw new TypeError('a synchronous transaction function returned a promise');
     } catch (err) {
-      // A failed statement may already have ended the transaction (SQLITE_FULL, some I/O errors): roll back what is left.
-      if (sqlite.inTransaction) {
-        if (nested) { rollbackTo.run(); release.run(); } else rollback.run();
-      }
+      undo(nested);
       throw err;
     }
+    done(nested);
+    return result;
+  }
+  function undo(nested: boolean): void {
+    // A failed statement may already have ended the transaction (SQLITE_FULL, some I/O errors): roll back what is left.
+    if (sqlite.inTransaction) {
+      if (nested) { rollbackTo.run(); release.run(); } else rollback.run();
+    }
+  }
+  function done(nested: boolean): void {
     try {
       (nested ? release : commit).run();
     } catch (err) {
       if (!nested && sqlite.inTransaction) rollback.run();
       throw err;
     }
+  }
+  const conn: SqliteConnection = { sqlite, prepare, transaction };
+
+  function all<R>(q: Query<R>): R[] {
+    const c = compileQuery(q);
+    return prepare(c.sql).all(...bindable(c.parameters)) as R[];
+  }
+  function get<R>(q: Query<R>): R | undefined {
+    const c = compileQuery(q);
+    return prepare(c.sql).get(...bindable(c.parameters)) as R | undefined;
+  }
+  function run(q: Query<unknown>): { changes: number } {
+    const c = compileQuery(q);
+    // INSERT/UPDATE ... RETURNING are readers: use get()/all() for those.
+    return { changes: prepare(c.sql).run(...bindable(c.parameters)).changes };
+  }
+
+  const gate = new Gate();
+  let closed = false;
+
+  /** Runs a synchronous step on the root handle: at once when the connection is free, else after the transaction. */
+  function onRoot<T>(step: () => T): Promise<T> {
+    if (!gate.busy) {
+      try {
+        return Promise.resolve(step());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    if (checkHandles && txScope.getStore() === root) {
+      return Promise.reject(new TypeError('the root database handle was used inside a transaction: use the handle passed to the unit'));
+    }
+    return gate.acquire().then(() => {
+      try {
+        return step();
+      } finally {
+        gate.release();
+      }
+    });
+  }
+
+  /** A handle bound to the open transaction; dead once it ends. */
+  function txHandle(): Db & { end(): void } {
+    let active = true;
+    const live = <T>(step: () => T): Promise<T> => {
+      if (!active) return Promise.reject(new TypeError('a transaction handle was used after its transaction ended'));
+      try {
+        return Promise.resolve(step());
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    const handle: Db & { end(): void } = {
+      backend: 'sqlite',
+      qb: builder,
+      inTransaction: true,
+      sqlite,
+      all: (q) => live(() => all(q)),
+      get: (q) => live(() => get(q)),
+      run: (q) => live(() => run(q)),
+      script: (text) => live(() => { sqlite.exec(text); }),
+      tx: (fn) => nestedTx(handle, fn),
+      read: (fn) => nestedTx(handle, fn),
+      write: (unit) => nestedTx(handle, unit),
+      exclusive: (fn) => live(() => fn(conn)),
+      close: () => Promise.reject(new TypeError('close() on a transaction handle')),
+      end: () => { active = false; },
+    };
+    return handle;
+  }
+
+  async function nestedTx<T>(handle: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+    savepoint.run();
+    let result: T;
+    try {
+      result = await fn(handle);
+    } catch (err) {
+      undo(true);
+      throw err;
+    }
+    done(true);
     return result;
   }
-  function compile(q: Compilable<unknown> | RawBuilder<unknown>): CompiledQuery {
-    return isRaw(q) ? q.compile(builder) : q.compile();
+
+  /** Owns the connection for `body` inside BEGIN IMMEDIATE ... COMMIT; the handle dies with the transaction. */
+  async function withTransaction<T>(body: (tx: Db) => Promise<T>, readOnly = false): Promise<T> {
+    if (closed) throw new TypeError('the database is closed');
+    await gate.acquire();
+    const handle = txHandle();
+    try {
+      (readOnly ? beginRead : begin).run();
+      let result: T;
+      try {
+        result = checkHandles ? await txScope.run(root, () => body(handle)) : await body(handle);
+      } catch (err) {
+        undo(false);
+        throw err;
+      }
+      done(false);
+      return result;
+    } finally {
+      handle.end();
+      gate.release();
+    }
   }
-  const writes = groupCommit(transaction);
-  const db: Db = {
-    sqlite,
+
+  const writes = groupCommit(withTransaction);
+
+  const root: Db = {
+    backend: 'sqlite',
     qb: builder,
-    all<R>(q: Compilable<R> | RawBuilder<R>) {
-      const c = compile(q);
-      return prepare(c.sql).all(...bindable(c.parameters)) as R[];
-    },
-    get<R>(q: Compilable<R> | RawBuilder<R>) {
-      const c = compile(q);
-      return prepare(c.sql).get(...bindable(c.parameters)) as R | undefined;
-    },
-    run(q) {
-      const c = compile(q);
-      // INSERT/UPDATE ... RETURNING are readers: use get()/all() for those.
-      const info = prepare(c.sql).run(...bindable(c.parameters));
-      return { changes: info.changes, lastInsertRowid: Number(info.lastInsertRowid) };
-    },
-    tx<T>(fn: () => T): T {
-      return transaction(fn);
-    },
+    inTransaction: false,
+    sqlite,
+    all: (q) => onRoot(() => all(q)),
+    get: (q) => onRoot(() => get(q)),
+    run: (q) => onRoot(() => run(q)),
+    script: (text) => onRoot(() => { sqlite.exec(text); }),
+    tx: (fn) => withTransaction(fn),
+    read: (fn) => withTransaction(fn, true),
     write: (unit) => writes.run(unit),
-    prepare,
-    close() {
+    exclusive: (fn) => onRoot(() => fn(conn)),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await gate.acquire();
       cache.clear();
       if (sqlite.open) sqlite.close();
+      gate.release();
     },
   };
-  return db;
+  return root;
 }
 
 function applyPragmas(sqlite: Database.Database, memory: boolean): void {

@@ -12,10 +12,10 @@ import { requireVisibleRole } from '../access/guards.ts';
 const PER_DEVICE_WALKS = 32;
 
 /** Access of u to each device, in request order; 404 for the first one u may not read (or that does not exist). */
-export function requireReadableDevices(db: Db, userId: number, ids: readonly number[]): DeviceAccess[] {
+export async function requireReadableDevices(db: Db, userId: number, ids: readonly number[]): Promise<DeviceAccess[]> {
   const byId = new Map<number, DeviceAccess>();
-  if (ids.length <= PER_DEVICE_WALKS) for (const id of ids) byId.set(id, deviceAccess(db, userId, id));
-  else for (const access of readableDevices(db, userId, ids)) byId.set(access.deviceId, access);
+  if (ids.length <= PER_DEVICE_WALKS) for (const id of ids) byId.set(id, await deviceAccess(db, userId, id));
+  else for (const access of await readableDevices(db, userId, ids)) byId.set(access.deviceId, access);
   return ids.map((id) => {
     const access = byId.get(id);
     if (!access?.canRead) throw new ApiError('NOT_FOUND', `device ${id} not found`);
@@ -44,17 +44,17 @@ export function requireMonitorManagement(access: DeviceAccess, what: string): vo
 }
 
 /** The member roles that on their own meet (a): direct or indirect deviceManagement over R, or indirect roleManagement. */
-function deviceManagers(db: Db, userId: number, roleId: number): Set<number> {
+async function deviceManagers(db: Db, userId: number, roleId: number): Promise<Set<number>> {
   return new Set([
-    ...authorizersWithRight(db, userId, roleId, 'deviceManagement', 'either'),
-    ...authorizersWithRight(db, userId, roleId, 'roleManagement', 'indirect'),
+    ...await authorizersWithRight(db, userId, roleId, 'deviceManagement', 'either'),
+    ...await authorizersWithRight(db, userId, roleId, 'roleManagement', 'indirect'),
   ]);
 }
 
 /** POST /v1/device?roleId=R: a one-condition rule, so any authorizing role may meet it. */
-export function requireDeviceCreation(db: Db, userId: number, roleId: number): void {
-  requireVisibleRole(db, userId, roleId);
-  if (deviceManagers(db, userId, roleId).size === 0) {
+export async function requireDeviceCreation(db: Db, userId: number, roleId: number): Promise<void> {
+  await requireVisibleRole(db, userId, roleId);
+  if ((await deviceManagers(db, userId, roleId)).size === 0) {
     throw new ApiError('FORBIDDEN', `creating a device for role ${roleId} needs deviceManagement (direct or indirect) or indirect roleManagement over it`);
   }
 }
@@ -63,15 +63,16 @@ export function requireDeviceCreation(db: Db, userId: number, roleId: number): v
  * Monitors PUT/DELETE on (R, D): ONE authorizing role must meet both (a) deviceManagement direct or indirect over R, or
  * indirect roleManagement over R, and (b) monitorManagement on D. `managers` is (a)'s list, computed once per R.
  */
-export function requireMonitorsChange(db: Db, userId: number, roleId: number, deviceId: number, managers = deviceManagers(db, userId, roleId)): void {
-  const both = authorizersWithMonitorManagement(db, userId, deviceId).some((a) => managers.has(a));
+export async function requireMonitorsChange(db: Db, userId: number, roleId: number, deviceId: number, managers?: Set<number>): Promise<void> {
+  const wanted = managers ?? await deviceManagers(db, userId, roleId);
+  const both = (await authorizersWithMonitorManagement(db, userId, deviceId)).some((a) => wanted.has(a));
   if (!both) {
     throw new ApiError('FORBIDDEN', `changing monitors of role ${roleId} on device ${deviceId} needs one member role with deviceManagement `
       + `(direct or indirect) or indirect roleManagement over role ${roleId} and monitorManagement on device ${deviceId}`);
   }
 }
 
-export function monitorsManagers(db: Db, userId: number, roleId: number): Set<number> {
+export async function monitorsManagers(db: Db, userId: number, roleId: number): Promise<Set<number>> {
   return deviceManagers(db, userId, roleId);
 }
 

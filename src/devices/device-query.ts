@@ -35,7 +35,7 @@ export interface Selection {
 // rows are read in slices, so a small `limit` over a large visible set stops early
 const SLICE = 2000;
 
-export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSkipHash = false): Selection {
+export async function selectDevices(db: Db, userId: number, query: DeviceQuery, forSkipHash = false): Promise<Selection> {
   const filter = query.filter ?? {};
   const afterId = query.afterId ?? -1;
   const limit = query.limit ?? Infinity;
@@ -45,10 +45,10 @@ export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSki
   let onlyIds = filter.id;
   for (const companyIds of [query.companyId, filter.companyId]) {
     if (companyIds === undefined) continue;
-    const monitored = devicesMonitoredByCompanies(db, visibleCompanyIds(db, userId, companyIds));
+    const monitored = await devicesMonitoredByCompanies(db, await visibleCompanyIds(db, userId, companyIds));
     onlyIds = onlyIds ? onlyIds.filter((id) => monitored.has(id)) : [...monitored];
   }
-  const accesses = readableDevices(db, userId, onlyIds).filter((a) => a.deviceId > afterId);
+  const accesses = (await readableDevices(db, userId, onlyIds)).filter((a) => a.deviceId > afterId);
   // the well-known filters run in SQL on the stored values; readability is checked here, per device
   const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
   const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';
@@ -57,7 +57,7 @@ export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSki
   for (let at = 0; at < accesses.length && devices.length < limit; at += SLICE) {
     const slice = accesses.slice(at, at + SLICE);
     const byId = new Map<number, DeviceAccess>(slice.map((a) => [a.deviceId, a]));
-    const rows = scanDevices(db, slice.map((a) => a.deviceId), filter, mode);
+    const rows = await scanDevices(db, slice.map((a) => a.deviceId), filter, mode);
     for (const row of rows) {
       const access = byId.get(row.id)!;
       if (!filtered.every((key) => canReadProperty(access, key))) continue;
@@ -75,14 +75,14 @@ export function selectDevices(db: Db, userId: number, query: DeviceQuery, forSki
 }
 
 /** The response body `{ device: Device[] }` as JSON text; large listings are assembled as text (see toDeviceJson). */
-export function devicesJson(db: Db, selection: Selection, fields?: readonly string[]): string {
+export async function devicesJson(db: Db, selection: Selection, fields?: readonly string[]): Promise<string> {
   const only = fields ? new Set(fields) : undefined;
   const parts: string[] = [];
   for (let at = 0; at < selection.devices.length; at += SLICE) {
     const slice = selection.devices.slice(at, at + SLICE);
-    // selection and serialization run in one synchronous stretch on the one connection: no write comes between them
+    // selection and serialization run in one transaction (the caller's `db` is its handle): no write comes between them
     const missing = slice.filter((d) => !d.row).map((d) => d.access.deviceId);
-    const read = new Map(missing.length > 0 ? listDevices(db, missing).map((row) => [row.id, row]) : []);
+    const read = new Map(missing.length > 0 ? (await listDevices(db, missing)).map((row) => [row.id, row]) : []);
     for (const { access, lastUpdate, row } of slice) {
       const full = row ?? read.get(access.deviceId)!;
       parts.push(toDeviceJson(full, access, full.all_editable, only, lastUpdate));

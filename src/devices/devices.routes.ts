@@ -37,11 +37,11 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     responses: { 200: { description: 'the device and its monitors relation', schema: CreateDeviceResponse } },
   }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
-    const created = await db.write(() => {
-      requireDeviceCreation(db, userId, query.roleId);
+    const created = await db.write(async (tx) => {
+      await requireDeviceCreation(tx, userId, query.roleId);
       const properties = body.properties as Record<string, unknown>;
-      const result = createDevice(db, userId, query.roleId, properties, { now: deps.now(), validate: query.validate ?? false });
-      recordAudit(c, deps, { action: 'device.create', target: { kind: 'device', id: result.device.id }, changes: createdFields(properties) });
+      const result = await createDevice(tx, userId, query.roleId, properties, { now: deps.now(), validate: query.validate ?? false });
+      await recordAudit(tx, c, deps, { action: 'device.create', target: { kind: 'device', id: result.device.id }, changes: createdFields(properties) });
       return result;
     });
     return c.json(created);
@@ -55,7 +55,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       + 'cannot see matches nothing). viewId/roleId -> 400 NOT_SUPPORTED.',
     auth: auth.requireActor, body: DeviceQueryBody,
     responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     const q = body ?? {};
     refuseUnsupported({ ...q, ...q.filter });
     // visibility is the rights engine's readableDevices, inside selectDevices
@@ -70,7 +70,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
       + 'the query.',
     deprecated: true, auth: auth.requireActor, query: DeviceListQuery,
     responses: { 200: { description: 'the devices', schema: DeviceListResponse }, 204: { description: 'unchanged since skipHash' } },
-  }, (c, { query: q }) => {
+  }, async (c, { query: q }) => {
     refuseUnsupported(q);
     markDeprecated(c, '/v1/device/query');
     const filter = { id: q.id, nodeId: q.nodeId, nodeType: q.nodeType, isActive: q.isActive, companyId: q.companyId };
@@ -88,12 +88,12 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const unmodifiedSince = unmodifiedSinceHeader(c, deps.now());
     const userId = c.var.actor.userId;
     const touched = touchedProperties(parsed.ops);
-    const devices = await db.write(() => {
-      const targets = requireReadableDevices(db, userId, params.ids);
+    const devices = await db.write(async (tx) => {
+      const targets = await requireReadableDevices(tx, userId, params.ids);
       for (const access of targets) requirePropertyRights(access, touched.edits, touched.reads);
-      return patchDevices(db, targets, parsed.ops, touched.edits, {
+      return patchDevices(tx, targets, parsed.ops, touched.edits, {
         now: deps.now(), validate: query.validate ?? false, unmodifiedSince,
-        onChange: (id, before, after) => recordAudit(c, deps, { action: 'device.patch', target: { kind: 'device', id }, changes: diffFields(before, after) }),
+        onChange: (id, before, after) => recordAudit(tx, c, deps, { action: 'device.patch', target: { kind: 'device', id }, changes: diffFields(before, after) }),
       });
     });
     return c.json({ device: oneOrMany(params.ids.several, devices) });
@@ -110,15 +110,15 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
     const userId = c.var.actor.userId;
     const mode = query.mode ?? 'legacy';
     const properties = body.properties as Record<string, unknown>;
-    const devices = await db.write(() => {
-      const targets = requireReadableDevices(db, userId, params.ids);
+    const devices = await db.write(async (tx) => {
+      const targets = await requireReadableDevices(tx, userId, params.ids);
       for (const access of targets) {
         if (mode === 'strict') requireMonitorManagement(access, 'PUT with mode=strict');
         else requirePropertyRights(access, Object.keys(properties));
       }
-      return putDevices(db, targets, properties, mode, {
+      return putDevices(tx, targets, properties, mode, {
         now: deps.now(), validate: query.validate ?? false, unmodifiedSince,
-        onChange: (id, before, after) => recordAudit(c, deps, { action: 'device.put', target: { kind: 'device', id }, changes: diffFields(before, after) }),
+        onChange: (id, before, after) => recordAudit(tx, c, deps, { action: 'device.put', target: { kind: 'device', id }, changes: diffFields(before, after) }),
       });
     });
     return c.json({ device: oneOrMany(params.ids.several, devices) });
@@ -142,10 +142,15 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
   registerMonitorRoutes(ctx);
 }
 
-function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Response {
-  const selection = selectDevices(db, c.var.actor.userId, query, skipHash !== undefined);
-  if (skipHash !== undefined && skipHash === selection.hash) return c.body(null, 204);
-  return c.body(devicesJson(db, selection, query.fields), 200, { 'Content-Type': 'application/json' });
+/** Selection and serialization in one read snapshot: no write comes between them (a selected device is still there). */
+async function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Promise<Response> {
+  const json = await db.read(async (tx) => {
+    const selection = await selectDevices(tx, c.var.actor.userId, query, skipHash !== undefined);
+    if (skipHash !== undefined && skipHash === selection.hash) return undefined;
+    return devicesJson(tx, selection, query.fields);
+  });
+  if (json === undefined) return c.body(null, 204);
+  return c.body(json, 200, { 'Content-Type': 'application/json' });
 }
 
 /** Views and role filters do not exist for devices here; say so instead of ignoring the filter. */

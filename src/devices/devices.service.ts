@@ -1,5 +1,6 @@
-// Device writes, each one synchronous IMMEDIATE transaction: the precondition check, the change and the write cannot
-// interleave with another request, so of N writers racing with the same If-Unmodified-Since exactly one wins.
+// Device writes, each one IMMEDIATE transaction that holds the connection until it ends (every statement goes through
+// its handle): the precondition check, the change and the write cannot interleave with another request, so of N
+// writers racing with the same If-Unmodified-Since exactly one wins.
 // Rights are checked by the caller (authorize.ts) before these run.
 import type { Db } from '../db/open.ts';
 import { canReadProperty, deviceAccess, type DeviceAccess } from '../access/rights.ts';
@@ -17,23 +18,23 @@ export interface WriteOptions {
   validate: boolean;
   /** If-Unmodified-Since in Unix ms: any target updated later -> 412, nothing written */
   unmodifiedSince?: number;
-  /** called in the same transaction for each device whose properties changed (the audit entry) */
-  onChange?: (deviceId: number, before: Properties, after: Properties) => void;
+  /** called (and awaited) in the same transaction for each device whose properties changed (the audit entry) */
+  onChange?: (deviceId: number, before: Properties, after: Properties) => Promise<void>;
 }
 
 type Properties = Record<string, unknown>;
 
-export function createDevice(db: Db, userId: number, roleId: number, properties: Properties, opts: Omit<WriteOptions, 'unmodifiedSince' | 'onChange'>): { monitors: Monitors; device: Device } {
-  return db.tx(() => {
+export async function createDevice(db: Db, userId: number, roleId: number, properties: Properties, opts: Omit<WriteOptions, 'unmodifiedSince' | 'onChange'>): Promise<{ monitors: Monitors; device: Device }> {
+  return db.tx(async (tx) => {
     if (opts.validate) requireSchema(properties);
-    requireFreeNodeId(db, properties);
-    const row = insertDevice(db, JSON.stringify(properties), opts.now);
-    const monitors = upsertMonitors(db, roleId, row.id, { monitorManagement: true, reads: [], edits: [] });
-    return { monitors: toMonitors(monitors), device: toDevice(row, deviceAccess(db, userId, row.id), undefined, properties) };
+    await requireFreeNodeId(tx, properties);
+    const row = await insertDevice(tx, JSON.stringify(properties), opts.now);
+    const monitors = await upsertMonitors(tx, roleId, row.id, { monitorManagement: true, reads: [], edits: [] });
+    return { monitors: toMonitors(monitors), device: toDevice(row, await deviceAccess(tx, userId, row.id), undefined, properties) };
   });
 }
 
-export function patchDevices(db: Db, targets: readonly DeviceAccess[], ops: readonly PatchOp[], touched: ReadonlySet<string>, opts: WriteOptions): Device[] {
+export async function patchDevices(db: Db, targets: readonly DeviceAccess[], ops: readonly PatchOp[], touched: ReadonlySet<string>, opts: WriteOptions): Promise<Device[]> {
   return writeDevices(db, targets, opts, (current, access) => {
     const result = applyPatch(current, ops, access.deviceId);
     if (!result.ok) throw new ApiError('PATCH_FAILED', result.message);
@@ -41,7 +42,7 @@ export function patchDevices(db: Db, targets: readonly DeviceAccess[], ops: read
   });
 }
 
-export function putDevices(db: Db, targets: readonly DeviceAccess[], incoming: Properties, mode: PutMode, opts: WriteOptions): Device[] {
+export async function putDevices(db: Db, targets: readonly DeviceAccess[], incoming: Properties, mode: PutMode, opts: WriteOptions): Promise<Device[]> {
   return writeDevices(db, targets, opts, (current) => {
     const result = applyPut(current, incoming, mode);
     if (!result.ok) throw new ApiError('BAD_REQUEST', `properties${result.path ? `.${result.path}` : ''}: ${result.message}`);
@@ -52,17 +53,18 @@ export function putDevices(db: Db, targets: readonly DeviceAccess[], incoming: P
 type Change = (current: Properties, access: DeviceAccess) => { next: Properties; touched: ReadonlySet<string> };
 
 /** 412 for all targets first, then each change in request order; any failure rolls the whole request back. */
-function writeDevices(db: Db, targets: readonly DeviceAccess[], opts: WriteOptions, change: Change): Device[] {
-  return db.tx(() => {
+async function writeDevices(db: Db, targets: readonly DeviceAccess[], opts: WriteOptions, change: Change): Promise<Device[]> {
+  return db.tx(async (tx) => {
     const ids = targets.map((t) => t.deviceId);
-    const found = ids.length === 1 ? [findDevice(db, ids[0])!] : findDevices(db, ids);
+    const found = ids.length === 1 ? [(await findDevice(tx, ids[0]))!] : await findDevices(tx, ids);
     const rows = new Map(found.map((row) => [row.id, row]));
     const since = opts.unmodifiedSince;
     if (since !== undefined && targets.some((t) => rows.get(t.deviceId)!.last_update > since)) {
       throw new ApiError('DEVICE_MODIFIED', 'At least one device was modified after the specified time');
     }
     const several = targets.length > 1;
-    return targets.map((access) => {
+    const devices: Device[] = [];
+    for (const access of targets) {
       const row = rows.get(access.deviceId)!;
       const current = JSON.parse(row.properties) as Properties;
       const { next, touched } = change(current, access);
@@ -73,13 +75,17 @@ function writeDevices(db: Db, targets: readonly DeviceAccess[], opts: WriteOptio
       // caller only writes properties it can read, so its own changes are always checked when the schema applies.
       if (opts.validate) requireSchema(access.monitorManagement ? next : readableView(next, access), where);
       const text = JSON.stringify(next);
-      if (text === row.properties) return toDevice(row, access, undefined, next); // no change, lastUpdate stays
-      if (next.nodeId !== current.nodeId) requireFreeNodeId(db, next, row.id);
+      if (text === row.properties) { // no change, lastUpdate stays
+        devices.push(toDevice(row, access, undefined, next));
+        continue;
+      }
+      if (next.nodeId !== current.nodeId) await requireFreeNodeId(tx, next, row.id);
       const updated: DeviceRow = { id: row.id, properties: text, last_update: nextLastUpdate(row.last_update, opts.now) };
-      updateDeviceProperties(db, updated.id, updated.properties, updated.last_update);
-      opts.onChange?.(row.id, current, next);
-      return toDevice(updated, access, undefined, next);
-    });
+      await updateDeviceProperties(tx, updated.id, updated.properties, updated.last_update);
+      await opts.onChange?.(row.id, current, next);
+      devices.push(toDevice(updated, access, undefined, next));
+    }
+    return devices;
   });
 }
 
@@ -98,9 +104,9 @@ function requireSchema(properties: Properties, where = ''): void {
 }
 
 /** nodeId is unique among devices; the message does not say which device holds it (it may be invisible). */
-function requireFreeNodeId(db: Db, properties: Properties, exceptId?: number): void {
+async function requireFreeNodeId(db: Db, properties: Properties, exceptId?: number): Promise<void> {
   const nodeId = properties.nodeId;
-  if (typeof nodeId === 'string' && nodeIdHolder(db, nodeId, exceptId) !== undefined) {
+  if (typeof nodeId === 'string' && await nodeIdHolder(db, nodeId, exceptId) !== undefined) {
     throw new ApiError('NODE_ID_TAKEN', `nodeId ${JSON.stringify(nodeId)} is already used by another device`);
   }
 }

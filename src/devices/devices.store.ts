@@ -1,4 +1,5 @@
 // All SQL on the devices table. Properties are stored as JSON text; nodeId/nodeType are generated, indexed columns.
+// Functions take the db (or the transaction handle) first and return promises.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { valuesIn } from '../db/in-list.ts';
@@ -16,12 +17,12 @@ const COLUMNS = ['id', 'properties', 'last_update'] as const;
 /** `{"<key>":true,...}` over the stored top-level keys, in stored order: the editabilities of a full editor */
 const ALL_EDITABLE = sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`;
 
-export function findDevice(db: Db, id: number): DeviceRow | undefined {
+export async function findDevice(db: Db, id: number): Promise<DeviceRow | undefined> {
   return db.get(db.qb.selectFrom('devices').select(COLUMNS).where('id', '=', id));
 }
 
 /** The devices with the given ids, ascending. */
-export function findDevices(db: Db, ids: readonly number[]): DeviceRow[] {
+export async function findDevices(db: Db, ids: readonly number[]): Promise<DeviceRow[]> {
   return db.all(db.qb.selectFrom('devices').select(COLUMNS).where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
@@ -34,7 +35,7 @@ export interface DeviceListRow extends DeviceRow {
  * For listings: the devices with these ids, ascending, with their top-level keys read by SQLite, so a listing for a
  * caller that may see and edit everything needs no parse of the properties at all.
  */
-export function listDevices(db: Db, ids: readonly number[]): DeviceListRow[] {
+export async function listDevices(db: Db, ids: readonly number[]): Promise<DeviceListRow[]> {
   return db.all(db.qb.selectFrom('devices')
     .select([...COLUMNS, ALL_EDITABLE.as('all_editable')])
     .where('id', 'in', valuesIn(ids)).orderBy('id'));
@@ -48,9 +49,9 @@ export type ScannedDevice = { id: number; last_update: number; properties?: stri
  * The devices with these ids, ascending, reading only what `mode` needs; optional pre-filters on the stored well-known
  * values. They only narrow: whether the caller may read those properties is decided by the caller.
  */
-export function scanDevices(
+export async function scanDevices(
   db: Db, ids: readonly number[], where: { nodeId?: readonly string[]; nodeType?: readonly string[]; isActive?: boolean }, mode: ScanMode,
-): ScannedDevice[] {
+): Promise<ScannedDevice[]> {
   let q = db.qb.selectFrom('devices').select(['id', 'last_update']).where('id', 'in', valuesIn(ids));
   if (mode !== 'times') q = q.select('properties');
   if (mode === 'listing') q = q.select(ALL_EDITABLE.as('all_editable'));
@@ -60,26 +61,26 @@ export function scanDevices(
   return db.all(q.orderBy('id'));
 }
 
-export function insertDevice(db: Db, properties: string, now: number): DeviceRow {
-  return db.get(db.qb.insertInto('devices')
+export async function insertDevice(db: Db, properties: string, now: number): Promise<DeviceRow> {
+  return (await db.get(db.qb.insertInto('devices')
     .values({ properties, last_update: now, created_at: now })
-    .returning(COLUMNS))!;
+    .returning(COLUMNS)))!;
 }
 
-export function updateDeviceProperties(db: Db, id: number, properties: string, lastUpdate: number): void {
-  db.run(db.qb.updateTable('devices').set({ properties, last_update: lastUpdate }).where('id', '=', id));
+export async function updateDeviceProperties(db: Db, id: number, properties: string, lastUpdate: number): Promise<void> {
+  await db.run(db.qb.updateTable('devices').set({ properties, last_update: lastUpdate }).where('id', '=', id));
 }
 
 /** The id of the device holding this nodeId, other than `exceptId`. */
-export function nodeIdHolder(db: Db, nodeId: string, exceptId?: number): number | undefined {
+export async function nodeIdHolder(db: Db, nodeId: string, exceptId?: number): Promise<number | undefined> {
   let q = db.qb.selectFrom('devices').select('id').where('node_id', '=', nodeId);
   if (exceptId !== undefined) q = q.where('id', '<>', exceptId);
-  return db.get(q)?.id;
+  return (await db.get(q))?.id;
 }
 
 /** Deletes devices; monitors relations and license_datalink rows go with them (ON DELETE CASCADE). */
-export function deleteDevices(db: Db, ids: readonly number[]): void {
-  if (ids.length > 0) db.run(db.qb.deleteFrom('devices').where('id', 'in', ids));
+export async function deleteDevices(db: Db, ids: readonly number[]): Promise<void> {
+  if (ids.length > 0) await db.run(db.qb.deleteFrom('devices').where('id', 'in', ids));
 }
 
 /** lastUpdate strictly increases per device: two changes in the same millisecond still order. */

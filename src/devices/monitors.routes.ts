@@ -12,7 +12,9 @@ import {
   DeletionInfo, MonitorsBody, MonitorsIdsParams, MonitorsListQuery, MonitorsListResponse, MonitorsQueryBody,
   MonitorsQueryParams, MonitorsResponse, MonitorsUpsertQuery, RoleParams,
 } from './devices.schemas.ts';
-import { deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows } from './monitors.service.ts';
+import {
+  deleteMonitorsRows, putMonitorsOnDevices, requireMonitorsOfRole, updateMonitorsRows, type DeletionInfo as Deletion,
+} from './monitors.service.ts';
 import { findMonitorsOf, queryMonitors, type MonitorsRow } from './monitors.store.ts';
 import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
 import { toMonitors, type Monitors } from './serialize.ts';
@@ -47,15 +49,16 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params, query, body }) => {
     const userId = c.var.actor.userId;
     const deviceIds = [...new Set(query.deviceId)];
-    const monitors = await db.write(() => {
-      requireVisibleRole(db, userId, params.roleId);
-      requireReadableDevices(db, userId, deviceIds);
-      const managers = monitorsManagers(db, userId, params.roleId);
-      for (const deviceId of deviceIds) requireMonitorsChange(db, userId, params.roleId, deviceId, managers);
-      const before = deviceIds.map((deviceId) => findMonitorsOf(db, params.roleId, deviceId));
-      const after = putMonitorsOnDevices(db, params.roleId, deviceIds, body);
+    const monitors = await db.write(async (tx) => {
+      await requireVisibleRole(tx, userId, params.roleId);
+      await requireReadableDevices(tx, userId, deviceIds);
+      const managers = await monitorsManagers(tx, userId, params.roleId);
+      for (const deviceId of deviceIds) await requireMonitorsChange(tx, userId, params.roleId, deviceId, managers);
+      const before: (MonitorsRow | undefined)[] = [];
+      for (const deviceId of deviceIds) before.push(await findMonitorsOf(tx, params.roleId, deviceId));
+      const after = await putMonitorsOnDevices(tx, params.roleId, deviceIds, body);
       const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
-      if (events.length > 0) recordAudit(c, deps, events);
+      if (events.length > 0) await recordAudit(tx, c, deps, events);
       return after;
     });
     return c.json({ monitors: oneOrMany(query.deviceId.length > 1, monitors) });
@@ -67,11 +70,11 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, params: MonitorsIdsParams, body: MonitorsBody,
     responses: { 200: { description: 'the relation(s)', schema: MonitorsResponse } },
   }, async (c, { params, body }) => {
-    const monitors = await db.write(() => {
-      const before = requireChangeableMonitors(c, db, params.roleId, params.ids);
-      const after = updateMonitorsRows(db, before, body);
+    const monitors = await db.write(async (tx) => {
+      const before = await requireChangeableMonitors(c, tx, params.roleId, params.ids);
+      const after = await updateMonitorsRows(tx, before, body);
       const events = after.map((m, i) => monitorsPut(before[i], m)).filter((e) => Object.keys(e.changes!).length > 0);
-      if (events.length > 0) recordAudit(c, deps, events);
+      if (events.length > 0) await recordAudit(tx, c, deps, events);
       return after;
     });
     return c.json({ monitors: oneOrMany(params.ids.several, monitors) });
@@ -86,21 +89,25 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     // one by one, in request order: each answer lists what its own deletion removed (a device whose last relation with
     // monitorManagement goes is deleted with it, taking its other relations — later ids among them answer empty lists)
-    const infos = await db.write(() => requireChangeableMonitors(c, db, params.roleId, params.ids).map((row) => {
-      const info = deleteMonitorsRows(db, [row]);
-      // a relation that went with a device deleted for an earlier id is in that id's entry
-      if (info.deletedRelationIds.includes(row.id)) {
-        recordAudit(c, deps, {
-          action: 'monitors.delete', target: { kind: 'monitors', id: row.id }, roleId: row.role_id, deviceId: row.device_id,
-          changes: {
-            ...removed(monitorsFields(toMonitors(row))),
-            // the device went with its last relation with monitorManagement
-            ...(info.deletedNodeIds.includes(row.device_id) ? { deviceDeleted: row.device_id } : {}),
-          },
-        } satisfies AuditEvent);
+    const infos = await db.write(async (tx) => {
+      const out: Deletion[] = [];
+      for (const row of await requireChangeableMonitors(c, tx, params.roleId, params.ids)) {
+        const info = await deleteMonitorsRows(tx, [row]);
+        // a relation that went with a device deleted for an earlier id is in that id's entry
+        if (info.deletedRelationIds.includes(row.id)) {
+          await recordAudit(tx, c, deps, {
+            action: 'monitors.delete', target: { kind: 'monitors', id: row.id }, roleId: row.role_id, deviceId: row.device_id,
+            changes: {
+              ...removed(monitorsFields(toMonitors(row))),
+              // the device went with its last relation with monitorManagement
+              ...(info.deletedNodeIds.includes(row.device_id) ? { deviceDeleted: row.device_id } : {}),
+            },
+          } satisfies AuditEvent);
+        }
+        out.push(info);
       }
-      return info;
-    }));
+      return out;
+    });
     return c.json(oneOrMany(params.ids.several, infos));
   });
 
@@ -109,32 +116,32 @@ export function registerMonitorRoutes({ api, deps, auth }: RouteContext): void {
     description: 'roleId: one id, comma-separated ids, or * (every role the caller reaches).',
     auth: auth.requireActor, params: MonitorsQueryParams, body: MonitorsQueryBody,
     responses: { 200: { description: 'the relations, by id', schema: MonitorsListResponse } },
-  }, (c, { params, body }) => c.json({ monitors: findVisibleMonitors(db, c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
+  }, async (c, { params, body }) => c.json({ monitors: await findVisibleMonitors(db, c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
 
   api.route({
     method: 'get', path: '/v1/role/:roleId/monitors', tag: TAG, summary: 'Collect monitors relations (deprecated: use POST .../monitors/query)',
     deprecated: true, auth: auth.requireActor, params: MonitorsQueryParams, query: MonitorsListQuery,
     responses: { 200: { description: 'the relations, by id', schema: MonitorsListResponse } },
-  }, (c, { params, query }) => {
+  }, async (c, { params, query }) => {
     markDeprecated(c, `/v1/role/${c.req.param('roleId')}/monitors/query`);
-    return c.json({ monitors: findVisibleMonitors(db, c.var.actor.userId, params.roleId, query) });
+    return c.json({ monitors: await findVisibleMonitors(db, c.var.actor.userId, params.roleId, query) });
   });
 }
 
 /** The relations of role R with these ids (404 unless R is visible and each id is one of its relations), rule per device. */
-function requireChangeableMonitors(c: Context<AppEnv>, db: Db, roleId: number, ids: number[]) {
+async function requireChangeableMonitors(c: Context<AppEnv>, db: Db, roleId: number, ids: number[]): Promise<MonitorsRow[]> {
   const userId = c.var.actor.userId;
-  requireVisibleRole(db, userId, roleId);
-  const rows = requireMonitorsOfRole(db, roleId, ids);
-  const managers = monitorsManagers(db, userId, roleId);
-  for (const row of rows) requireMonitorsChange(db, userId, roleId, row.device_id, managers);
+  await requireVisibleRole(db, userId, roleId);
+  const rows = await requireMonitorsOfRole(db, roleId, ids);
+  const managers = await monitorsManagers(db, userId, roleId);
+  for (const row of rows) await requireMonitorsChange(db, userId, roleId, row.device_id, managers);
   return rows;
 }
 
 /** Relations whose role is in Reach(u) and in the path's set, matching every filter. */
-function findVisibleMonitors(db: Db, userId: number, roles: '*' | number[], filter: { id?: number[]; roleId?: number[]; deviceId?: number[] }) {
-  const reachable = reach(db, userId);
+async function findVisibleMonitors(db: Db, userId: number, roles: '*' | number[], filter: { id?: number[]; roleId?: number[]; deviceId?: number[] }): Promise<Monitors[]> {
+  const reachable = await reach(db, userId);
   const wanted = roles === '*' ? undefined : new Set(roles);
   const roleIds = wanted ? reachable.filter((id) => wanted.has(id)) : reachable;
-  return queryMonitors(db, roleIds, filter).map(toMonitors);
+  return (await queryMonitors(db, roleIds, filter)).map(toMonitors);
 }

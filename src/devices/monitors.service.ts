@@ -17,51 +17,56 @@ export interface DeletionInfo {
 }
 
 /** The relations with these ids, in request order; 404 for one that does not exist or belongs to another role. */
-export function requireMonitorsOfRole(db: Db, roleId: number, ids: readonly number[]): MonitorsRow[] {
-  return relationsOfRole(findMonitorsByIds(db, ids), ids, roleId, (r) => r.role_id, 'monitors relation');
+export async function requireMonitorsOfRole(db: Db, roleId: number, ids: readonly number[]): Promise<MonitorsRow[]> {
+  return relationsOfRole(await findMonitorsByIds(db, ids), ids, roleId, (r) => r.role_id, 'monitors relation');
 }
 
 /** Creates or updates (R, D) for each device, in the given order. */
-export function putMonitorsOnDevices(db: Db, roleId: number, deviceIds: readonly number[], input: MonitorsInput): Monitors[] {
-  return db.tx(() => {
-    const before = deviceIds.map((deviceId) => ({ deviceId, hadMonitorManagement: countMonitorManagement(db, deviceId) > 0 }));
-    const rows = deviceIds.map((deviceId) => upsertMonitors(db, roleId, deviceId, input));
-    for (const { deviceId, hadMonitorManagement } of before) requireMonitorManagementLeft(db, deviceId, hadMonitorManagement);
+export async function putMonitorsOnDevices(db: Db, roleId: number, deviceIds: readonly number[], input: MonitorsInput): Promise<Monitors[]> {
+  return db.tx(async (tx) => {
+    const before: { deviceId: number; hadMonitorManagement: boolean }[] = [];
+    for (const deviceId of deviceIds) before.push({ deviceId, hadMonitorManagement: await countMonitorManagement(tx, deviceId) > 0 });
+    const rows: MonitorsRow[] = [];
+    for (const deviceId of deviceIds) rows.push(await upsertMonitors(tx, roleId, deviceId, input));
+    for (const { deviceId, hadMonitorManagement } of before) await requireMonitorManagementLeft(tx, deviceId, hadMonitorManagement);
     return rows.map(toMonitors);
   });
 }
 
-export function updateMonitorsRows(db: Db, rows: readonly MonitorsRow[], input: MonitorsInput): Monitors[] {
-  return db.tx(() => {
-    const updated = rows.map((row) => updateMonitors(db, row.id, input));
+export async function updateMonitorsRows(db: Db, rows: readonly MonitorsRow[], input: MonitorsInput): Promise<Monitors[]> {
+  return db.tx(async (tx) => {
+    const updated: MonitorsRow[] = [];
+    for (const row of rows) updated.push(await updateMonitors(tx, row.id, input));
     for (const deviceId of new Set(rows.map((r) => r.device_id))) {
-      requireMonitorManagementLeft(db, deviceId, rows.some((r) => r.device_id === deviceId && r.monitor_management === 1));
+      await requireMonitorManagementLeft(tx, deviceId, rows.some((r) => r.device_id === deviceId && r.monitor_management === 1));
     }
     return updated.map(toMonitors);
   });
 }
 
 /** Deletes the relations; a device that thereby loses its last monitorManagement relation is deleted too. */
-export function deleteMonitorsRows(db: Db, rows: readonly MonitorsRow[]): DeletionInfo {
-  return db.tx(() => {
+export async function deleteMonitorsRows(db: Db, rows: readonly MonitorsRow[]): Promise<DeletionInfo> {
+  return db.tx(async (tx) => {
     // a relation may be gone already, with a device deleted for an earlier row of the same request
-    rows = rows.filter((r) => findMonitorsByIds(db, [r.id]).length === 1);
+    const present: MonitorsRow[] = [];
+    for (const r of rows) if ((await findMonitorsByIds(tx, [r.id])).length === 1) present.push(r);
+    rows = present;
     const relationIds = new Set(rows.map((r) => r.id));
-    deleteMonitors(db, [...relationIds]);
+    await deleteMonitors(tx, [...relationIds]);
     const deletedNodeIds: number[] = [];
     for (const deviceId of new Set(rows.map((r) => r.device_id))) {
       const lostMonitorManagement = rows.some((r) => r.device_id === deviceId && r.monitor_management === 1);
-      if (!lostMonitorManagement || countMonitorManagement(db, deviceId) > 0) continue;
-      for (const id of monitorsIdsOfDevice(db, deviceId)) relationIds.add(id);
-      deleteDevices(db, [deviceId]); // cascades to its monitors relations and license_datalink rows
+      if (!lostMonitorManagement || await countMonitorManagement(tx, deviceId) > 0) continue;
+      for (const id of await monitorsIdsOfDevice(tx, deviceId)) relationIds.add(id);
+      await deleteDevices(tx, [deviceId]); // cascades to its monitors relations and license_datalink rows
       deletedNodeIds.push(deviceId);
     }
     return { deletedNodeIds: deletedNodeIds.sort((a, b) => a - b), deletedRelationIds: [...relationIds].sort((a, b) => a - b) };
   });
 }
 
-function requireMonitorManagementLeft(db: Db, deviceId: number, hadMonitorManagement: boolean): void {
-  if (hadMonitorManagement && countMonitorManagement(db, deviceId) === 0) {
+async function requireMonitorManagementLeft(db: Db, deviceId: number, hadMonitorManagement: boolean): Promise<void> {
+  if (hadMonitorManagement && await countMonitorManagement(db, deviceId) === 0) {
     throw new ApiError('LAST_MONITOR_MANAGEMENT', `device ${deviceId} would be left without a monitors relation with monitorManagement; `
       + 'give another relation monitorManagement first, or delete the relation to delete the device');
   }

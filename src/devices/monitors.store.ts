@@ -1,4 +1,5 @@
 // All SQL on the monitors table (role -> device relations with monitorManagement and the reads/edits lists).
+// Functions take the db (or the transaction handle) first and return promises.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { valuesIn } from '../db/in-list.ts';
@@ -21,16 +22,16 @@ export interface MonitorsInput {
 
 const COLUMNS = ['id', 'role_id', 'device_id', 'monitor_management', 'reads', 'edits'] as const;
 
-export function findMonitorsByIds(db: Db, ids: readonly number[]): MonitorsRow[] {
+export async function findMonitorsByIds(db: Db, ids: readonly number[]): Promise<MonitorsRow[]> {
   return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
-export function findMonitorsOf(db: Db, roleId: number, deviceId: number): MonitorsRow | undefined {
+export async function findMonitorsOf(db: Db, roleId: number, deviceId: number): Promise<MonitorsRow | undefined> {
   return db.get(db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', '=', roleId).where('device_id', '=', deviceId));
 }
 
 /** Relations of the given roles matching every given filter, ascending by id. */
-export function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?: readonly number[]; roleId?: readonly number[]; deviceId?: readonly number[] }): MonitorsRow[] {
+export async function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?: readonly number[]; roleId?: readonly number[]; deviceId?: readonly number[] }): Promise<MonitorsRow[]> {
   let q = db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', 'in', valuesIn(roleIds));
   if (filter.id) q = q.where('id', 'in', valuesIn(filter.id));
   if (filter.roleId) q = q.where('role_id', 'in', valuesIn(filter.roleId));
@@ -39,34 +40,34 @@ export function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?:
 }
 
 /** Creates (R, D) or updates the existing relation (one relation per pair); returns the stored row. */
-export function upsertMonitors(db: Db, roleId: number, deviceId: number, input: MonitorsInput): MonitorsRow {
+export async function upsertMonitors(db: Db, roleId: number, deviceId: number, input: MonitorsInput): Promise<MonitorsRow> {
   const values = {
     monitor_management: (input.monitorManagement ? 1 : 0) as 0 | 1,
     reads: JSON.stringify(input.reads),
     edits: JSON.stringify(input.edits),
   };
-  return db.get(db.qb.insertInto('monitors').values({ role_id: roleId, device_id: deviceId, ...values })
+  return (await db.get(db.qb.insertInto('monitors').values({ role_id: roleId, device_id: deviceId, ...values })
     .onConflict((oc) => oc.columns(['role_id', 'device_id']).doUpdateSet(values))
-    .returning(COLUMNS))!;
+    .returning(COLUMNS)))!;
 }
 
-export function updateMonitors(db: Db, id: number, input: MonitorsInput): MonitorsRow {
-  return db.get(db.qb.updateTable('monitors').set({
+export async function updateMonitors(db: Db, id: number, input: MonitorsInput): Promise<MonitorsRow> {
+  return (await db.get(db.qb.updateTable('monitors').set({
     monitor_management: input.monitorManagement ? 1 : 0,
     reads: JSON.stringify(input.reads),
     edits: JSON.stringify(input.edits),
-  }).where('id', '=', id).returning(COLUMNS))!;
+  }).where('id', '=', id).returning(COLUMNS)))!;
 }
 
-export function deleteMonitors(db: Db, ids: readonly number[]): void {
-  if (ids.length > 0) db.run(db.qb.deleteFrom('monitors').where('id', 'in', valuesIn(ids)));
+export async function deleteMonitors(db: Db, ids: readonly number[]): Promise<void> {
+  if (ids.length > 0) await db.run(db.qb.deleteFrom('monitors').where('id', 'in', valuesIn(ids)));
 }
 
-export function monitorsIdsOfDevice(db: Db, deviceId: number): number[] {
-  return db.all(db.qb.selectFrom('monitors').select('id').where('device_id', '=', deviceId).orderBy('id')).map((r) => r.id);
+export async function monitorsIdsOfDevice(db: Db, deviceId: number): Promise<number[]> {
+  return (await db.all(db.qb.selectFrom('monitors').select('id').where('device_id', '=', deviceId).orderBy('id'))).map((r) => r.id);
 }
 
-export function countMonitorManagement(db: Db, deviceId: number): number {
-  return db.get(db.qb.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('device_id', '=', deviceId).where('monitor_management', '=', 1))!.n;
+export async function countMonitorManagement(db: Db, deviceId: number): Promise<number> {
+  return (await db.get(db.qb.selectFrom('monitors').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('device_id', '=', deviceId).where('monitor_management', '=', 1)))!.n;
 }

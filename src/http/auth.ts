@@ -20,7 +20,7 @@ export async function actorOfToken(deps: Deps, token: string, accepted: readonly
     return { actor: await verifyApiToken(deps, token, apiScopes) };
   }
   const claims = await verifyToken(deps.keys, token, accepted, deps.now());
-  if (deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
+  if (await deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
   return { actor: { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) }, claims };
 }
 

@@ -1,5 +1,6 @@
 // Operational endpoints: health, metrics, the OpenAPI document and the offline reference page. No token needed.
 import * as v from 'valibot';
+import { sql } from 'kysely';
 import type { RouteContext } from './route-context.ts';
 import { buildOpenApi } from './openapi.ts';
 import docsHtml from './docs.html';
@@ -13,8 +14,8 @@ export function registerSystemRoutes({ api, deps }: RouteContext): void {
   api.route({
     method: 'get', path: '/healthz', tag: 'operations', summary: 'Liveness: the process serves and its database answers',
     responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'database unavailable' } },
-  }, (c) => {
-    deps.db.prepare('SELECT 1').get();
+  }, async (c) => {
+    await deps.db.get(sql`SELECT 1 AS ok`);
     return c.json({ status: 'ok' as const, version: deps.version, backend: 'sqlite' as const });
   });
 

@@ -1,5 +1,5 @@
 // GET|POST /query: InfluxQL through the engine in src/influxql/, charged through the telemetry cost limiter (contract
-// §7.4) before anything executes, answered in InfluxDB's shape. `q` (and db, rp, params, epoch) come from the query
+// §7.4) before any point is read, answered in InfluxDB's shape. `q` (and db, rp, params, epoch) come from the query
 // string or, on POST, from a form body. `chunked=true` is answered with one un-chunked JSON document, which chunk-reading
 // clients read as a single chunk.
 import type { Context } from 'hono';
@@ -7,7 +7,6 @@ import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8 } from '../http/route.ts';
-import { catalogueOf } from '../telemetry/catalogue.ts';
 import { estimateRequest } from '../telemetry/cost.ts';
 import { enforceQueryCost } from '../telemetry/rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
@@ -50,7 +49,7 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
         400: { description: '{ error: "error parsing query: …" }' },
         429: { description: '{ error } with Retry-After: the telemetry bucket is too full' },
       },
-    }, (c, { raw }) => {
+    }, async (c, { raw }) => {
       const params = requestParams(c, raw);
       const q = params.get('q') ?? '';
       if (q.trim() === '') throw badRequest('missing required parameter "q"');
@@ -75,18 +74,14 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
         throw err;
       }
       const now = deps.now();
-      enforceRetention(db, deps.config.telemetryRetention, now);
-      const catalogue = catalogueOf(db);
-      const body = db.sqlite.transaction(() => {
-        catalogue.sync();
-        return executeQuery({
-          db, catalogue, userId: c.var.actor.userId, nowMs: now,
-          database: params.get('db') || undefined, retentionPolicy: params.get('rp') || undefined,
-        }, statements, {
-          epoch,
-          charge: (cost) => { enforceQueryCost(c, deps, estimateRequest(cost, now), {}); },
-        });
-      }).deferred();
+      await enforceRetention(db, deps.config.telemetryRetention, now);
+      const body = await executeQuery(db, {
+        userId: c.var.actor.userId, nowMs: now,
+        database: params.get('db') || undefined, retentionPolicy: params.get('rp') || undefined,
+      }, statements, {
+        epoch,
+        charge: async (cost) => { await enforceQueryCost(c, deps, estimateRequest(cost, now), {}); },
+      });
       // pretty: re-indented (epoch=ns times above 2^53 lose their last digits there, as in any JSON reader)
       if (params.get('pretty') === 'true') return c.body(JSON.stringify(JSON.parse(body), null, 4), 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
       return c.body(body, 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });

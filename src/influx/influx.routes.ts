@@ -40,7 +40,7 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
     renderError: renderInfluxError,
     responses: { 204: { description: 'every point was stored' } },
-  }, (c, { raw }) => {
+  }, async (c, { raw }) => {
     const params = searchParams(c);
     const database = params.get('db') ?? '';
     if (database === '') throw badRequest('database is required');
@@ -50,9 +50,9 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     const retentionPolicy = params.get('rp') || 'autogen';
     const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
     const now = deps.now();
-    const retainFromMs = enforceRetention(db, deps.config.telemetryRetention, now);
+    const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
     try {
-      const stored = writeLineProtocol(db, {
+      const stored = await writeLineProtocol(db, {
         userId: c.var.actor.userId, namespace: { version: '1', database, retentionPolicy },
         body: decodeUtf8(bytes), precision, now, retainFromMs,
       });

@@ -1,27 +1,73 @@
 // Runs an InfluxQL query: every statement planned first (a planning error is that statement's answer), the whole
 // request charged once through the telemetry cost limiter (the SELECTs' cost queries), then every statement executed
 // inside one read transaction — one consistent snapshot, as the JSON queries have.
+//
+// The statements run synchronously on the connection (Db.exclusive), while the read rights of the series' nodeIds come
+// from the shared rules, which are asynchronous: they are checked between attempts, never inside one. An attempt runs
+// every statement with the rights known so far, a series of an unchecked nodeId counting as unreadable, and notes
+// those nodeIds. The first attempt knows no right, so it reads no point: it gives the charge and the nodeIds to check;
+// the next one answers, unless a series of another unchecked nodeId appeared in between (checked, then run again).
+import type { Db } from '../db/open.ts';
 import type { Statement } from './ast.ts';
 import { StatementError } from './errors.ts';
-import { newMemo, planSelect, type QueryContext, type SelectPlan } from './plan.ts';
+import { newMemo, planSelect, type QueryContext, type RequestMemo, type SelectPlan } from './plan.ts';
 import { runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
+import { readableNodeIds } from '../telemetry/authorize.ts';
+import { catalogueOf } from '../telemetry/catalogue.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
 import type { PointValue } from '../telemetry/query-points.ts';
+
+/** Who asks, when, and the request's ?db= and ?rp=. */
+export interface QueryRequest {
+  userId: number;
+  nowMs: number;
+  database?: string;
+  retentionPolicy?: string;
+}
 
 export interface ExecuteOptions {
   /** epoch=… output unit; RFC3339 strings when undefined */
   epoch?: string;
-  /** called once with the cost queries of every SELECT before anything executes; throws to refuse */
-  charge(cost: CostQuery[]): void;
+  /** called once with the cost queries of every SELECT before any point is read; rejects to refuse */
+  charge(cost: CostQuery[]): Promise<void>;
 }
 
 type Planned = { kind: 'select'; plan: SelectPlan } | { kind: 'other'; stmt: Statement } | { kind: 'error'; message: string };
 
-/** The answer `{"results":[…]}` as JSON text. Call inside a read transaction after catalogue.sync(). */
-export function executeQuery(ctx: QueryContext, statements: Statement[], options: ExecuteOptions): string {
-  const memo = newMemo();
+interface Attempt {
+  /** the answer, valid when `unknown` is empty */
+  body: string;
+  cost: CostQuery[];
+  /** nodeIds met whose right was not known */
+  unknown: Set<string>;
+}
+
+/** The answer `{"results":[…]}` as JSON text. */
+export async function executeQuery(db: Db, request: QueryRequest, statements: Statement[], options: ExecuteOptions): Promise<string> {
+  const rights = new Map<string, boolean>();
+  let charged = false;
+  for (;;) {
+    const attempt = await db.exclusive((conn) => conn.sqlite.transaction((): Attempt => {
+      const catalogue = catalogueOf(conn);
+      catalogue.sync();
+      const memo = newMemo(rights);
+      return { ...runStatements({ ...request, conn, catalogue }, statements, memo, options.epoch), unknown: memo.unknown };
+    }).deferred());
+    if (!charged) {
+      await options.charge(attempt.cost);
+      charged = true;
+    }
+    if (attempt.unknown.size === 0) return attempt.body;
+    // every attempt but the last adds at least one nodeId here
+    const readable = await readableNodeIds(db, request.userId, attempt.unknown);
+    for (const nodeId of attempt.unknown) rights.set(nodeId, readable.has(nodeId));
+  }
+}
+
+/** One attempt: every statement planned, then executed, with the rights in the memo. */
+function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined): { body: string; cost: CostQuery[] } {
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {
@@ -31,11 +77,11 @@ export function executeQuery(ctx: QueryContext, statements: Statement[], options
       throw err;
     }
   });
-  options.charge(planned.flatMap((p) => (p.kind === 'select' ? p.plan.cost : [])));
+  const cost = planned.flatMap((p) => (p.kind === 'select' ? p.plan.cost : []));
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
-      if (p.kind === 'select') return selectResult(id, runSelect(ctx.catalogue, p.plan, options.epoch), options.epoch, p.plan.stmt.tz);
+      if (p.kind === 'select') return selectResult(id, runSelect(ctx.catalogue, p.plan, epoch), epoch, p.plan.stmt.tz);
       const stmt = p.stmt;
       if (stmt.kind === 'unsupported') {
         return errorResult(id, `${stmt.text || 'this statement'} is not supported by gridkeeper's InfluxDB door (only SELECT and SHOW DATABASES, RETENTION POLICIES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS and SERIES run)`);
@@ -47,7 +93,7 @@ export function executeQuery(ctx: QueryContext, statements: Statement[], options
       throw err;
     }
   });
-  return `{"results":[${results.join(',')}]}`;
+  return { body: `{"results":[${results.join(',')}]}`, cost };
 }
 
 function errorResult(id: number, message: string): string {

@@ -1,7 +1,7 @@
 // Planning an InfluxQL SELECT onto the telemetry query layer: its sources become namespaces and measurements of the
 // catalogue, its WHERE time range becomes the same half-open range a JSON query has (docs/api.md#telemetry-query: no upper bound =
 // now, no lower bound = the namespace's worst-case range), hence the same shard tables and the same cost query.
-import type { Db } from '../db/open.ts';
+import type { SqliteConnection } from '../db/open.ts';
 import type { SelectStatement, Source } from './ast.ts';
 import { splitCondition } from './condition.ts';
 import { StatementError } from './errors.ts';
@@ -11,13 +11,13 @@ import type { Catalogue, MeasurementInfo, NamespaceInfo, ShardInfo } from '../te
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
 import { shardsOverlapping } from '../telemetry/query-plan.ts';
-import { readableNodeIds } from '../telemetry/authorize.ts';
 import { seriesOfMeasurement, type SeriesRef } from '../telemetry/query-points.ts';
 
+/** One attempt at a request (execute.ts): it lives inside one exclusive section of the connection. */
 export interface QueryContext {
-  db: Db;
+  conn: SqliteConnection;
+  /** the connection's telemetry catalogue, synced */
   catalogue: Catalogue;
-  userId: number;
   nowMs: number;
   /** ?db= and ?rp= of the request */
   database?: string;
@@ -55,27 +55,34 @@ export function namespaceOf(ctx: QueryContext, src: { database?: string; retenti
   return { version: '1', database, retentionPolicy: src.retentionPolicy ?? (ctx.retentionPolicy || 'autogen') };
 }
 
-/** What one request learns once: each nodeId's read right, each measurement's visible series. */
+/**
+ * What an attempt learns: each nodeId's read right (known before the attempt, kept for the whole request: every nodeId
+ * is checked once), each measurement's visible series, and the nodeIds met whose right is not known yet.
+ */
 export interface RequestMemo {
-  rights: Map<string, boolean>;
+  rights: ReadonlyMap<string, boolean>;
   series: Map<string, SeriesRef[]>;
+  unknown: Set<string>;
 }
 
-export const newMemo = (): RequestMemo => ({ rights: new Map(), series: new Map() });
+export const newMemo = (rights: ReadonlyMap<string, boolean>): RequestMemo => ({ rights, series: new Map(), unknown: new Set() });
 
-/** The series of a measurement the caller may read; every nodeId is checked once, through the telemetry rules (authorize.ts). */
+/**
+ * The series of a measurement the caller may read, by the rights in the memo (checked through the telemetry rules,
+ * authorize.ts, between attempts). A series whose nodeId has no known right yet is not readable in this attempt, and
+ * its nodeId goes to memo.unknown: the request then checks it and runs again (execute.ts).
+ */
 export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, measurement: string): SeriesRef[] {
   const key = `${ns.id}\u0000${measurement}`;
   const cached = memo.series.get(key);
   if (cached !== undefined) return cached;
-  const all = seriesOfMeasurement(ctx.db, ns, measurement);
-  const rights = memo.rights;
-  const unknown = [...new Set(all.map((s) => s.nodeId).filter((n) => !rights.has(n)))];
-  if (unknown.length > 0) {
-    const ok = readableNodeIds(ctx.db, ctx.userId, unknown);
-    for (const n of unknown) rights.set(n, ok.has(n));
-  }
-  const visible = all.filter((s) => rights.get(s.nodeId) === true);
+  const all = seriesOfMeasurement(ctx.conn, ns, measurement);
+  const { rights, unknown } = memo;
+  const visible = all.filter((s) => {
+    const ok = rights.get(s.nodeId);
+    if (ok === undefined) unknown.add(s.nodeId);
+    return ok === true;
+  });
   memo.series.set(key, visible);
   return visible;
 }

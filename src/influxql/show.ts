@@ -18,7 +18,7 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Every version-1 namespace, loaded through the catalogue. */
 function v1Namespaces(ctx: QueryContext): NamespaceInfo[] {
-  const rows = ctx.db.prepare('SELECT namespace FROM telemetry_namespaces ORDER BY key').pluck().all() as string[];
+  const rows = ctx.conn.prepare('SELECT namespace FROM telemetry_namespaces ORDER BY key').pluck().all() as string[];
   const out: NamespaceInfo[] = [];
   for (const text of rows) {
     const namespace = JSON.parse(text) as { version: string };

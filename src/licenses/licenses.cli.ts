@@ -72,27 +72,27 @@ export const createLicenseCommand: Command = {
     }
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
+      await migrate(db, Date.now());
       const now = Date.now();
-      const created = db.tx(() => {
-        const licenses = createLicenses(db, parsed.output, now);
+      const created = await db.tx(async (tx) => {
+        const licenses = await createLicenses(tx, parsed.output, now);
         if (licenses && customer !== undefined) {
           try {
-            createOrder(db, customer, licenses.map((l) => l.id), now);
+            await createOrder(tx, customer, licenses.map((l) => l.id), now);
           } catch (err) {
             // the licenses roll back with the order: nothing half-written
             if (err instanceof ApiError && err.status === 404) throw new ConfigError(`license create: no customer with id ${customer}`);
             throw err;
           }
         }
-        if (licenses) recordCommandAudit(db, now, licenses.map(licenseCreated));
+        if (licenses) await recordCommandAudit(tx, now, licenses.map(licenseCreated));
         return licenses;
       });
       if (!created) throw new ConfigError('license create: a license with this key already exists');
       for (const license of created) io.out(license.key);
       return 0;
     } finally {
-      db.close();
+      await db.close();
     }
   },
 };

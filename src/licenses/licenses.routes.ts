@@ -24,11 +24,11 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     auth: auth.requireActor, body: CreateLicenseBody,
     responses: { 200: { description: 'the created licenses', schema: LicensesResponse } },
   }, async (c, { body }) => {
-    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'creating licenses needs membership of the root role');
-    const created = await db.write(() => {
-      const rows = createLicenses(db, body, deps.now());
+    if (!await isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'creating licenses needs membership of the root role');
+    const created = await db.write(async (tx) => {
+      const rows = await createLicenses(tx, body, deps.now());
       // one entry per license (each is a target of its own)
-      if (rows) recordAudit(c, deps, rows.map(licenseCreated));
+      if (rows) await recordAudit(tx, c, deps, rows.map(licenseCreated));
       return rows;
     });
     if (!created) throw new ApiError('CONFLICT', 'a license with this key already exists');
@@ -42,9 +42,9 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
       + '(total: the licenses that match the filter).',
     auth: auth.requireActor, body: LicenseQueryBody,
     responses: { 200: { description: 'a page of licenses', schema: LicenseListResponse } },
-  }, (c, { body }) => {
-    if (!isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'listing licenses needs membership of the root role');
-    const { rows, total } = listLicenses(db, body?.filter ?? {}, { limit: body?.limit ?? 100, offset: body?.offset ?? 0 });
+  }, async (c, { body }) => {
+    if (!await isRootMember(db, c.var.actor.userId)) throw new ApiError('FORBIDDEN', 'listing licenses needs membership of the root role');
+    const { rows, total } = await listLicenses(db, body?.filter ?? {}, { limit: body?.limit ?? 100, offset: body?.offset ?? 0 });
     return c.json({ licenses: rows.map(toLicense), total });
   });
 
@@ -56,10 +56,10 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 200: { description: 'the activated license', schema: ActivateResponse } },
   }, async (c, { body }) => {
     // Rights depend on the license's link, so they are checked inside the service's transaction.
-    const license = await db.write(() => {
-      const row = activateLicense(db, c.var.actor.userId, body.key, body.activationIso ?? deps.now());
+    const license = await db.write(async (tx) => {
+      const row = await activateLicense(tx, c.var.actor.userId, body.key, body.activationIso ?? deps.now());
       const { activationDate, deactivationDate } = toLicense(row);
-      recordAudit(c, deps, {
+      await recordAudit(tx, c, deps, {
         action: 'license.activate', target: { kind: 'license', id: row.id },
         changes: { activationDate: { before: null, after: activationDate }, deactivationDate: { before: null, after: deactivationDate } },
       });
@@ -76,10 +76,11 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     responses: { 200: { description: 'the license and the controller it is linked to', schema: ClaimResponse } },
   }, async (c, { body }) => {
     // Rights on the controller are checked inside the service's transaction, before the key is looked at.
-    const license = await db.write(() => {
-      const claimed = claimLicense(db, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now());
+    const license = await db.write(async (tx) => {
+      const claimed = await claimLicense(tx, c.var.actor.userId, body.licenseKey, body.nodeId, deps.now());
       // the controller by device id: its nodeId is a property some readers of the entry may not be allowed to read
-      recordAudit(c, deps, { action: 'license.claim', target: { kind: 'license', id: claimed.id }, changes: { controllerId: { before: null, after: linkedDeviceId(db, claimed.id) } } });
+      const controllerId = await linkedDeviceId(tx, claimed.id);
+      await recordAudit(tx, c, deps, { action: 'license.claim', target: { kind: 'license', id: claimed.id }, changes: { controllerId: { before: null, after: controllerId } } });
       return claimed;
     });
     return c.json({ success: true, license });
@@ -90,8 +91,8 @@ export function registerLicenseRoutes({ api, deps, auth }: RouteContext): void {
     description: 'The licenses linked to the controller; 404 unless the caller can read it.',
     auth: auth.requireActor, params: ControllerParams,
     responses: { 200: { description: 'the licenses, in the order they were claimed', schema: LicensesResponse } },
-  }, (c, { params }) => {
+  }, async (c, { params }) => {
     // Read access to the controller is checked by the service (404 when invisible).
-    return c.json({ licenses: controllerLicenses(db, c.var.actor.userId, params.nodeId).map(toLicense) });
+    return c.json({ licenses: (await controllerLicenses(db, c.var.actor.userId, params.nodeId)).map(toLicense) });
   });
 }

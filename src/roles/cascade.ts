@@ -4,7 +4,9 @@
 // go by foreign-key cascade, so those licenses can be claimed again). The root role is never deleted.
 //
 // "Last incoming relation" depends on what the cascade has already removed, so this is a fixpoint, not one recursive
-// CTE: a worklist of roles to re-examine, each step a few index seeks. Run inside the caller's transaction.
+// CTE: a worklist of roles to re-examine, each step a few index seeks. Run inside the caller's transaction (pass its
+// handle).
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ROOT_ROLE_ID } from '../access/root.ts';
 
@@ -36,45 +38,42 @@ export function toDeletionInfo(d: Deleted): DeletionInfo {
 }
 
 /** Deletes manages relation `managesId` and everything that hangs only on it. */
-export function deleteManagesCascade(db: Db, managesId: number): Deleted {
+export async function deleteManagesCascade(tx: Db, managesId: number): Promise<Deleted> {
   const out: Deleted = { roles: [], devices: [], manages: [], members: [], monitors: [] };
-  const rel = db.prepare('SELECT child_role_id FROM manages WHERE id = ?').get(managesId) as { child_role_id: number } | undefined;
+  const rel = await tx.get(sql<{ child_role_id: number }>`SELECT child_role_id FROM manages WHERE id = ${managesId}`);
   if (!rel) return out;
-  db.prepare('DELETE FROM manages WHERE id = ?').run(managesId);
+  await tx.run(sql`DELETE FROM manages WHERE id = ${managesId}`);
   out.manages.push(managesId);
 
-  const hasParent = db.prepare('SELECT 1 FROM manages WHERE child_role_id = ? LIMIT 1').pluck();
-  const membersOf = db.prepare('SELECT id FROM members WHERE role_id = ?').pluck();
-  const monitorsOf = db.prepare('SELECT id, device_id, monitor_management FROM monitors WHERE role_id = ?');
-  const outgoingOf = db.prepare('SELECT id, child_role_id FROM manages WHERE parent_role_id = ?');
-  const deleteRole = db.prepare('DELETE FROM roles WHERE id = ?');
   /** devices that lost a relation with monitorManagement: candidates for deletion once the roles are gone */
   const lostManagement = new Set<number>();
 
   const queue = [rel.child_role_id];
   while (queue.length > 0) {
     const roleId = queue.shift()!;
-    if (roleId === ROOT_ROLE_ID || hasParent.get(roleId) !== undefined) continue;
-    const outgoing = outgoingOf.all(roleId) as { id: number; child_role_id: number }[];
-    const monitors = monitorsOf.all(roleId) as { id: number; device_id: number; monitor_management: number }[];
-    out.members.push(...(membersOf.all(roleId) as number[]));
+    if (roleId === ROOT_ROLE_ID) continue;
+    const hasParent = await tx.get(sql<{ found: 1 }>`SELECT 1 AS found FROM manages WHERE child_role_id = ${roleId} LIMIT 1`);
+    if (hasParent !== undefined) continue;
+    const outgoing = await tx.all(sql<{ id: number; child_role_id: number }>`SELECT id, child_role_id FROM manages WHERE parent_role_id = ${roleId}`);
+    const monitors = await tx.all(sql<{ id: number; device_id: number; monitor_management: number }>`SELECT id, device_id, monitor_management FROM monitors WHERE role_id = ${roleId}`);
+    const members = await tx.all(sql<{ id: number }>`SELECT id FROM members WHERE role_id = ${roleId}`);
+    out.members.push(...members.map((m) => m.id));
     out.monitors.push(...monitors.map((m) => m.id));
     out.manages.push(...outgoing.map((m) => m.id));
     for (const m of monitors) if (m.monitor_management === 1) lostManagement.add(m.device_id);
     // foreign keys cascade the role's members, monitors and manages rows (both directions)
-    deleteRole.run(roleId);
+    await tx.run(sql`DELETE FROM roles WHERE id = ${roleId}`);
     out.roles.push(roleId);
     // a child with several parents in the doomed subgraph is examined again after each; it goes with the last one
     queue.push(...outgoing.map((m) => m.child_role_id));
   }
 
-  const stillManaged = db.prepare('SELECT 1 FROM monitors WHERE device_id = ? AND monitor_management = 1 LIMIT 1').pluck();
-  const monitorsOfDevice = db.prepare('SELECT id FROM monitors WHERE device_id = ?').pluck();
-  const deleteDevice = db.prepare('DELETE FROM devices WHERE id = ?');
   for (const deviceId of [...lostManagement].sort((a, b) => a - b)) {
-    if (stillManaged.get(deviceId) !== undefined) continue;
-    out.monitors.push(...(monitorsOfDevice.all(deviceId) as number[]));
-    if (deleteDevice.run(deviceId).changes === 1) out.devices.push(deviceId);
+    const stillManaged = await tx.get(sql<{ found: 1 }>`SELECT 1 AS found FROM monitors WHERE device_id = ${deviceId} AND monitor_management = 1 LIMIT 1`);
+    if (stillManaged !== undefined) continue;
+    const monitors = await tx.all(sql<{ id: number }>`SELECT id FROM monitors WHERE device_id = ${deviceId}`);
+    out.monitors.push(...monitors.map((m) => m.id));
+    if ((await tx.run(sql`DELETE FROM devices WHERE id = ${deviceId}`)).changes === 1) out.devices.push(deviceId);
   }
   return out;
 }

@@ -15,13 +15,13 @@ export function registerCompanyRoutes({ api, deps, auth }: RouteContext): void {
       + 'chain; a role the caller cannot see matches nothing). viewId / viewInsightsVersion: 400 NOT_SUPPORTED.',
     auth: auth.requireActor, query: CompanyListQuery,
     responses: { 200: { description: 'the companies', schema: CompaniesResponse } },
-  }, (c, { query }) => {
+  }, async (c, { query }) => {
     for (const key of ['viewId', 'viewInsightsVersion'] as const) {
       if (query[key] !== undefined) throw new ApiError('NOT_SUPPORTED', `query.${key}: not supported (a gridkeeper appliance has no views)`);
     }
     const userId = c.var.actor.userId;
     // the rights engine decides membership; the filters only narrow what it returned
-    let companies = memberCompanies(db, userId);
+    let companies = await memberCompanies(db, userId);
     if (query.id) {
       const ids = new Set(query.id);
       companies = companies.filter((x) => ids.has(x.id));
@@ -31,7 +31,8 @@ export function registerCompanyRoutes({ api, deps, auth }: RouteContext): void {
       companies = companies.filter((x) => uuids.has(x.uuid));
     }
     if (query.roleId) {
-      const managing = companiesManaging(db, companies.map((x) => x.id), visibleRoleIds(db, userId, query.roleId));
+      const roles = await visibleRoleIds(db, userId, query.roleId);
+      const managing = await companiesManaging(db, companies.map((x) => x.id), roles);
       companies = companies.filter((x) => managing.has(x.id));
     }
     return c.json({ company: companies.map(({ id, uuid, name }) => ({ id, uuid, name })) });

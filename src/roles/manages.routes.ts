@@ -1,13 +1,14 @@
 // Manages relations (docs/api.md#manages): upsert with or without the child's join password, query (and its deprecated GET),
 // flag updates by id, and delete with the cascade.
 import type { RouteContext } from '../http/route-context.ts';
+import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { dummyHash, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
 import { findRole, rolePasswordHash } from './roles.store.ts';
 import { findManagesByIds, findManagesByPair, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
 import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
-import { deleteManagesCascade, toDeletionInfo } from './cascade.ts';
+import { deleteManagesCascade, toDeletionInfo, type DeletionInfo } from './cascade.ts';
 import { releaseJoinAttempt, reserveJoinAttempt } from './password-throttle.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
 import { inList, visibleRoleSet } from './path-roles.ts';
@@ -41,15 +42,15 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
   const overParent = (roleId: number): RightOver => ({ right: 'roleManagement', roleId, mode: 'either' });
 
-  /** 404 unless P is visible, 403 unless u holds direct or indirect roleManagement over P. */
-  function authorizeParent(userId: number, parentId: number): void {
-    requireVisibleRole(db, userId, parentId);
-    requireRights(db, userId, [[overParent(parentId)]]);
+  /** 404 unless P is visible, 403 unless u holds direct or indirect roleManagement over P. `h`: db or the unit's tx. */
+  async function authorizeParent(h: Db, userId: number, parentId: number): Promise<void> {
+    await requireVisibleRole(h, userId, parentId);
+    await requireRights(h, userId, [[overParent(parentId)]]);
   }
 
   /** The relations `ids` of parent P, in request order; 404 for an id that is not a relation of P. */
-  function relationsOf(parentId: number, ids: number[]): ManagesRow[] {
-    return relationsOfRole(findManagesByIds(db, ids), ids, parentId, (r) => r.parent_role_id, 'manages relation');
+  async function relationsOf(h: Db, parentId: number, ids: number[]): Promise<ManagesRow[]> {
+    return relationsOfRole(await findManagesByIds(h, ids), ids, parentId, (r) => r.parent_role_id, 'manages relation');
   }
 
   api.route({
@@ -71,36 +72,37 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     const parentId = params.parentRoleId;
     const childId = query.childRoleId;
     const password = query.childRolePassword;
+    /** `h`: db before the unit, the unit's tx inside it */
     const authorize = password !== undefined
-      ? () => authorizeParent(userId, parentId)
-      : () => {
-        requireVisibleRole(db, userId, parentId);
-        requireVisibleRole(db, userId, childId);
-        requireRights(db, userId, [[overParent(parentId)], [{ right: 'roleManagement', roleId: childId, mode: 'indirect' }]]);
+      ? (h: Db) => authorizeParent(h, userId, parentId)
+      : async (h: Db) => {
+        await requireVisibleRole(h, userId, parentId);
+        await requireVisibleRole(h, userId, childId);
+        await requireRights(h, userId, [[overParent(parentId)], [{ right: 'roleManagement', roleId: childId, mode: 'indirect' }]]);
       };
-    authorize();
+    await authorize(db);
     if (password !== undefined) {
       // The child may be invisible to the caller (that is what the password is for): an unknown role, a role without a
       // password and a wrong password all answer the same 403 after the same scrypt work, and count alike.
       const attempt = await reserveJoinAttempt(db, userId, ipThrottleKey(clientIp(c, deps)), deps.now());
-      const stored = rolePasswordHash(db, childId);
+      const stored = await rolePasswordHash(db, childId);
       const ok = await verifySecret(password, stored ?? await dummyHash()) && typeof stored === 'string';
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
       // right: no failure, whatever happens next (a cycle refused below is not a wrong password)
-      await db.write(() => releaseJoinAttempt(db, attempt));
+      await db.write((tx) => releaseJoinAttempt(tx, attempt));
     }
-    const row = await db.write(() => {
-      authorize();
-      if (!findRole(db, childId)) throw new ApiError('NOT_FOUND', `role ${childId} not found`);
+    const row = await db.write(async (tx) => {
+      await authorize(tx);
+      if (!(await findRole(tx, childId))) throw new ApiError('NOT_FOUND', `role ${childId} not found`);
       // inside the transaction, so no concurrent write can slip a reverse path in between test and insert
-      if (wouldCycle(db, parentId, childId)) {
+      if (await wouldCycle(tx, parentId, childId)) {
         throw new ApiError('ROLE_CYCLE', `a manages relation ${parentId} -> ${childId} would create a cycle`);
       }
-      const before = findManagesByPair(db, parentId, childId);
-      const after = upsertManages(db, parentId, childId, body);
+      const before = await findManagesByPair(tx, parentId, childId);
+      const after = await upsertManages(tx, parentId, childId, body);
       // that the child's join password was given is recorded; the password never is
       const event = managesPut(before, after, password !== undefined ? { childRolePassword: 'accepted' } : {});
-      if (!before || Object.keys(event.changes!).length > 1 || password === undefined && Object.keys(event.changes!).length > 0) recordAudit(c, deps, event);
+      if (!before || Object.keys(event.changes!).length > 1 || password === undefined && Object.keys(event.changes!).length > 0) await recordAudit(tx, c, deps, event);
       return after;
     });
     return c.json({ manages: toManages(row) });
@@ -115,10 +117,10 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
     description: `Body { filter?: { id?: int[], parentRoleId?: int[], childRoleId?: int[] } } ({} or no body: no filter). ${queryDescription}`,
     auth: auth.requireActor, params: ManagesParentsParams, body: ManagesQueryBody,
     responses: { 200: { description: 'the relations', schema: ManagesListResponse } },
-  }, (c, { params, body }) => {
-    const parents = visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
+  }, async (c, { params, body }) => {
+    const parents = await visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
     const f = body?.filter ?? {};
-    const rows = managesFromParents(db, parents)
+    const rows = (await managesFromParents(db, parents))
       .filter((r) => inList(f.id, r.id) && inList(f.parentRoleId, r.parent_role_id) && inList(f.childRoleId, r.child_role_id));
     return c.json({ manages: rows.map(toManages) });
   });
@@ -129,9 +131,9 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       + 'and `Link: </v1/role/{parentRoleId}/manages/query>; rel="successor-version"`.',
     deprecated: true, auth: auth.requireActor, params: ManagesParentsParams, query: ManagesListQuery,
     responses: { 200: { description: 'the relations', schema: ManagesListResponse } },
-  }, (c, { params, query }) => {
-    const parents = visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
-    const rows = managesFromParents(db, parents).filter((r) => inList(query.id, r.id) && inList(query.childRoleId, r.child_role_id));
+  }, async (c, { params, query }) => {
+    const parents = await visibleRoleSet(db, c.var.actor.userId, params.parentRoleId);
+    const rows = (await managesFromParents(db, parents)).filter((r) => inList(query.id, r.id) && inList(query.childRoleId, r.child_role_id));
     markDeprecated(c, `/v1/role/${c.req.param('parentRoleId')}/manages/query`);
     return c.json({ manages: rows.map(toManages) });
   });
@@ -146,13 +148,13 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params, body }) => {
     const userId = c.var.actor.userId;
     const { parentRoleId, managesId } = params;
-    const rows = await db.write(() => {
-      authorizeParent(userId, parentRoleId);
-      const before = relationsOf(parentRoleId, managesId);
-      for (const id of managesId) updateManagesFlags(db, id, body);
-      const after = relationsOf(parentRoleId, managesId);
+    const rows = await db.write(async (tx) => {
+      await authorizeParent(tx, userId, parentRoleId);
+      const before = await relationsOf(tx, parentRoleId, managesId);
+      for (const id of managesId) await updateManagesFlags(tx, id, body);
+      const after = await relationsOf(tx, parentRoleId, managesId);
       const events = after.map((row, i) => managesPut(before[i], row)).filter((e) => Object.keys(e.changes!).length > 0);
-      if (events.length > 0) recordAudit(c, deps, events);
+      if (events.length > 0) await recordAudit(tx, c, deps, events);
       return after;
     });
     const out = rows.map(toManages);
@@ -172,11 +174,12 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     const userId = c.var.actor.userId;
     const { parentRoleId, managesId } = params;
-    const infos = await db.write(() => {
-      authorizeParent(userId, parentRoleId);
-      const rows = relationsOf(parentRoleId, managesId);
-      const infos = managesId.map((id) => toDeletionInfo(deleteManagesCascade(db, id)));
-      recordAudit(c, deps, rows.map((row, i) => ({
+    const infos = await db.write(async (tx) => {
+      await authorizeParent(tx, userId, parentRoleId);
+      const rows = await relationsOf(tx, parentRoleId, managesId);
+      const infos: DeletionInfo[] = [];
+      for (const id of managesId) infos.push(toDeletionInfo(await deleteManagesCascade(tx, id)));
+      await recordAudit(tx, c, deps, rows.map((row, i) => ({
         action: 'manages.delete', target: { kind: 'manages', id: row.id }, roleId: row.parent_role_id,
         // what the cascade removed with it (the relation itself is in `manages`)
         changes: { ...removed(managesFields(row)), cascade: infos[i].deleted },

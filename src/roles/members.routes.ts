@@ -1,6 +1,7 @@
 // Member relations (docs/api.md#members): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
 // and delete (own membership allowed; never the last member of the root role).
 import type { RouteContext } from '../http/route-context.ts';
+import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';
 import { findUserByEmail, insertUser } from '../auth/users.store.ts';
@@ -29,14 +30,15 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
     { right: 'userManagement', roleId, mode: 'either' },
     { right: 'roleManagement', roleId, mode: 'indirect' },
   ]];
-  function authorizeRole(userId: number, roleId: number): void {
-    requireVisibleRole(db, userId, roleId);
-    requireRights(db, userId, memberRule(roleId));
+  /** `h`: db, or the transaction handle inside a unit */
+  async function authorizeRole(h: Db, userId: number, roleId: number): Promise<void> {
+    await requireVisibleRole(h, userId, roleId);
+    await requireRights(h, userId, memberRule(roleId));
   }
 
   /** The member relations `ids` of role R, in request order; 404 for an id that is not a member relation of R. */
-  function relationsOf(roleId: number, ids: number[]): (MemberRow & { user_id: number })[] {
-    return relationsOfRole(findMembersByIds(db, ids), ids, roleId, (r) => r.role_id, 'member relation');
+  async function relationsOf(h: Db, roleId: number, ids: number[]): Promise<(MemberRow & { user_id: number })[]> {
+    return relationsOfRole(await findMembersByIds(h, ids), ids, roleId, (r) => r.role_id, 'member relation');
   }
 
   api.route({
@@ -50,21 +52,21 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params, query }) => {
     const userId = c.var.actor.userId;
     const roleId = params.roleId;
-    authorizeRole(userId, roleId);
+    await authorizeRole(db, userId, roleId);
     let newUser: { hash: string; generated?: string } | undefined;
-    if (!findUserByEmail(db, query.userEmail)) {
+    if (!(await findUserByEmail(db, query.userEmail))) {
       const generated = query.password === undefined ? generatePassword() : undefined;
       newUser = { hash: await hashSecret(query.password ?? generated!), ...(generated ? { generated } : {}) };
     }
-    const { row, createdId } = await db.write(() => {
-      authorizeRole(userId, roleId);
+    const { row, createdId } = await db.write(async (tx) => {
+      await authorizeRole(tx, userId, roleId);
       // the e-mail may have been registered while the hash was computed: then that user is the one added
-      const createdId = newUser ? insertUser(db, query.userEmail, newUser.hash, deps.now()) : undefined;
-      const user = findUserByEmail(db, query.userEmail)!;
-      const row = upsertMember(db, roleId, user.id);
+      const createdId = newUser ? await insertUser(tx, query.userEmail, newUser.hash, deps.now()) : undefined;
+      const user = (await findUserByEmail(tx, query.userEmail))!;
+      const row = await upsertMember(tx, roleId, user.id);
       // an existing relation is answered as it is: nothing changed, nothing to record
       if (row.created) {
-        recordAudit(c, deps, {
+        await recordAudit(tx, c, deps, {
           action: 'member.put', target: { kind: 'member', id: row.id }, roleId, userId: user.id,
           changes: { roleId: { after: roleId }, userEmail: { after: row.email }, ...(createdId !== undefined ? { userCreated: true } : {}) },
         });
@@ -85,11 +87,11 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
     + 'own; ascending by id, matching every given filter (lists match any value; an empty list matches nothing; userEmail '
     + `is case-insensitive). A path role outside the caller's reach is 404. ${MEMBER_SHAPE}`;
 
-  function queryMembers(userId: number, selection: '*' | number[], f: { id?: number[]; roleId?: number[]; userEmail?: string[] }) {
-    const roles = visibleRoleSet(db, userId, selection);
-    const rights = rightsOverReach(db, userId);
+  async function queryMembers(userId: number, selection: '*' | number[], f: { id?: number[]; roleId?: number[]; userEmail?: string[] }) {
+    const roles = await visibleRoleSet(db, userId, selection);
+    const rights = await rightsOverReach(db, userId);
     const emails = f.userEmail?.map((e) => e.toLowerCase());
-    return membersOfRoles(db, roles)
+    return (await membersOfRoles(db, roles))
       .filter((m) => m.user_id === userId || rights.get(m.role_id)?.userManagement === true)
       .filter((m) => inList(f.id, m.id) && inList(f.roleId, m.role_id) && inList(emails, m.email.toLowerCase()))
       .map(toMember);
@@ -100,7 +102,7 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
     description: `Body { filter?: { id?: int[], roleId?: int[], userEmail?: string[] } } ({} or no body: no filter). Answers { member: Member[] }. ${queryDescription}`,
     auth: auth.requireActor, params: RoleIdsParams, body: MemberQueryBody,
     responses: { 200: { description: 'the member relations', schema: MembersResponse } },
-  }, (c, { params, body }) => c.json({ member: queryMembers(c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
+  }, async (c, { params, body }) => c.json({ member: await queryMembers(c.var.actor.userId, params.roleId, body?.filter ?? {}) }));
 
   api.route({
     method: 'get', path: '/v1/role/:roleId/member', tag: 'roles', summary: 'Collect member relations (deprecated: use POST …/member/query)',
@@ -108,8 +110,8 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       + '`Deprecation: true` and `Link: </v1/role/{roleId}/member/query>; rel="successor-version"`.',
     deprecated: true, auth: auth.requireActor, params: RoleIdsParams, query: MemberListQuery,
     responses: { 200: { description: 'the member relations', schema: MembersResponse } },
-  }, (c, { params, query }) => {
-    const members = queryMembers(c.var.actor.userId, params.roleId, query);
+  }, async (c, { params, query }) => {
+    const members = await queryMembers(c.var.actor.userId, params.roleId, query);
     markDeprecated(c, `/v1/role/${c.req.param('roleId')}/member/query`);
     return c.json({ member: members });
   });
@@ -121,9 +123,9 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
       + `this role is 404. ${MEMBER_SHAPE}`,
     auth: auth.requireActor, params: MemberIdParams, body: EmptyBody,
     responses: { 200: { description: 'the member relations', schema: MemberResponse } },
-  }, (c, { params }) => {
-    authorizeRole(c.var.actor.userId, params.roleId);
-    const out = relationsOf(params.roleId, params.memberId).map(toMember);
+  }, async (c, { params }) => {
+    await authorizeRole(db, c.var.actor.userId, params.roleId);
+    const out = (await relationsOf(db, params.roleId, params.memberId)).map(toMember);
     return c.json({ member: oneOrMany(params.memberId.several, out) });
   });
 
@@ -138,20 +140,20 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     const userId = c.var.actor.userId;
     const { roleId, memberId } = params;
-    const infos = await db.write(() => {
-      requireVisibleRole(db, userId, roleId);
-      if (!rightsHold(db, userId, memberRule(roleId))) {
+    const infos = await db.write(async (tx) => {
+      await requireVisibleRole(tx, userId, roleId);
+      if (!(await rightsHold(tx, userId, memberRule(roleId)))) {
         // only the caller's own memberships; the 403 does not depend on whether another id exists
-        const own = new Set(findMembersByIds(db, memberId).filter((m) => m.role_id === roleId && m.user_id === userId).map((m) => m.id));
-        if (!memberId.every((id) => own.has(id))) requireRights(db, userId, memberRule(roleId));
+        const own = new Set((await findMembersByIds(tx, memberId)).filter((m) => m.role_id === roleId && m.user_id === userId).map((m) => m.id));
+        if (!memberId.every((id) => own.has(id))) await requireRights(tx, userId, memberRule(roleId));
       }
-      relationsOf(roleId, memberId);
-      if (roleId === ROOT_ROLE_ID && countMembers(db, roleId) <= memberId.length) {
+      await relationsOf(tx, roleId, memberId);
+      if (roleId === ROOT_ROLE_ID && await countMembers(tx, roleId) <= memberId.length) {
         throw new ApiError('LAST_ROOT_MEMBER', 'the last member of the root role cannot be removed');
       }
-      const rows = relationsOf(roleId, memberId);
-      deleteMembers(db, memberId);
-      recordAudit(c, deps, rows.map((row) => ({
+      const rows = await relationsOf(tx, roleId, memberId);
+      await deleteMembers(tx, memberId);
+      await recordAudit(tx, c, deps, rows.map((row) => ({
         action: 'member.delete' as const, target: { kind: 'member' as const, id: row.id }, roleId, userId: row.user_id,
         changes: { roleId: { before: roleId }, userEmail: { before: row.email } },
       })));

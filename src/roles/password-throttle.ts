@@ -13,6 +13,7 @@
 //
 // An attempt is reserved before the (slow, async) scrypt check — counted as a failure in the same unit of work as the
 // wait check — and released when the password was right, so parallel guesses cannot all slip through.
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 
@@ -32,12 +33,12 @@ export function delayAfter(failures: number, free: number): number {
 }
 
 /** Milliseconds until `userId` may try a join password again from `ipKey`; 0 = now. */
-export function joinWaitMs(db: Db, userId: number, ipKey: string, now: number): number {
+export async function joinWaitMs(db: Db, userId: number, ipKey: string, now: number): Promise<number> {
   const since = now - FORGET_AFTER_MS;
-  const user = db.prepare('SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ? AND at > ?')
-    .get(userId, since) as { n: number; last: number | null };
-  const address = db.prepare('SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ? AND ip_key = ? AND at > ?')
-    .get(userId, ipKey, since) as { n: number; last: number | null };
+  type Failures = { n: number; last: number | null };
+  // aggregates without GROUP BY: always exactly one row
+  const user = (await db.get(sql<Failures>`SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ${userId} AND at > ${since}`))!;
+  const address = (await db.get(sql<Failures>`SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ${userId} AND ip_key = ${ipKey} AND at > ${since}`))!;
   const wait = (k: { n: number; last: number | null }, free: number) => (k.last === null ? 0 : k.last + delayAfter(k.n, free) - now);
   return Math.max(0, wait(user, FREE_PER_USER), wait(address, FREE_PER_ADDRESS));
 }
@@ -48,21 +49,21 @@ export function joinWaitMs(db: Db, userId: number, ipKey: string, now: number): 
  * extend the wait).
  */
 export function reserveJoinAttempt(db: Db, userId: number, ipKey: string, now: number): Promise<JoinAttempt> {
-  return db.write(() => {
-    const wait = joinWaitMs(db, userId, ipKey, now);
+  return db.write(async (tx) => {
+    const wait = await joinWaitMs(tx, userId, ipKey, now);
     if (wait > 0) {
       const retryAfter = Math.max(1, Math.ceil(wait / 1000));
       throw new ApiError('TOO_MANY_PASSWORD_CHECKS', `too many wrong join passwords: try again in ${retryAfter} s`, {
         extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
       });
     }
-    db.prepare('DELETE FROM join_failures WHERE at <= ?').run(now - FORGET_AFTER_MS);
-    const id = db.get(db.qb.insertInto('join_failures').values({ user_id: userId, ip_key: ipKey, at: now }).returning('id'))!.id;
+    await tx.run(sql`DELETE FROM join_failures WHERE at <= ${now - FORGET_AFTER_MS}`);
+    const id = (await tx.get(tx.qb.insertInto('join_failures').values({ user_id: userId, ip_key: ipKey, at: now }).returning('id')))!.id;
     return { id };
   });
 }
 
-/** The password was right: the reserved failure was none. Inside a unit of work. */
-export function releaseJoinAttempt(db: Db, attempt: JoinAttempt): void {
-  db.run(db.qb.deleteFrom('join_failures').where('id', '=', attempt.id));
+/** The password was right: the reserved failure was none. Inside a unit of work (pass its transaction handle). */
+export async function releaseJoinAttempt(tx: Db, attempt: JoinAttempt): Promise<void> {
+  await tx.run(tx.qb.deleteFrom('join_failures').where('id', '=', attempt.id));
 }

@@ -4,8 +4,8 @@ import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { reach } from '../access/rights.ts';
 
-export function visibleRoleSet(db: Db, userId: number, selection: '*' | number[]): number[] {
-  const mine = reach(db, userId);
+export async function visibleRoleSet(db: Db, userId: number, selection: '*' | number[]): Promise<number[]> {
+  const mine = await reach(db, userId);
   if (selection === '*') return mine;
   const visible = new Set(mine);
   for (const id of selection) if (!visible.has(id)) throw new ApiError('NOT_FOUND', `role ${id} not found`);

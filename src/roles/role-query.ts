@@ -26,10 +26,10 @@ export function refuseUnsupported(filter: { viewId?: unknown } | undefined, wher
  * rather than reveal which of u's roles hang below it. `companyId` keeps roles managed (directly or through a chain) by
  * those companies, counting only companies u can see.
  */
-export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, userRights: Partial<Record<Right, boolean>> = {}): Role[] {
+export async function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, userRights: Partial<Record<Right, boolean>> = {}): Promise<Role[]> {
   const wanted = RIGHTS.filter((r) => userRights[r] === true);
-  const rights = wanted.length > 0 ? rightsOverReach(db, userId) : undefined;
-  const visible = rights ? [...rights.keys()] : reach(db, userId);
+  const rights = wanted.length > 0 ? await rightsOverReach(db, userId) : undefined;
+  const visible = rights ? [...rights.keys()] : await reach(db, userId);
   let ids = visible;
   if (filter.id) {
     const only = new Set(filter.id);
@@ -37,15 +37,15 @@ export function queryRoles(db: Db, userId: number, filter: RoleFilter = {}, user
   }
   if (filter.companyId) {
     // a company u cannot see counts for nothing: the filter then matches nothing, as for a company that does not exist
-    const below = descendantsOf(db, visibleCompanyIds(db, userId, filter.companyId));
+    const below = await descendantsOf(db, await visibleCompanyIds(db, userId, filter.companyId));
     ids = ids.filter((id) => below.has(id));
   }
   if (filter.ancestorRoleId) {
     const mine = new Set(visible);
-    const below = descendantsOf(db, filter.ancestorRoleId.filter((id) => mine.has(id)));
+    const below = await descendantsOf(db, filter.ancestorRoleId.filter((id) => mine.has(id)));
     ids = ids.filter((id) => below.has(id));
   }
-  let rows = findRoles(db, ids);
+  let rows = await findRoles(db, ids);
   if (filter.name) {
     const names = new Set(filter.name);
     rows = rows.filter((r) => names.has(r.name));

@@ -1,6 +1,7 @@
 // Roles (docs/api.md#roles): create under a parent, update, query (and its deprecated GET). Manages and member relations
 // live in manages.routes.ts and members.routes.ts. Every handler first states the right it needs and asks src/access.
 import type { RouteContext } from '../http/route-context.ts';
+import type { Db } from '../db/open.ts';
 import { hashSecret } from '../auth/passwords.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
 import { requireRights, requireVisibleRole } from '../access/guards.ts';
@@ -35,21 +36,23 @@ export function registerRoleRoutes(ctx: RouteContext): void {
   }, async (c, { query, body }) => {
     const userId = c.var.actor.userId;
     const parentId = query.parentRoleId;
-    const authorize = () => {
-      requireVisibleRole(db, userId, parentId);
-      requireRights(db, userId, [[{ right: 'roleManagement', roleId: parentId, mode: 'either' }]]);
+    /** `h`: db before the unit, the unit's tx inside it */
+    const authorize = async (h: Db) => {
+      await requireVisibleRole(h, userId, parentId);
+      await requireRights(h, userId, [[{ right: 'roleManagement', roleId: parentId, mode: 'either' }]]);
     };
-    authorize();
+    await authorize(db);
     const passwordHash = typeof body.role.password === 'string' ? await hashSecret(body.role.password) : null;
     // checked again inside the transaction: the hash was computed while other requests ran
-    const created = await db.write(() => {
-      authorize();
-      const roleId = insertRole(db, {
+    const created = await db.write(async (tx) => {
+      await authorize(tx);
+      const roleId = await insertRole(tx, {
         name: body.role.name, selfRights: body.role.selfRights, passwordHash, isCompany: body.role.isCompany ?? false,
       }, deps.now());
-      const result = { manages: upsertManages(db, parentId, roleId, body.manages), role: findRole(db, roleId)! };
+      const manages = await upsertManages(tx, parentId, roleId, body.manages);
+      const result = { manages, role: (await findRole(tx, roleId))! };
       const { id: managesId, ...flags } = toManages(result.manages);
-      recordAudit(c, deps, {
+      await recordAudit(tx, c, deps, {
         // readable by those who reach the parent, where the role was made (like the relation to it, which it lists)
         action: 'role.create', target: { kind: 'role', id: roleId }, roleId: parentId,
         changes: {
@@ -73,25 +76,26 @@ export function registerRoleRoutes(ctx: RouteContext): void {
   }, async (c, { params, body }) => {
     const userId = c.var.actor.userId;
     const roleId = params.roleId;
-    const authorize = () => {
-      requireVisibleRole(db, userId, roleId);
-      requireRights(db, userId, [[{ right: 'roleManagement', roleId, mode: 'indirect' }]]);
+    /** `h`: db before the unit, the unit's tx inside it */
+    const authorize = async (h: Db) => {
+      await requireVisibleRole(h, userId, roleId);
+      await requireRights(h, userId, [[{ right: 'roleManagement', roleId, mode: 'indirect' }]]);
     };
-    authorize();
+    await authorize(db);
     const passwordHash = typeof body.password === 'string' ? await hashSecret(body.password) : body.password;
-    const row = await db.write(() => {
-      authorize();
-      const before = toRole(findRole(db, roleId)!);
-      const hadPassword = typeof rolePasswordHash(db, roleId) === 'string';
-      updateRole(db, roleId, { name: body.name, selfRights: body.selfRights, passwordHash, isCompany: body.isCompany });
-      const after = findRole(db, roleId)!;
+    const row = await db.write(async (tx) => {
+      await authorize(tx);
+      const before = toRole((await findRole(tx, roleId))!);
+      const hadPassword = typeof (await rolePasswordHash(tx, roleId)) === 'string';
+      await updateRole(tx, roleId, { name: body.name, selfRights: body.selfRights, passwordHash, isCompany: body.isCompany });
+      const after = (await findRole(tx, roleId))!;
       const { name, selfRights, isCompany } = toRole(after);
       // the join password is a secret: the entry says that it was set or cleared, never what it is
       const password = typeof passwordHash === 'string' ? { password: { after: 'set' } }
         : passwordHash === null && hadPassword ? { password: { before: 'set', after: 'cleared' } } : {};
       const changes = { ...diffFields({ name: before.name, selfRights: before.selfRights, isCompany: before.isCompany }, { name, selfRights, isCompany }), ...password };
       // an update that changes nothing records nothing
-      if (Object.keys(changes).length > 0) recordAudit(c, deps, { action: 'role.update', target: { kind: 'role', id: roleId }, changes });
+      if (Object.keys(changes).length > 0) await recordAudit(tx, c, deps, { action: 'role.update', target: { kind: 'role', id: roleId }, changes });
       return after;
     });
     return c.json({ role: toRole(row) });
@@ -108,9 +112,9 @@ export function registerRoleRoutes(ctx: RouteContext): void {
       + `(a company the caller cannot see matches nothing). filter.viewId: 400 NOT_SUPPORTED. ${ROLE_SHAPE}`,
     auth: auth.requireActor, body: RoleQueryBody,
     responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
-  }, (c, { body }) => {
+  }, async (c, { body }) => {
     refuseUnsupported(body?.filter, 'filter.');
-    return c.json({ role: queryRoles(db, c.var.actor.userId, body?.filter, body?.userRights) });
+    return c.json({ role: await queryRoles(db, c.var.actor.userId, body?.filter, body?.userRights) });
   });
 
   api.route({
@@ -120,10 +124,10 @@ export function registerRoleRoutes(ctx: RouteContext): void {
       + '`Deprecation: true` and `Link: </v1/role/query>; rel="successor-version"`.',
     deprecated: true, auth: auth.requireActor, query: RoleListQuery,
     responses: { 200: { description: 'the matching roles', schema: RolesResponse } },
-  }, (c, { query }) => {
+  }, async (c, { query }) => {
     refuseUnsupported(query, 'query.');
     const userRights = Object.fromEntries(RIGHTS.map((r) => [r, query[`userRights.${r}`]])) as Partial<Record<Right, boolean>>;
-    const roles = queryRoles(db, c.var.actor.userId, {
+    const roles = await queryRoles(db, c.var.actor.userId, {
       id: query.id, name: query.name, ancestorRoleId: query.ancestorRoleId, companyId: query.companyId,
     }, userRights);
     markDeprecated(c, '/v1/role/query');

@@ -1,9 +1,10 @@
 // SQL of roles: insert, update, lookups by id lists and descendant walks. Functions take `db` first and never decide
 // rights (src/access does).
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ROLE_COLUMNS, selfRightsColumns, type Flags, type RoleRow } from './serialize.ts';
-import { inJson, listParam } from '../db/in-list.ts';
+import { inValues } from '../db/in-list.ts';
 
 export interface RoleWrite {
   name: string;
@@ -14,15 +15,16 @@ export interface RoleWrite {
   isCompany?: boolean;
 }
 
-export function insertRole(db: Db, input: RoleWrite, now: number): number {
-  return db.run(db.qb.insertInto('roles').values({
+export async function insertRole(db: Db, input: RoleWrite, now: number): Promise<number> {
+  const row = await db.get(db.qb.insertInto('roles').values({
     name: input.name, ...selfRightsColumns(input.selfRights), password_hash: input.passwordHash ?? null, created_at: now,
     is_company: input.isCompany ? 1 : 0, uuid: input.isCompany ? randomUUID() : null,
-  })).lastInsertRowid;
+  }).returning('id'));
+  return row!.id;
 }
 
-export function updateRole(db: Db, roleId: number, input: RoleWrite): void {
-  db.run(db.qb.updateTable('roles').set((eb) => ({
+export async function updateRole(db: Db, roleId: number, input: RoleWrite): Promise<void> {
+  await db.run(db.qb.updateTable('roles').set((eb) => ({
     name: input.name, ...selfRightsColumns(input.selfRights),
     ...(input.passwordHash !== undefined ? { password_hash: input.passwordHash } : {}),
     ...(input.isCompany !== undefined ? { is_company: input.isCompany ? 1 as const : 0 as const } : {}),
@@ -31,18 +33,17 @@ export function updateRole(db: Db, roleId: number, input: RoleWrite): void {
   })).where('id', '=', roleId));
 }
 
-export function findRole(db: Db, roleId: number): RoleRow | undefined {
-  return db.get(db.qb.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', roleId)) as RoleRow | undefined;
+export async function findRole(db: Db, roleId: number): Promise<RoleRow | undefined> {
+  return await db.get(db.qb.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', roleId)) as RoleRow | undefined;
 }
 
 /** The roles with these ids, ascending by id (missing ids are skipped). */
-export function findRoles(db: Db, ids: readonly number[]): RoleRow[] {
-  return db.prepare(`SELECT ${ROLE_COLUMNS.join(', ')} FROM roles WHERE id ${inJson()} ORDER BY id`)
-    .all(listParam(ids)) as RoleRow[];
+export async function findRoles(db: Db, ids: readonly number[]): Promise<RoleRow[]> {
+  return db.all(sql<RoleRow>`SELECT ${sql.join(ROLE_COLUMNS.map((c) => sql.ref(c)))} FROM roles WHERE id ${inValues(ids)} ORDER BY id`);
 }
 
 /** The join password hash of a role; undefined when the role does not exist, null when it has none. */
-export function rolePasswordHash(db: Db, roleId: number): string | null | undefined {
-  return db.get(db.qb.selectFrom('roles').select('password_hash').where('id', '=', roleId))?.password_hash;
+export async function rolePasswordHash(db: Db, roleId: number): Promise<string | null | undefined> {
+  return (await db.get(db.qb.selectFrom('roles').select('password_hash').where('id', '=', roleId)))?.password_hash;
 }
 

@@ -1,9 +1,12 @@
 // The telemetry rules of docs/api.md#telemetry-write and #telemetry-query, answered by the rights engine. Data is authorized by its `nodeId` tag:
 // the device whose properties.nodeId equals it. A nodeId that belongs to no device is unauthorized.
 // A request's distinct nodeIds are checked together, once each: rights may change between requests, never within one.
+// These are shared rules (src/access), asynchronous: the telemetry engine awaits them before (or between) its
+// synchronous exclusive sections, never inside one.
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
-import { inJson, listParam } from '../db/in-list.ts';
+import { inValues } from '../db/in-list.ts';
 import { isRootMember } from '../access/root.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
@@ -22,17 +25,18 @@ function holds(access: DeviceAccess | undefined, rule: NodeRule): boolean {
 }
 
 /** For each distinct nodeId, whether the user may read (query) or write its telemetry. */
-export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, rule: NodeRule): Map<string, boolean> {
+export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, rule: NodeRule): Promise<Map<string, boolean>> {
   const wanted = [...new Set(nodeIds)];
   const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
   if (wanted.length === 0) return out;
-  const devices = (wanted.length === 1
-    ? db.prepare('SELECT id, node_id FROM devices WHERE node_id = ?').all(wanted[0])
-    : db.prepare(`SELECT id, node_id FROM devices WHERE node_id ${inJson()}`).all(listParam(wanted))) as Array<{ id: number; node_id: string }>;
+  type DeviceRow = { id: number; node_id: string };
+  const devices = await db.all(wanted.length === 1
+    ? sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id = ${wanted[0]}`
+    : sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id ${inValues(wanted)}`);
   if (devices.length === 0) return out;
   const accessById = new Map<number, DeviceAccess>();
-  if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, deviceAccess(db, userId, d.id));
-  else for (const a of readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
+  if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, await deviceAccess(db, userId, d.id));
+  else for (const a of await readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
   return out;
 }
@@ -41,9 +45,9 @@ export function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, ru
  * The nodeIds among `nodeIds` whose telemetry the user may read: members of the root role read every series (also
  * those whose nodeId names no device); everyone else what nodeRights(…, 'read') allows.
  */
-export function readableNodeIds(db: Db, userId: number, nodeIds: Iterable<string>): Set<string> {
-  if (isRootMember(db, userId)) return new Set(nodeIds);
+export async function readableNodeIds(db: Db, userId: number, nodeIds: Iterable<string>): Promise<Set<string>> {
+  if (await isRootMember(db, userId)) return new Set(nodeIds);
   const out = new Set<string>();
-  for (const [nodeId, ok] of nodeRights(db, userId, nodeIds, 'read')) if (ok) out.add(nodeId);
+  for (const [nodeId, ok] of await nodeRights(db, userId, nodeIds, 'read')) if (ok) out.add(nodeId);
   return out;
 }

@@ -1,11 +1,15 @@
 // The telemetry catalogue (sql/0005_telemetry.sql) and its in-memory mirror: namespaces, their measurements' fields,
 // shard tables and series. Ingest consults it once per line, so it lives in memory; the database stays the truth.
 //
-// The mirror is kept per Db and is only changed inside the transaction that changes the tables. Two rules keep it
-// right: a write whose transaction rolls back resets it (the next request reloads what it needs), and every request
-// first compares SQLite's schema cookie with the one recorded after our own last change, resetting on a difference —
-// that is how a `gridkeeper telemetry prune` run from another process (which drops shard tables) is noticed.
-import type { Db } from '../db/open.ts';
+// The mirror is kept per database connection and used only inside exclusive sections (`db.exclusive`, or
+// `tx.exclusive` in a write's transaction): its loops run synchronously on better-sqlite3 while nothing else uses the
+// connection. It is only changed inside the transaction that changes the tables. Three rules keep it right: a write
+// whose transaction rolls back resets it (the next request reloads what it needs); every request first compares
+// SQLite's schema cookie with the one recorded after our own last change, resetting on a difference — that is how a
+// `gridkeeper telemetry prune` run from another process (which drops shard tables) is noticed; and since a write
+// commits after its last exclusive section, the next request first checks that a row the write added (its witness)
+// exists, resetting when it does not — so a failed COMMIT, too, resets the mirror before anyone uses it again.
+import type { SqliteConnection } from '../db/open.ts';
 import type { Statement } from 'better-sqlite3';
 import { BlockStats } from './block-stats.ts';
 import { FIELD_TYPES, type FieldKind } from './line-scanner.ts';
@@ -24,6 +28,12 @@ const MAX_CACHED_STATEMENTS = 2_000;
 
 let nextUid = 1;
 
+/** A row the latest transaction that added to the mirror wrote: it exists exactly when that transaction committed. */
+interface Witness {
+  sql: string;
+  params: unknown[];
+}
+
 /** The shard table of window k of namespace id: a pure function of both. */
 export function shardTableName(namespaceId: number, window: number): string {
   return `telemetry_shard_${namespaceId}_${window < 0 ? `m${-window}` : window}`;
@@ -39,13 +49,25 @@ export class Catalogue {
 
   /** statistics per block of a shard window, for aggregate queries (block-stats.ts) */
   readonly blockStats: BlockStats;
+  /** set by the last addition to the mirror; checked (and dropped) by the next sync() */
+  private witness: Witness | undefined;
 
-  constructor(private readonly db: Db) {
+  /** `conn`: the connection of Db.exclusive; every method runs inside an exclusive section. */
+  constructor(private readonly conn: SqliteConnection) {
     this.blockStats = new BlockStats((sql) => this.statement(sql, () => sql, true));
   }
 
-  /** Call first inside every telemetry transaction: forgets everything when the schema changed behind our back. */
+  /**
+   * Call first in every telemetry request (at the start of its first exclusive section, inside its transaction if it
+   * has one): forgets everything when the last write that added to the mirror did not commit, or when the schema
+   * changed behind our back.
+   */
   sync(): void {
+    const witness = this.witness;
+    if (witness !== undefined) {
+      this.witness = undefined;
+      if (this.conn.prepare(witness.sql).get(...witness.params) === undefined) this.reset();
+    }
     const version = this.readSchemaVersion();
     if (version !== this.schemaVersion) {
       this.reset();
@@ -64,6 +86,7 @@ export class Catalogue {
     this.statements.clear();
     this.blockStats.clear();
     this.schemaVersion = -1;
+    this.witness = undefined;
   }
 
   /** The namespace with this identity, loaded with its fields and shards, or undefined when it was never written. */
@@ -71,7 +94,7 @@ export class Catalogue {
     const key = namespaceKey(namespace);
     const cached = this.byKey.get(key);
     if (cached !== undefined) return cached;
-    const row = this.db.prepare('SELECT id, created_at FROM telemetry_namespaces WHERE key = ?').get(key) as { id: number; created_at: number } | undefined;
+    const row = this.conn.prepare('SELECT id, created_at FROM telemetry_namespaces WHERE key = ?').get(key) as { id: number; created_at: number } | undefined;
     if (row === undefined) return undefined;
     const info = this.load(row.id, key, namespace, row.created_at);
     this.byKey.set(key, info);
@@ -84,11 +107,13 @@ export class Catalogue {
     if (found !== undefined) return found;
     const key = namespaceKey(namespace);
     const profile = namespaceProfile(namespace);
-    const { lastInsertRowid } = this.db.prepare(`INSERT INTO telemetry_namespaces
+    const { lastInsertRowid } = this.conn.prepare(`INSERT INTO telemetry_namespaces
       (key, namespace, interval_ms, shard_duration_ms, worst_case_range_ms, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
       .run(key, JSON.stringify(namespace), profile.intervalMs, profile.shardDurationMs, profile.worstCaseRangeMs, now);
     this.generation++;
-    const info = this.load(Number(lastInsertRowid), key, namespace, now);
+    const id = Number(lastInsertRowid);
+    this.witness = { sql: 'SELECT 1 FROM telemetry_namespaces WHERE id = ?', params: [id] };
+    const info = this.load(id, key, namespace, now);
     this.byKey.set(key, info);
     return info;
   }
@@ -98,7 +123,7 @@ export class Catalogue {
       id, key, namespace, profile: namespaceProfile(namespace), createdAt,
       measurements: new Map(), maxFields: 0, shards: new Map(), seriesByText: new LruCache(MAX_CACHED_SERIES_TEXTS), seriesByNode: new LruCache(MAX_CACHED_SERIES_TEXTS),
     };
-    const fields = this.db.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
+    const fields = this.conn.prepare('SELECT measurement, field, ordinal, type FROM telemetry_fields WHERE namespace_id = ? ORDER BY measurement, ordinal')
       .all(id) as Array<{ measurement: string; field: string; ordinal: number; type: string }>;
     for (const f of fields) {
       const m = measurementOf(info, f.measurement);
@@ -107,7 +132,7 @@ export class Catalogue {
       m.list[f.ordinal] = field;
       info.maxFields = Math.max(info.maxFields, m.list.length);
     }
-    const shards = this.db.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards WHERE namespace_id = ?')
+    const shards = this.conn.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards WHERE namespace_id = ?')
       .all(id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }>;
     for (const s of shards) {
       info.shards.set(s.shard_window, { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns });
@@ -119,8 +144,9 @@ export class Catalogue {
   addField(ns: NamespaceInfo, measurement: MeasurementInfo, name: string, kind: FieldKind): FieldInfo {
     this.generation++;
     const field: FieldInfo = { name, ordinal: measurement.list.length, kind };
-    this.db.prepare('INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type) VALUES (?, ?, ?, ?, ?)')
+    this.conn.prepare('INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type) VALUES (?, ?, ?, ?, ?)')
       .run(ns.id, measurement.name, name, field.ordinal, FIELD_TYPES[kind]);
+    this.witness = { sql: 'SELECT 1 FROM telemetry_fields WHERE namespace_id = ? AND measurement = ? AND field = ?', params: [ns.id, measurement.name, name] };
     measurement.fields.set(name, field);
     measurement.list.push(field);
     ns.maxFields = Math.max(ns.maxFields, measurement.list.length);
@@ -145,12 +171,13 @@ export class Catalogue {
     const sorted = [...tags].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const tagsJson = JSON.stringify(Object.fromEntries(sorted));
     const nodeId = sorted.find(([k]) => k === 'nodeId')![1];
-    const found = this.db.prepare('SELECT id FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND tags = ?')
+    const found = this.conn.prepare('SELECT id FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND tags = ?')
       .pluck().get(ns.id, measurementName, tagsJson) as number | undefined;
     let id = found;
     if (id === undefined) {
-      id = Number(this.db.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
+      id = Number(this.conn.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
+      this.witness = { sql: 'SELECT 1 FROM telemetry_series WHERE id = ?', params: [id] };
       ns.seriesByNode.delete(nodeKey(measurementName, nodeId));
     }
     const series: SeriesInfo = { id, nodeId, measurement: measurementOf(ns, measurementName), seenBy: 0 };
@@ -163,7 +190,7 @@ export class Catalogue {
     const key = nodeKey(measurement, nodeId);
     let list = ns.seriesByNode.get(key);
     if (list === undefined) {
-      const rows = this.db.prepare('SELECT id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND node_id = ?')
+      const rows = this.conn.prepare('SELECT id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ? AND node_id = ?')
         .raw(true).all(ns.id, measurement, nodeId) as Array<[number, string]>;
       list = rows.map(([id, tags]) => ({ id, tags: JSON.parse(tags) as Record<string, string> }));
       list.sort((a, b) => compareTagSets(a.tags, b.tags));
@@ -186,30 +213,32 @@ export class Catalogue {
     const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width };
     // Untyped value columns (no affinity) keep each value's storage class; the field's type is in telemetry_fields.
     const valueColumns = Array.from({ length: width }, (_, i) => `, c${i}`).join('');
-    this.db.sqlite.exec(`CREATE TABLE "${table}" (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL${valueColumns},
+    this.conn.sqlite.exec(`CREATE TABLE "${table}" (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL${valueColumns},
       PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`);
-    this.db.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
+    this.conn.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(ns.id, window, table, shard.startMs, shard.endMs, width, now);
+    this.witness = shardWitness(ns, shard);
     ns.shards.set(window, shard);
     return shard;
   }
 
   private widen(ns: NamespaceInfo, shard: ShardInfo, columns: number): void {
     this.generation++;
-    for (let i = shard.columns; i < columns; i++) this.db.sqlite.exec(`ALTER TABLE "${shard.table}" ADD COLUMN c${i}`);
-    this.db.prepare('UPDATE telemetry_shards SET columns = ? WHERE namespace_id = ? AND shard_window = ?').run(columns, ns.id, shard.window);
+    for (let i = shard.columns; i < columns; i++) this.conn.sqlite.exec(`ALTER TABLE "${shard.table}" ADD COLUMN c${i}`);
+    this.conn.prepare('UPDATE telemetry_shards SET columns = ? WHERE namespace_id = ? AND shard_window = ?').run(columns, ns.id, shard.window);
     shard.columns = columns;
+    this.witness = shardWitness(ns, shard);
   }
 
   /**
-   * The statement cached under `key`, prepared from build() on a miss. Kept outside Db's shared cache: statements name
+   * The statement cached under `key`, prepared from build() on a miss. Kept outside the connection's cache: statements name
    * shard tables, so they belong to this generation of the mirror. Bounded (least recently used first): statements
    * are cheap to prepare again, and the number of query shapes is up to the clients.
    */
   statement(key: string, build: () => string, raw = false): Statement {
     let stmt = this.statements.get(key);
     if (stmt === undefined) {
-      stmt = this.db.sqlite.prepare(build());
+      stmt = this.conn.sqlite.prepare(build());
       if (raw) stmt.raw(true);
       this.statements.set(key, stmt);
     }
@@ -217,8 +246,13 @@ export class Catalogue {
   }
 
   private readSchemaVersion(): number {
-    return this.db.prepare('PRAGMA schema_version').pluck().get() as number;
+    return this.conn.prepare('PRAGMA schema_version').pluck().get() as number;
   }
+}
+
+/** The shard's catalogue row as this transaction left it (created or widened). */
+function shardWitness(ns: NamespaceInfo, shard: ShardInfo): Witness {
+  return { sql: 'SELECT 1 FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ? AND columns = ?', params: [ns.id, shard.window, shard.columns] };
 }
 
 function nodeKey(measurement: string, nodeId: string): string {
@@ -245,10 +279,12 @@ function measurementOf(ns: NamespaceInfo, name: string): MeasurementInfo {
   return m;
 }
 
-const catalogues = new WeakMap<Db, Catalogue>();
+// Keyed by the better-sqlite3 connection: the root handle and every transaction handle of a Db share it (and its mirror).
+const catalogues = new WeakMap<SqliteConnection['sqlite'], Catalogue>();
 
-export function catalogueOf(db: Db): Catalogue {
-  let c = catalogues.get(db);
-  if (c === undefined) catalogues.set(db, (c = new Catalogue(db)));
+/** The catalogue of the connection; call inside an exclusive section (`await db.exclusive((conn) => ...)`). */
+export function catalogueOf(conn: SqliteConnection): Catalogue {
+  let c = catalogues.get(conn.sqlite);
+  if (c === undefined) catalogues.set(conn.sqlite, (c = new Catalogue(conn)));
   return c;
 }

@@ -3,13 +3,16 @@
 //
 // Each line is scanned straight into the shard writer, nothing is kept per point but its row. A line whose series
 // section (measurement and tags as written) was seen before skips tag parsing and the series lookup. The distinct
-// nodeIds are collected while scanning and checked together at the end, before anything is committed: a malformed line
-// anywhere is a 400 (which comes before a 403 in the order of checks, docs/api.md#check-order), an unauthorized nodeId then a 403,
-// and either rolls the whole request back.
+// nodeIds are collected while scanning and checked together at the end, before the rows are stored and anything is
+// committed: a malformed line anywhere is a 400 (which comes before a 403 in the order of checks, docs/api.md#check-order),
+// an unauthorized nodeId then a 403, and either rolls the whole request back.
+//
+// The transaction has three steps: scanning and storing run synchronously on the connection (tx.exclusive: the hot
+// loops stay free of promises), the rights check between them goes through the shared, asynchronous rules.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { nodeRights } from './authorize.ts';
-import { catalogueOf, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
+import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
 import { LineProtocolError, LineScanner, type Precision } from './line-scanner.ts';
 import type { Namespace } from './namespaces.ts';
 import { ShardWriter } from './shard-writer.ts';
@@ -24,58 +27,92 @@ export interface WriteRequest {
   retainFromMs?: number;
 }
 
+/** What scanning the body left for the rest of the request: the buffered rows and the nodeIds to authorize. */
+interface Scanned {
+  writer: ShardWriter | undefined;
+  nodeIds: Set<string>;
+  stored: number;
+}
+
 let requestSeq = 0;
 
 /** Stores the body's points; returns how many were stored. Throws ApiError LINE_PROTOCOL (400) or FORBIDDEN (403). */
-export function writeLineProtocol(db: Db, req: WriteRequest): number {
-  const catalogue = catalogueOf(db);
+export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<number> {
   const request = ++requestSeq;
-  const retainFrom = req.retainFromMs ?? -Infinity;
+  let catalogue: Catalogue | undefined;
+  let failed = false;
   try {
-    return db.tx(() => {
-      catalogue.sync();
-      const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
-      const isText = (text: string) => sc.seriesTextIs(text);
-      let ns: NamespaceInfo | undefined;
-      let writer: ShardWriter | undefined;
-      const nodeIds = new Set<string>();
-      let stored = 0;
-      while (sc.nextLine()) {
-        // Created with the first point: an empty body creates nothing.
-        ns ??= catalogue.ensure(req.namespace, req.now);
-        let series: SeriesInfo | undefined = catalogue.seriesByText(ns, sc.seriesHash, isText);
-        if (series === undefined) {
-          sc.parseSeries();
-          const tags: Array<[string, string]> = [];
-          for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
-          series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), sc.seriesHash, req.now);
+    return await db.tx(async (tx) => {
+      try {
+        // 1. Scan every line into the writer (synchronous, on the connection: no promise per line).
+        const scanned = await tx.exclusive((conn) => {
+          catalogue = catalogueOf(conn);
+          return scan(catalogue, req, request);
+        });
+        // 2. The rights, through the shared rules (asynchronous), in the same transaction.
+        const allowed = await nodeRights(tx, req.userId, scanned.nodeIds, 'write');
+        const forbidden = [...scanned.nodeIds].find((n) => !allowed.get(n));
+        if (forbidden !== undefined) {
+          throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
+            + '(needs monitorManagement on its device, or the nodeInfluxSeries property editable); nothing was stored');
         }
-        if (series.seenBy !== request) {
-          series.seenBy = request;
-          nodeIds.add(series.nodeId);
+        // 3. Store the buffered rows (synchronous again).
+        const { writer } = scanned;
+        if (writer !== undefined) {
+          await tx.exclusive(() => {
+            writer.flush();
+            // Our own CREATE/ALTER TABLE changed the schema cookie: record it, so the next request does not take it for
+            // someone else's change.
+            if (writer.schemaChanged) catalogue!.noteOwnSchemaChange();
+          });
         }
-        sc.parseFields();
-        if (sc.timeMs < retainFrom) continue;
-        writer ??= new ShardWriter(catalogue, ns, req.now);
-        writer.add(series, sc);
-        stored++;
+        return scanned.stored;
+      } catch (err) {
+        // The transaction rolls back: the mirror may hold namespaces, series, fields or shards that will not exist.
+        // Reset here, while the transaction still holds the connection, so no other request sees them.
+        failed = true;
+        catalogue?.reset();
+        throw err;
       }
-      const allowed = nodeRights(db, req.userId, nodeIds, 'write');
-      const forbidden = [...nodeIds].find((n) => !allowed.get(n));
-      if (forbidden !== undefined) {
-        throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
-          + '(needs monitorManagement on its device, or the nodeInfluxSeries property editable); nothing was stored');
-      }
-      writer?.flush();
-      // Our own CREATE/ALTER TABLE changed the schema cookie: record it, so the next request does not take it for
-      // someone else's change.
-      if (writer?.schemaChanged) catalogue.noteOwnSchemaChange();
-      return stored;
     });
   } catch (err) {
-    // The transaction rolled back: the mirror may hold namespaces, series, fields or shards that no longer exist.
-    catalogue.reset();
+    // BEGIN or COMMIT failed: reset too (a request that took the connection in between has already noticed a failed
+    // COMMIT through the catalogue's witness).
+    if (!failed) catalogue?.reset();
     if (err instanceof LineProtocolError) throw new ApiError('LINE_PROTOCOL', `${err.message}; nothing was stored`);
     throw err;
   }
+}
+
+/** Scans the body into a shard writer, creating the namespace, series and fields it needs. Inside the write's transaction. */
+function scan(catalogue: Catalogue, req: WriteRequest, request: number): Scanned {
+  catalogue.sync();
+  const retainFrom = req.retainFromMs ?? -Infinity;
+  const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
+  const isText = (text: string) => sc.seriesTextIs(text);
+  let ns: NamespaceInfo | undefined;
+  let writer: ShardWriter | undefined;
+  const nodeIds = new Set<string>();
+  let stored = 0;
+  while (sc.nextLine()) {
+    // Created with the first point: an empty body creates nothing.
+    ns ??= catalogue.ensure(req.namespace, req.now);
+    let series: SeriesInfo | undefined = catalogue.seriesByText(ns, sc.seriesHash, isText);
+    if (series === undefined) {
+      sc.parseSeries();
+      const tags: Array<[string, string]> = [];
+      for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
+      series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), sc.seriesHash, req.now);
+    }
+    if (series.seenBy !== request) {
+      series.seenBy = request;
+      nodeIds.add(series.nodeId);
+    }
+    sc.parseFields();
+    if (sc.timeMs < retainFrom) continue;
+    writer ??= new ShardWriter(catalogue, ns, req.now);
+    writer.add(series, sc);
+    stored++;
+  }
+  return { writer, nodeIds, stored };
 }

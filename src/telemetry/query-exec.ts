@@ -1,6 +1,6 @@
-// Executes a planned query request (docs/api.md#telemetry-query) inside one read transaction (one consistent snapshot, even while a
-// `telemetry prune` drops tables in another process). Each query is answered alone: Unauthorized, a bad field, or
-// nothing matched never affects the others.
+// Executes a planned query request (docs/api.md#telemetry-query): first the rights of its nodeIds, then every query inside one
+// read transaction (one consistent snapshot, even while a `telemetry prune` drops tables in another process). Each query is
+// answered alone: Unauthorized, a bad field, or nothing matched never affects the others.
 //
 // Decisions (ours):
 // - Series are answered separately (their full tag set is part of the answer), ordered by series key (tags sorted by
@@ -20,14 +20,18 @@ import type { SeriesResult, StatementResult } from './query-result.ts';
 
 export { appendRows } from './query-rows.ts';
 
-/** Runs every query of the plan and returns the results in request order. */
-export function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: number): StatementResult[] {
-  const catalogue = catalogueOf(db);
-  return db.sqlite.transaction(() => {
+/**
+ * Runs every query of the plan and returns the results in request order. The rights come first (the shared rules are
+ * asynchronous); the queries then run synchronously on the connection, in one read transaction.
+ */
+export async function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: number): Promise<StatementResult[]> {
+  // A query's nodeId comes from its body (where.tags.nodeId), so planning again below does not change this list.
+  const allowed = await nodeRights(db, userId, plan.queries.flatMap((q) => (q.nodeId === undefined ? [] : [q.nodeId])), 'read');
+  return db.exclusive((conn) => conn.sqlite.transaction(() => {
+    const catalogue = catalogueOf(conn);
     catalogue.sync();
     // The catalogue may have changed since planning (a write created a shard, a prune dropped one): plan again.
-    const current = plan.generation === catalogue.generation ? plan : planQueries(db, plan.queries.map((q) => q.query), nowMs);
-    const allowed = nodeRights(db, userId, current.queries.flatMap((q) => (q.nodeId === undefined ? [] : [q.nodeId])), 'read');
+    const current = plan.generation === catalogue.generation ? plan : planQueries(catalogue, plan.queries.map((q) => q.query), nowMs);
     return current.queries.map((q): StatementResult => {
       if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
       try {
@@ -38,7 +42,7 @@ export function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: numbe
         throw err;
       }
     });
-  }).deferred();
+  }).deferred());
 }
 
 function runQuery(catalogue: Catalogue, q: PlannedQuery): SeriesResult[] {

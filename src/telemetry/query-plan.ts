@@ -2,7 +2,7 @@
 // the estimate of docs/api.md#cost and the shard tables the range overlaps. The cost limiter reads `estimate` (equal to
 // estimateRequest() of the same body and clock), the executor reads the rest. Planning touches only the catalogue.
 import type { Db } from '../db/open.ts';
-import { catalogueOf, type NamespaceInfo, type ShardInfo } from './catalogue.ts';
+import { catalogueOf, type Catalogue, type NamespaceInfo, type ShardInfo } from './catalogue.ts';
 import { estimateQuery, estimateRequest, queryRange, type QueryEstimate, type RequestEstimate } from './cost.ts';
 import { normalizeNamespace, shardWindowsOverlapping, type Namespace } from './namespaces.ts';
 import type { Query, QueryBody } from './telemetry.schemas.ts';
@@ -37,17 +37,20 @@ export interface QueryPlan {
 }
 
 /**
- * Plans against the catalogue as it is now. No transaction is needed: runQueries executes in one and plans again if
- * the catalogue changed in between (a write created a shard, a prune in another process dropped one).
+ * Plans against the catalogue as it is now (in an exclusive section of its own). No transaction is needed: runQueries
+ * executes in one and plans again if the catalogue changed in between (a write created a shard, a prune in another
+ * process dropped one).
  */
-export function planQueryRequest(db: Db, body: QueryBody, nowMs: number): QueryPlan {
-  catalogueOf(db).sync();
-  return planQueries(db, body, nowMs);
+export async function planQueryRequest(db: Db, body: QueryBody, nowMs: number): Promise<QueryPlan> {
+  return db.exclusive((conn) => {
+    const catalogue = catalogueOf(conn);
+    catalogue.sync();
+    return planQueries(catalogue, body, nowMs);
+  });
 }
 
-/** Plans with the catalogue as it is; call inside a transaction after catalogue.sync(). */
-export function planQueries(db: Db, body: QueryBody, nowMs: number): QueryPlan {
-  const catalogue = catalogueOf(db);
+/** Plans with the catalogue as it is; call inside an exclusive section after catalogue.sync(). */
+export function planQueries(catalogue: Catalogue, body: QueryBody, nowMs: number): QueryPlan {
   const list = Array.isArray(body) ? body : [body];
   const queries = list.map((query, index): PlannedQuery => {
     const namespace = normalizeNamespace('namespace' in query.from ? query.from.namespace : query.from);

@@ -1,7 +1,7 @@
 // The telemetry query layer's point reader for InfluxQL (src/influxql/): every series of a measurement, and a series'
 // points of some fields over [fromMs, toMs) read from the same shard tables (and the same statement cache) as the
 // JSON queries. Values come back typed: floats and integers as numbers, booleans as booleans, strings as strings.
-import type { Db } from '../db/open.ts';
+import type { SqliteConnection } from '../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN } from './line-scanner.ts';
 import { columnIn, statement } from './query-columns.ts';
@@ -23,9 +23,9 @@ export interface SeriesPoints {
   values: PointValue[][];
 }
 
-/** Every series of a measurement, in series-key order (tags by key, a prefix first). */
-export function seriesOfMeasurement(db: Db, ns: NamespaceInfo, measurement: string): SeriesRef[] {
-  const rows = db.prepare('SELECT id, node_id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ?')
+/** Every series of a measurement, in series-key order (tags by key, a prefix first). Inside an exclusive section. */
+export function seriesOfMeasurement(conn: SqliteConnection, ns: NamespaceInfo, measurement: string): SeriesRef[] {
+  const rows = conn.prepare('SELECT id, node_id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ?')
     .raw(true).all(ns.id, measurement) as Array<[number, string, string]>;
   const list = rows.map(([id, nodeId, tags]) => ({ id, nodeId, tags: JSON.parse(tags) as Record<string, string>, key: seriesKeyOf(measurement, JSON.parse(tags)) }));
   list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));

@@ -1,5 +1,6 @@
 // Buffers the points of one write request per (shard table, measurement) and stores them at the end of the request,
-// sorted by key, with multi-row upserts. Runs inside the request's transaction. Both choices were measured
+// sorted by key, with multi-row upserts. Runs inside the request's transaction, synchronously, in its exclusive
+// sections (add() while the body is scanned, flush() after the rights check). Both choices were measured
 // (bench/telemetry/layout.mjs and the numbers in bench/telemetry/README.md): one statement call per 64 rows instead of
 // one per row removes most of the per-call overhead, and inserting in key order (series by series instead of the
 // time-major order devices send) touches each B-tree leaf once instead of once per timestamp — about 1.8x faster.

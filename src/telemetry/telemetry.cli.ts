@@ -30,12 +30,12 @@ export const pruneTelemetryCommand: Command = {
     }
     const db = openConfiguredDatabase(config);
     try {
-      migrate(db, Date.now());
+      await migrate(db, Date.now());
       const cutoff = Date.now() - olderThanMs;
-      const dropped = pruneShards(db, cutoff);
+      const dropped = await pruneShards(db, cutoff);
       io.out(`dropped ${dropped.length} shard table${dropped.length === 1 ? '' : 's'} with data older than ${new Date(cutoff).toISOString()}`);
     } finally {
-      db.close();
+      await db.close();
     }
     return 0;
   },

@@ -36,15 +36,15 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     auth: auth.requireTelemetryWrite, query: WriteParamsSchema, bodyLimit: WRITE_BODY_LIMIT,
     rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
     responses: { 204: { description: 'every point was stored' } },
-  }, (c, { query, raw }) => {
+  }, async (c, { query, raw }) => {
     const userId = c.var.actor.userId;
     // Decompressed only for an authenticated caller: nobody else gets to make the server inflate anything.
     const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
     const target = namespaceFromWriteParams(query);
     if (!target.ok) throw badRequest(`query: ${target.message}`);
     const now = deps.now();
-    const retainFromMs = enforceRetention(db, deps.config.telemetryRetention, now);
-    const stored = writeLineProtocol(db, { userId, namespace: target.namespace, body: decodeUtf8(bytes), precision: query.precision, now, retainFromMs });
+    const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
+    const stored = await writeLineProtocol(db, { userId, namespace: target.namespace, body: decodeUtf8(bytes), precision: query.precision, now, retainFromMs });
     deps.metrics.telemetryPointsWritten.inc(stored);
     return c.body(null, 204);
   });
@@ -61,17 +61,17 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
       422: { description: 'COST_EXCEEDS_CAPACITY: the cost is above the bucket capacity of the tier' },
       429: { description: 'RATE_LIMITED: the bucket is too full (Retry-After), or IP_BANNED' },
     },
-  }, (c, { body, query }) => {
+  }, async (c, { body, query }) => {
     const userId = c.var.actor.userId;
     const now = deps.now();
     // docs/api.md#rate-limit: charged (or refused) before anything executes; a dry run charges nothing and stops here.
-    const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
+    const dryRun = await enforceQueryCost(c, deps, estimateRequest(body, now), query);
     if (dryRun) return c.json(dryRun);
-    enforceRetention(db, deps.config.telemetryRetention, now);
+    await enforceRetention(db, deps.config.telemetryRetention, now);
     // Planned before anything executes: plan.estimate (docs/api.md#cost) and plan.shardTables are what the cost limiter
     // charges for; apiTier and dryRun belong to it.
-    const plan = planQueryRequest(db, body, now);
-    const results = runQueries(db, userId, plan, now);
+    const plan = await planQueryRequest(db, body, now);
+    const results = await runQueries(db, userId, plan, now);
     return c.body(resultsJson(results, plan.single), 200, { 'content-type': 'application/json' });
   });
 
@@ -80,8 +80,8 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     description: 'The namespaces holding data of a device the caller may read. Figures in seconds (see docs/api.md#namespaces).',
     auth: auth.requireActor,
     responses: { 200: { description: 'namespaces', schema: NamespacesResponseSchema } },
-  }, (c) => {
-    const rows = listVisibleNamespaces(db, c.var.actor.userId);
+  }, async (c) => {
+    const rows = await listVisibleNamespaces(db, c.var.actor.userId);
     return c.json({
       namespaces: rows.map((r) => ({
         namespace: r.namespace,

@@ -40,39 +40,41 @@ function model(inst: Installation, companyIds: Set<number>) {
   };
 }
 
-function compare(seed: number): void {
+async function compare(seed: number): Promise<void> {
   const rand = mulberry32(seed ^ 0xc0ffee);
   const inst = randomInstallation(seed, { roles: 4 + Math.floor(rand() * 30), users: 1 + Math.floor(rand() * 5), devices: Math.floor(rand() * 20) });
-  const db = loadInstallation(inst);
+  const db = await loadInstallation(inst);
   try {
     const marked = new Set(inst.roles.filter(() => rand() < 0.35).map((r) => r.id));
-    const mark = db.sqlite.prepare('UPDATE roles SET is_company = 1, uuid = ? WHERE id = ?');
-    for (const id of marked) mark.run(`00000000-0000-4000-8000-${String(id).padStart(12, '0')}`, id);
+    await db.exclusive((conn) => {
+      const mark = conn.prepare('UPDATE roles SET is_company = 1, uuid = ? WHERE id = ?');
+      for (const id of marked) mark.run(`00000000-0000-4000-8000-${String(id).padStart(12, '0')}`, id);
+    });
     const m = model(inst, marked);
     const ctx = (what: string) => `seed ${seed} (${inst.roles.length} roles, ${inst.manages.length} relations): ${what}`;
     const allIds = [...inst.roles.map((r) => r.id), 987_654];
     for (const { id: u } of inst.users) {
       const above = m.above(u);
       const visible = new Set([...above, ...m.reach(u)]);
-      assert.deepEqual(companies.memberCompanies(db, u).map((c) => c.id), sorted([...above].filter((r) => marked.has(r))), ctx(`memberCompanies(${u})`));
-      assert.deepEqual(companies.visibleCompanyIds(db, u, allIds), sorted([...visible].filter((r) => marked.has(r))), ctx(`visibleCompanyIds(${u})`));
-      assert.deepEqual(companies.visibleRoleIds(db, u, allIds), sorted(visible), ctx(`visibleRoleIds(${u})`));
+      assert.deepEqual((await companies.memberCompanies(db, u)).map((c) => c.id), sorted([...above].filter((r) => marked.has(r))), ctx(`memberCompanies(${u})`));
+      assert.deepEqual(await companies.visibleCompanyIds(db, u, allIds), sorted([...visible].filter((r) => marked.has(r))), ctx(`visibleCompanyIds(${u})`));
+      assert.deepEqual(await companies.visibleRoleIds(db, u, allIds), sorted(visible), ctx(`visibleRoleIds(${u})`));
     }
     for (let i = 0; i < 5; i++) {
       const some = [...marked].filter(() => rand() < 0.4);
       const roles = inst.roles.map((r) => r.id).filter(() => rand() < 0.3);
-      assert.deepEqual(sorted(companies.descendantsOf(db, some)), sorted(m.strictDescendants(some)), ctx(`rolesManagedBy ${some}`));
-      assert.deepEqual(sorted(companies.devicesMonitoredByCompanies(db, some)), sorted(m.monitoredBy(some)), ctx(`devicesMonitoredBy ${some}`));
+      assert.deepEqual(sorted(await companies.descendantsOf(db, some)), sorted(m.strictDescendants(some)), ctx(`rolesManagedBy ${some}`));
+      assert.deepEqual(sorted(await companies.devicesMonitoredByCompanies(db, some)), sorted(m.monitoredBy(some)), ctx(`devicesMonitoredBy ${some}`));
       const managing = m.strictAncestors(roles);
-      assert.deepEqual(sorted(companies.companiesManaging(db, some, roles)), sorted(some.filter((c) => managing.has(c))), ctx(`companiesManaging ${some} / ${roles}`));
+      assert.deepEqual(sorted(await companies.companiesManaging(db, some, roles)), sorted(some.filter((c) => managing.has(c))), ctx(`companiesManaging ${some} / ${roles}`));
     }
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
-test('company walks agree with brute force on 500 random installations', () => {
+test('company walks agree with brute force on 500 random installations', async () => {
   const only = process.env.COMPANY_SEED;
-  if (only) { compare(Number(only)); return; }
-  for (let seed = 1; seed <= 500; seed++) compare(seed);
+  if (only) { await compare(Number(only)); return; }
+  for (let seed = 1; seed <= 500; seed++) await compare(seed);
 });

@@ -3,6 +3,7 @@
 // (against a layered search written separately here).
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
 import { NONE, flags, addRole, addChild, addManages, addDevice, addMonitors, userIn } from '../roles/fixtures.ts';
 import { explainDeviceAccess, explainRoleRight, type Explanation } from '../../src/access/explain.ts';
@@ -118,7 +119,7 @@ describe('explain access to a device property', () => {
     t.after(() => app.close());
     const [c, rc] = addChild(app, ROOT_ROLE_ID);
     const mm = addMonitors(app, c, d, { mm: true });
-    const adminMember = app.deps.db.sqlite.prepare('SELECT id FROM members WHERE user_id = ?').pluck().get(app.adminId) as number;
+    const adminMember = (await app.deps.db.get(sql<{ id: number }>`SELECT id FROM members WHERE user_id = ${app.adminId}`))!.id;
     const res = await explain(app, app.adminToken, `deviceId=${d}&property=anything&action=edit`);
     assert.deepEqual(res.body, {
       allowed: true, grantedBy: 'monitorManagement',
@@ -174,10 +175,10 @@ function shortestLength(edges: Edge[], members: number[], target: number, right:
   return undefined;
 }
 
-function checkChain(db: Db, userId: number, ex: Explanation, end: number): Edge[] {
+async function checkChain(db: Db, userId: number, ex: Explanation, end: number): Promise<Edge[]> {
   assert.equal(ex.via[0]?.kind, 'member');
   const first = ex.via[0].row as { id: number; role_id: number };
-  assert.equal((db.prepare('SELECT user_id FROM members WHERE id = ?').pluck().get(first.id)), userId, 'the chain starts at the caller');
+  assert.equal((await db.get(sql<{ user_id: number }>`SELECT user_id FROM members WHERE id = ${first.id}`))?.user_id, userId, 'the chain starts at the caller');
   let at = first.role_id;
   const path: Edge[] = [];
   for (const step of ex.via.slice(1)) {
@@ -191,23 +192,23 @@ function checkChain(db: Db, userId: number, ex: Explanation, end: number): Edge[
   return path;
 }
 
-function agree(seed: number, inst: RandomInstallation): void {
-  const db = loadInstallation(inst);
+async function agree(seed: number, inst: RandomInstallation): Promise<void> {
+  const db = await loadInstallation(inst);
   const rand = mulberry32(seed);
   const edges: Edge[] = inst.manages.map((m) => ({ id: m.id, parent: m.parentRoleId, child: m.childRoleId, flags: m.flags }));
   const self = new Map(inst.roles.map((r) => [r.id, r.selfRights]));
   const ctx = (s: string) => `seed ${seed}: ${s}`;
   try {
     for (const { id: u } of inst.users) {
-      const members = memberRoles(db, u);
+      const members = await memberRoles(db, u);
       for (const { id: target } of inst.roles) {
-        if (!reaches(db, u, target)) continue;
+        if (!(await reaches(db, u, target))) continue;
         for (const right of RIGHTS) {
           for (const mode of ['direct', 'indirect', 'either'] as RightMode[]) {
-            const ex = explainRoleRight(db, u, target, right, mode);
-            assert.equal(ex.allowed, hasRight(db, u, target, right, mode), ctx(`u${u} ${mode} ${right} over r${target}`));
+            const ex = await explainRoleRight(db, u, target, right, mode);
+            assert.equal(ex.allowed, await hasRight(db, u, target, right, mode), ctx(`u${u} ${mode} ${right} over r${target}`));
             if (!ex.allowed) { assert.deepEqual(ex.via, []); continue; }
-            const path = checkChain(db, u, ex, target);
+            const path = await checkChain(db, u, ex, target);
             const selfX = self.get(target)![right];
             if (ex.grantedBy === 'selfRights') assert.ok(selfX && mode !== 'indirect', ctx('selfRights grant'));
             else if (mode === 'direct') assert.ok(path.at(-1)?.flags[right], ctx('direct: the last relation carries the right'));
@@ -219,10 +220,10 @@ function agree(seed: number, inst: RandomInstallation): void {
         }
       }
       for (const { id: d } of inst.devices) {
-        const access = deviceAccess(db, u, d);
+        const access = await deviceAccess(db, u, d);
         const property = rand() < 0.2 ? undefined : PROPERTY_ALPHABET[Math.floor(rand() * PROPERTY_ALPHABET.length)];
         for (const action of ['read', 'edit'] as const) {
-          const ex = explainDeviceAccess(db, u, d, action, property);
+          const ex = await explainDeviceAccess(db, u, d, action, property);
           if (!access.canRead) { assert.equal(ex, undefined, ctx(`d${d} invisible to u${u}`)); continue; }
           const want = property === undefined
             ? (action === 'read' || access.monitorManagement)
@@ -233,7 +234,7 @@ function agree(seed: number, inst: RandomInstallation): void {
           assert.equal(last.kind, 'monitors');
           const mon = last.row as { role_id: number; device_id: number };
           assert.equal(mon.device_id, d);
-          const path = checkChain(db, u, ex!, mon.role_id);
+          const path = await checkChain(db, u, ex!, mon.role_id);
           // no granting monitors relation is closer
           const granting = inst.monitors.filter((m) => m.deviceId === d && (m.monitorManagement
             || (property === undefined ? action === 'read' : (m.edits.includes(property) || (action === 'read' && m.reads.includes(property))))));
@@ -243,15 +244,15 @@ function agree(seed: number, inst: RandomInstallation): void {
       }
     }
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 describe('explain agrees with the rights engine', () => {
-  test('on 120 seeded random installations: same verdict, valid and shortest chains', () => {
+  test('on 120 seeded random installations: same verdict, valid and shortest chains', async () => {
     for (let seed = 1; seed <= 120; seed++) {
       const r = mulberry32(seed * 7919);
-      agree(seed, randomInstallation(seed, { roles: 2 + Math.floor(r() * 25), users: 2 + Math.floor(r() * 3), devices: 1 + Math.floor(r() * 4) }));
+      await agree(seed, randomInstallation(seed, { roles: 2 + Math.floor(r() * 25), users: 2 + Math.floor(r() * 3), devices: 1 + Math.floor(r() * 4) }));
     }
   });
 });

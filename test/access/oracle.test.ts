@@ -11,19 +11,19 @@ const sorted = (s: Iterable<number>) => [...s].sort((a, b) => a - b);
 const names = (s: Set<string> | 'all') => (s === 'all' ? 'all' : [...s].sort().join(','));
 
 /** Compares everything the engine answers for one installation. `pairs` bounds the per-(user, role) checks. */
-function compare(seed: number, size: InstallationSize, pairs: number): void {
+async function compare(seed: number, size: InstallationSize, pairs: number): Promise<void> {
   const inst = randomInstallation(seed, size);
-  const db = loadInstallation(inst);
+  const db = await loadInstallation(inst);
   const model = new RightsModel(inst);
   const rand = mulberry32(seed ^ 0x5eed);
   const ctx = (what: string) => `seed ${seed} (${JSON.stringify(inst.roles.length)} roles, ${inst.manages.length} relations): ${what}`;
   try {
     for (const { id: u } of inst.users) {
-      assert.deepEqual(engine.memberRoles(db, u), sorted(model.memberRoles(u)), ctx(`M(${u})`));
+      assert.deepEqual(await engine.memberRoles(db, u), sorted(model.memberRoles(u)), ctx(`M(${u})`));
       const reach = model.reach(u);
-      assert.deepEqual(engine.reach(db, u), sorted(reach), ctx(`Reach(${u})`));
+      assert.deepEqual(await engine.reach(db, u), sorted(reach), ctx(`Reach(${u})`));
       // every right of u over every role, from the one downward walk
-      const over = engine.rightsOverReach(db, u);
+      const over = await engine.rightsOverReach(db, u);
       assert.deepEqual(sorted(over.keys()), sorted(reach), ctx(`rightsOverReach keys (${u})`));
       for (const right of RIGHTS) {
         const expected = sorted(model.rolesWithRight(u, right, 'either'));
@@ -31,13 +31,13 @@ function compare(seed: number, size: InstallationSize, pairs: number): void {
         assert.deepEqual(actual, expected, ctx(`roles where u${u} has ${right}`));
       }
       // devices: the list and the single check
-      const readable = engine.readableDevices(db, u);
+      const readable = await engine.readableDevices(db, u);
       assert.deepEqual(readable.map((a) => a.deviceId), model.readableDevices(u), ctx(`readable devices of u${u}`));
       for (const { id: d } of inst.devices) {
         const want = model.deviceAccess(u, d);
-        const got = engine.deviceAccess(db, u, d);
+        const got = await engine.deviceAccess(db, u, d);
         const listed = readable.find((a) => a.deviceId === d);
-        for (const [label, a] of [['single', got], ['list', listed ?? engine.deviceAccess(db, -1, d)]] as const) {
+        for (const [label, a] of [['single', got], ['list', listed ?? await engine.deviceAccess(db, -1, d)]] as const) {
           assert.equal(a.canRead, want.canRead, ctx(`${label} canRead u${u} d${d}`));
           assert.equal(a.monitorManagement, want.monitorManagement, ctx(`${label} monitorManagement u${u} d${d}`));
           if (!want.monitorManagement) {
@@ -45,7 +45,7 @@ function compare(seed: number, size: InstallationSize, pairs: number): void {
             assert.equal(names(a.edits), names(want.editable), ctx(`${label} editable u${u} d${d}`));
           }
         }
-        assert.deepEqual(engine.authorizersWithMonitorManagement(db, u, d), sorted(model.authorizersWithMonitorManagement(u, d)),
+        assert.deepEqual(await engine.authorizersWithMonitorManagement(db, u, d), sorted(model.authorizersWithMonitorManagement(u, d)),
           ctx(`monitorManagement authorizers u${u} d${d}`));
       }
     }
@@ -58,31 +58,31 @@ function compare(seed: number, size: InstallationSize, pairs: number): void {
       for (const right of RIGHTS) {
         for (const mode of MODES) {
           const want = sorted(model.authorizersWithRight(u, t, right, mode));
-          assert.deepEqual(engine.authorizersWithRight(db, u, t, right, mode), want, ctx(`authorizers u${u} ${mode} ${right} over r${t}`));
-          assert.equal(engine.hasRight(db, u, t, right, mode), want.length > 0);
+          assert.deepEqual(await engine.authorizersWithRight(db, u, t, right, mode), want, ctx(`authorizers u${u} ${mode} ${right} over r${t}`));
+          assert.equal(await engine.hasRight(db, u, t, right, mode), want.length > 0);
         }
       }
-      assert.equal(engine.reaches(db, u, t), model.reach(u).has(t), ctx(`reaches u${u} r${t}`));
+      assert.equal(await engine.reaches(db, u, t), model.reach(u).has(t), ctx(`reaches u${u} r${t}`));
     }
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 const only = process.env.ORACLE_SEED ? Number(process.env.ORACLE_SEED) : undefined;
 
-test('engine agrees with the model on 2,000 small and medium random installations', () => {
+test('engine agrees with the model on 2,000 small and medium random installations', async () => {
   for (let seed = 1; seed <= 2000; seed++) {
     if (only !== undefined && seed !== only) continue;
     const r = mulberry32(seed);
     const roles = 2 + Math.floor(r() * (seed % 10 === 0 ? 120 : 30));
-    compare(seed, { roles, users: 2 + Math.floor(r() * 6), devices: 1 + Math.floor(r() * 5) }, 16);
+    await compare(seed, { roles, users: 2 + Math.floor(r() * 6), devices: 1 + Math.floor(r() * 5) }, 16);
   }
 });
 
-test('engine agrees with the model on large random installations (a few hundred roles)', () => {
+test('engine agrees with the model on large random installations (a few hundred roles)', async () => {
   for (let seed = 100_001; seed <= 100_006; seed++) {
     if (only !== undefined && seed !== only) continue;
-    compare(seed, { roles: 150 + (seed % 4) * 50, users: 10, devices: 20, rooted: seed % 2 === 0 }, 150);
+    await compare(seed, { roles: 150 + (seed % 4) * 50, users: 10, devices: 20, rooted: seed % 2 === 0 }, 150);
   }
 });

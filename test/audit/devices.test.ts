@@ -2,6 +2,7 @@
 // refused or failed request (403, 404, 409, 412, 422) and none for a write that changes nothing.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp } from '../support/app.ts';
 import { addDevice, addManages, addMonitors, addRole, userIn } from '../devices/fixtures.ts';
 import { added, auditText, core, refusedWithoutEntry } from './fixtures.ts';
@@ -9,9 +10,9 @@ import { added, auditText, core, refusedWithoutEntry } from './fixtures.ts';
 describe('audit: devices', () => {
   it('device.create records the properties; PATCH and PUT record each changed property with before and after', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'site', { deviceManagement: true });
+    const role = await addRole(t, 'site', { deviceManagement: true });
     const user = await userIn(t, role);
-    const actor = { userId: user.id, email: t.deps.db.sqlite.prepare('SELECT email FROM users WHERE id = ?').pluck().get(user.id), token: 'access' };
+    const actor = { userId: user.id, email: (await t.deps.db.get(sql<{ email: string }>`SELECT email FROM users WHERE id = ${user.id}`))?.email, token: 'access' };
     const create = await added(t, () => t.request('POST', `/v1/device?roleId=${role}`, { token: user.token, body: { properties: { nodeId: 'n1', name: 'meter', info: { a: 1 } } } }));
     const id = create.res.body.device.id;
     assert.deepEqual(create.entries.map(core), [{
@@ -37,34 +38,34 @@ describe('audit: devices', () => {
     // the same values again: nothing changed, nothing recorded
     const same = await added(t, () => t.request('PUT', `/v1/device/${id}`, { token: user.token, body: { properties: { name: 'main meter' } } }));
     assert.deepEqual(same.entries, []);
-    t.close();
+    await t.close();
   });
 
   it('a write on several devices records one entry per changed device', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'site');
+    const role = await addRole(t, 'site');
     const user = await userIn(t, role);
-    const d1 = addDevice(t, { name: 'a' });
-    const d2 = addDevice(t, { name: 'b' });
-    const d3 = addDevice(t, { name: 'c' });
-    for (const d of [d1, d2, d3]) addMonitors(t, role, d, { mm: true });
+    const d1 = await addDevice(t, { name: 'a' });
+    const d2 = await addDevice(t, { name: 'b' });
+    const d3 = await addDevice(t, { name: 'c' });
+    for (const d of [d1, d2, d3]) await addMonitors(t, role, d, { mm: true });
     const res = await added(t, () => t.request('PUT', `/v1/device/${d1},${d2},${d3}`, { token: user.token, body: { properties: { name: 'b' } } }));
     assert.deepEqual(res.entries.map((e) => [e.action, e.target.id, e.changes]), [
       ['device.put', d1, { name: { before: 'a', after: 'b' } }],
       ['device.put', d3, { name: { before: 'c', after: 'b' } }],
     ]);
-    t.close();
+    await t.close();
   });
 
   it('refused and failed device writes record nothing: 403, 404, 409, 412, 422', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'site');
+    const role = await addRole(t, 'site');
     const user = await userIn(t, role);
-    const mine = addDevice(t, { nodeId: 'mine', name: 'x', secret: 's' });
-    const readOnly = addDevice(t, { name: 'y' });
-    addDevice(t, { nodeId: 'taken' });
-    addMonitors(t, role, mine, { mm: false, reads: ['secret'], edits: ['name', 'nodeId'] });
-    addMonitors(t, role, readOnly, { mm: false, reads: ['name'] });
+    const mine = await addDevice(t, { nodeId: 'mine', name: 'x', secret: 's' });
+    const readOnly = await addDevice(t, { name: 'y' });
+    await addDevice(t, { nodeId: 'taken' });
+    await addMonitors(t, role, mine, { mm: false, reads: ['secret'], edits: ['name', 'nodeId'] });
+    await addMonitors(t, role, readOnly, { mm: false, reads: ['name'] });
     const patch = (ids: string, body: unknown, headers?: Record<string, string>) => () => t.request('PATCH', `/v1/device/${ids}`, { token: user.token, body, headers });
     await refusedWithoutEntry(t, 403, patch(`${readOnly}`, [{ op: 'replace', path: '/name', value: 'z' }]));
     await refusedWithoutEntry(t, 403, patch(`${mine}`, [{ op: 'replace', path: '/secret', value: 'z' }]));
@@ -75,20 +76,20 @@ describe('audit: devices', () => {
     // all or nothing across ids: the first device's change is rolled back with its entry
     await refusedWithoutEntry(t, 403, patch(`${mine},${readOnly}`, [{ op: 'replace', path: '/name', value: 'z' }]));
     await refusedWithoutEntry(t, 404, () => t.request('POST', `/v1/device?roleId=987654`, { token: user.token, body: { properties: {} } }));
-    assert.equal(t.deps.db.sqlite.prepare('SELECT properties FROM devices WHERE id = ?').pluck().get(mine), JSON.stringify({ nodeId: 'mine', name: 'x', secret: 's' }));
-    t.close();
+    assert.equal((await t.deps.db.get(sql<{ properties: string }>`SELECT properties FROM devices WHERE id = ${mine}`))?.properties, JSON.stringify({ nodeId: 'mine', name: 'x', secret: 's' }));
+    await t.close();
   });
 });
 
 describe('audit: monitors', () => {
   it('monitors.put records new and changed relations; monitors.delete records the removal and a deleted device', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'owner', { deviceManagement: true });
-    const other = addRole(t, 'other');
-    addManages(t, role, other, { deviceManagement: true });
+    const role = await addRole(t, 'owner', { deviceManagement: true });
+    const other = await addRole(t, 'other');
+    await addManages(t, role, other, { deviceManagement: true });
     const user = await userIn(t, role);
-    const d = addDevice(t, { name: 'a' });
-    const own = addMonitors(t, role, d, { mm: true });
+    const d = await addDevice(t, { name: 'a' });
+    const own = await addMonitors(t, role, d, { mm: true });
     const put = await added(t, () => t.request('PUT', `/v1/role/${other}/monitors?deviceId=${d}`, { token: user.token, body: { monitorManagement: false, reads: ['name'], edits: [] } }));
     const rel = put.res.body.monitors.id;
     assert.deepEqual(put.entries.map((e) => [e.action, e.target, e.changes]), [['monitors.put', { kind: 'monitors', id: rel }, {
@@ -104,22 +105,22 @@ describe('audit: monitors', () => {
     assert.deepEqual(del.entries.map((e) => [e.action, e.target, e.changes]), [['monitors.delete', { kind: 'monitors', id: own }, {
       roleId: { before: role }, deviceId: { before: d }, monitorManagement: { before: true }, reads: { before: [] }, edits: { before: [] }, deviceDeleted: d,
     }]]);
-    t.close();
+    await t.close();
   });
 });
 
 describe('audit: licenses', () => {
   it('license.create (one entry per license, no key), license.claim and license.activate; refusals record nothing', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'installer');
+    const role = await addRole(t, 'installer');
     const user = await userIn(t, role);
-    const ctrl = addDevice(t, { nodeId: 'ctrl-1', nodeType: 'smartgridController' });
-    addMonitors(t, role, ctrl, { mm: true });
+    const ctrl = await addDevice(t, { nodeId: 'ctrl-1', nodeType: 'smartgridController' });
+    await addMonitors(t, role, ctrl, { mm: true });
     const create = await added(t, () => t.request('POST', '/v1/license', { token: t.adminToken, body: { type: 'commercial', duration: 30, count: 2, gridKw: 5 } }));
     const licenses = create.res.body.licenses;
     const fields = { gridKw: { after: 5 }, solarKw: { after: null }, batteryKw: { after: null }, evKw: { after: null }, creationDate: { after: new Date(t.clock.now()).toISOString() }, activationDate: { after: null }, duration: { after: 30 }, deactivationDate: { after: null }, type: { after: 'commercial' } };
     assert.deepEqual(create.entries.map((e) => [e.action, e.target, e.changes]), licenses.map((l: any) => ['license.create', { kind: 'license', id: l.id }, fields]));
-    for (const l of licenses) assert.ok(!auditText(t).includes(l.key), 'no license key in the audit log');
+    for (const l of licenses) assert.ok(!(await auditText(t)).includes(l.key), 'no license key in the audit log');
     await refusedWithoutEntry(t, 403, () => t.request('POST', '/v1/license', { token: user.token, body: { type: 'commercial', duration: 30 } }));
 
     const claim = await added(t, () => t.request('POST', '/v1/license/claim', { token: user.token, body: { licenseKey: licenses[0].key, nodeId: 'ctrl-1' } }));
@@ -134,7 +135,7 @@ describe('audit: licenses', () => {
     }]]);
     await refusedWithoutEntry(t, 400, () => t.request('POST', '/v1/license/activate', { token: user.token, body: { key: licenses[0].key } }));
     await refusedWithoutEntry(t, 404, () => t.request('POST', '/v1/license/activate', { token: user.token, body: { key: 'GK-NOPE' } }));
-    for (const l of licenses) assert.ok(!auditText(t).includes(l.key), 'no license key in the audit log');
-    t.close();
+    for (const l of licenses) assert.ok(!(await auditText(t)).includes(l.key), 'no license key in the audit log');
+    await t.close();
   });
 });

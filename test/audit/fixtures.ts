@@ -1,6 +1,7 @@
 // Helpers for the audit tests: the entries as the root sees them (through the API), the raw rows, and the one check
 // every write test makes — "exactly these entries were added by this request, nothing else".
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { TestApp, TestResponse } from '../support/app.ts';
 
 /** Every entry, newest first, as POST /v1/audit/query answers a root member (pages followed to the end). */
@@ -16,13 +17,13 @@ export async function allEntries(t: TestApp): Promise<any[]> {
   }
 }
 
-export function auditCount(t: TestApp): number {
-  return t.deps.db.sqlite.prepare('SELECT count(*) FROM audit_log').pluck().get() as number;
+export async function auditCount(t: TestApp): Promise<number> {
+  return (await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM audit_log`))!.n;
 }
 
 /** The raw text of every stored entry (for "no secret anywhere" checks). */
-export function auditText(t: TestApp): string {
-  return JSON.stringify(t.deps.db.sqlite.prepare('SELECT * FROM audit_log').all());
+export async function auditText(t: TestApp): Promise<string> {
+  return JSON.stringify(await t.deps.db.all(sql`SELECT * FROM audit_log`));
 }
 
 /**
@@ -30,10 +31,10 @@ export function auditText(t: TestApp): string {
  * and the test client's address.
  */
 export async function added(t: TestApp, send: () => Promise<TestResponse>, status = 200): Promise<{ res: TestResponse; entries: any[] }> {
-  const before = auditCount(t);
+  const before = await auditCount(t);
   const res = await send();
   assert.equal(res.status, status, res.text);
-  const entries = (await allEntries(t)).slice(0, auditCount(t) - before).reverse();
+  const entries = (await allEntries(t)).slice(0, (await auditCount(t)) - before).reverse();
   for (const e of entries) {
     assert.equal(e.requestId, res.headers.get('x-request-id'), 'entry carries the request id');
     assert.equal(e.clientAddress, '127.0.0.1');
@@ -44,10 +45,10 @@ export async function added(t: TestApp, send: () => Promise<TestResponse>, statu
 
 /** Runs a request that must be refused with `status` and asserts that it wrote no entry. */
 export async function refusedWithoutEntry(t: TestApp, status: number, send: () => Promise<TestResponse>): Promise<TestResponse> {
-  const before = auditCount(t);
+  const before = await auditCount(t);
   const res = await send();
   assert.equal(res.status, status, res.text);
-  assert.equal(auditCount(t), before, `a refused request (${status} ${res.body?.code}) wrote an audit entry`);
+  assert.equal(await auditCount(t), before, `a refused request (${status} ${res.body?.code}) wrote an audit entry`);
   return res;
 }
 

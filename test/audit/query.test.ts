@@ -2,6 +2,7 @@
 // device changes narrowed to readable properties, filters, keyset paging, validation.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ROOT_ROLE_ID, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth, login } from '../support/auth-helpers.ts';
 import { addChild, addMonitors, addDevice, addRole, flags, userIn, ALL } from '../roles/fixtures.ts';
@@ -22,19 +23,19 @@ const ok = (res: { status: number; text: string }, status = 200) => assert.equal
  */
 async function scene() {
   const t = await makeTestApp();
-  const [A] = addChild(t, ROOT_ROLE_ID, ALL);
-  const [A1] = addChild(t, A, flags('userManagement'));
-  const [B] = addChild(t, ROOT_ROLE_ID, ALL);
+  const [A] = await addChild(t, ROOT_ROLE_ID, ALL);
+  const [A1] = await addChild(t, A, flags('userManagement'));
+  const [B] = await addChild(t, ROOT_ROLE_ID, ALL);
   const a = await userIn(t, A);
   const a1 = await userIn(t, A1);
   const b = await userIn(t, B);
-  const d1 = addDevice(t, { name: 'meter', serial: 'SN-1' });
-  addMonitors(t, A, d1, { mm: true });
-  addMonitors(t, A1, d1, { reads: ['name'] });
-  const dB = addDevice(t, { name: 'b-meter' });
-  addMonitors(t, B, dB, { mm: true });
-  const ctrl = addDevice(t, { nodeId: 'ctrl-a', nodeType: 'smartgridController' });
-  addMonitors(t, A, ctrl, { mm: true });
+  const d1 = await addDevice(t, { name: 'meter', serial: 'SN-1' });
+  await addMonitors(t, A, d1, { mm: true });
+  await addMonitors(t, A1, d1, { reads: ['name'] });
+  const dB = await addDevice(t, { name: 'b-meter' });
+  await addMonitors(t, B, dB, { mm: true });
+  const ctrl = await addDevice(t, { nodeId: 'ctrl-a', nodeType: 'smartgridController' });
+  await addMonitors(t, A, ctrl, { mm: true });
   const admin = t.adminToken;
   const as = (token: string, method: string, path: string, body?: unknown, status = 200) => t.request(method, path, { token, body }).then((r) => ok(r, status));
   const step = () => t.clock.advance(1000);
@@ -70,7 +71,7 @@ describe('POST /v1/audit/query: visibility', () => {
       `role.update role:${s.A}`,
     ]);
     assert.deepEqual(entries.map((e) => e.id), [...entries.map((e) => e.id)].sort((x, y) => y - x));
-    s.t.close();
+    await s.t.close();
   });
 
   it('others see entries about what they can read today, and their own actions; device changes only for readable properties', async () => {
@@ -101,41 +102,41 @@ describe('POST /v1/audit/query: visibility', () => {
     // b: only its own device and action — nothing of tenant A, no unclaimed license
     assert.deepEqual(summary(await query(s.t, s.b.token)), [`device.patch device:${s.dB}`]);
     // the new user x sees its own membership, and as a member of A1 what a1 sees of A1 and d1
-    const x = s.t.deps.db.sqlite.prepare("SELECT id FROM users WHERE email = 'x@example.test'").pluck().get() as number;
+    const x = (await s.t.deps.db.get(sql<{ id: number }>`SELECT id FROM users WHERE email = 'x@example.test'`))!.id;
     assert.deepEqual(summary(await query(s.t, await s.t.token(x))), [`member.put member:${memberEntry.target.id}`, `device.patch device:${s.d1}`, `role.update role:${s.A1}`]);
 
     // rights are those of today: without its monitors relation a1 no longer sees d1's entries
-    s.t.deps.db.sqlite.prepare('DELETE FROM monitors WHERE role_id = ? AND device_id = ?').run(s.A1, s.d1);
+    await s.t.deps.db.run(sql`DELETE FROM monitors WHERE role_id = ${s.A1} AND device_id = ${s.d1}`);
     assert.deepEqual(summary(await query(s.t, s.a1.token)), [`auth.login.failed user:${s.a1.id}`, `user.tier user:${s.a1.id}`, `role.update role:${s.A1}`]);
     // without the controller, a sees its own claim (its own action) but no longer the license's creation
-    s.t.deps.db.sqlite.prepare('DELETE FROM monitors WHERE role_id = ? AND device_id = ?').run(s.A, s.ctrl);
-    addMonitors(s.t, addRole(s.t, 'keeper'), s.ctrl, { mm: true });
+    await s.t.deps.db.run(sql`DELETE FROM monitors WHERE role_id = ${s.A} AND device_id = ${s.ctrl}`);
+    await addMonitors(s.t, await addRole(s.t, 'keeper'), s.ctrl, { mm: true });
     const later = summary(await query(s.t, s.a.token));
     assert.ok(later.includes(`license.claim license:${s.claimed.id}`));
     assert.ok(!later.includes(`license.create license:${s.claimed.id}`));
-    s.t.close();
+    await s.t.close();
   });
 
   it('own actions on a device no longer readable show no property values', async () => {
     const t = await makeTestApp();
-    const role = addRole(t, 'r');
+    const role = await addRole(t, 'r');
     const u = await userIn(t, role);
-    const d = addDevice(t, { name: 'a', pin: '1234' });
-    const rel = addMonitors(t, role, d, { mm: true });
-    addMonitors(t, addRole(t, 'other'), d, { mm: true });
+    const d = await addDevice(t, { name: 'a', pin: '1234' });
+    const rel = await addMonitors(t, role, d, { mm: true });
+    await addMonitors(t, await addRole(t, 'other'), d, { mm: true });
     ok(await t.request('PATCH', `/v1/device/${d}`, { token: u.token, body: [{ op: 'replace', path: '/pin', value: '9999' }] }));
-    t.deps.db.sqlite.prepare('DELETE FROM monitors WHERE id = ?').run(rel);
+    await t.deps.db.run(sql`DELETE FROM monitors WHERE id = ${rel}`);
     const [entry] = await query(t, u.token);
     assert.equal(entry.action, 'device.patch');
     assert.deepEqual(entry.changes, {});
-    t.close();
+    await t.close();
   });
 
   it('entries about one\'s own membership are visible while it lasts; a role\'s creation to those who reach the parent', async () => {
     const t = await makeTestApp();
-    const [A] = addChild(t, ROOT_ROLE_ID, ALL, ALL);
+    const [A] = await addChild(t, ROOT_ROLE_ID, ALL, ALL);
     const a = await userIn(t, A);
-    const outsider = await userIn(t, addRole(t, 'elsewhere'));
+    const outsider = await userIn(t, await addRole(t, 'elsewhere'));
     const created = await t.request('POST', `/v1/role?parentRoleId=${A}`, { token: a.token, body: { manages: ALL, role: { name: 'child', selfRights: ALL } } });
     ok(created);
     const child = created.body.role.id;
@@ -149,7 +150,7 @@ describe('POST /v1/audit/query: visibility', () => {
     assert.deepEqual(summary(await query(t, a.token)), [
       `member.delete member:${put.body.member.id}`, `member.put member:${put.body.member.id}`, `role.create role:${child}`,
     ]);
-    t.close();
+    await t.close();
   });
 });
 
@@ -179,7 +180,7 @@ describe('POST /v1/audit/query: filters and paging', () => {
     }
     assert.deepEqual(paged, all);
     assert.equal(all.length, 10);
-    s.t.close();
+    await s.t.close();
   });
 
   it('validation: 400 for bad filters, limits and times; 401 without an access token', async () => {
@@ -200,6 +201,6 @@ describe('POST /v1/audit/query: filters and paging', () => {
     }
     ok(await t.request('POST', '/v1/audit/query', { token: t.adminToken }));
     await assertRequiresAuth(t, 'POST', '/v1/audit/query', {});
-    t.close();
+    await t.close();
   });
 });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { makeTestApp, ADMIN_PASSWORD, T0, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
 import { parseConfig } from '../../src/config.ts';
 import { runCli } from '../../src/cli.ts';
@@ -13,20 +14,24 @@ import { createDeps } from '../../src/runtime.ts';
 import { createApp } from '../../src/app.ts';
 import { createLogger } from '../../src/logger.ts';
 import { signToken } from '../../src/auth/tokens.ts';
+import { iterateAuditEntries } from '../../src/audit/audit.store.ts';
 import { auditCount } from './fixtures.ts';
 import { addChild, ALL } from '../roles/fixtures.ts';
 
 const DAY = 86_400_000;
 
 /** Old entries written straight into the table (the API always stamps "now"). */
-function oldEntries(t: TestApp, n: number, at: number): void {
-  const insert = t.deps.db.sqlite.prepare("INSERT INTO audit_log (at, action, target_kind, target_id, changes) VALUES (?, 'role.update', 'role', '1', '{}')");
-  t.deps.db.tx(() => { for (let i = 0; i < n; i++) insert.run(at); });
+async function oldEntries(t: TestApp, n: number, at: number): Promise<void> {
+  await t.deps.db.tx(async (tx) => {
+    for (let i = 0; i < n; i++) {
+      await tx.run(sql`INSERT INTO audit_log (at, action, target_kind, target_id, changes) VALUES (${at}, 'role.update', 'role', '1', '{}')`);
+    }
+  });
 }
 
 /** A role update by the admin: one entry per call. */
 async function rename(t: TestApp, name: string): Promise<void> {
-  const [role] = addChild(t, ROOT_ROLE_ID, ALL);
+  const [role] = await addChild(t, ROOT_ROLE_ID, ALL);
   const res = await t.request('PUT', `/v1/role/${role}`, { token: await t.token(t.adminId), body: { name, selfRights: ALL } });
   assert.equal(res.status, 200, res.text);
 }
@@ -43,39 +48,55 @@ describe('audit retention', () => {
   it('a write prunes entries older than the retention, at most once a minute, 1,000 at a time until the backlog is gone', async () => {
     const t = await makeTestApp({ env: { GRIDKEEPER_AUDIT_RETENTION: '30d' } });
     await rename(t, 'r0'); // first write: the first prune (nothing to do)
-    oldEntries(t, 2_500, T0 - 31 * DAY);
-    oldEntries(t, 3, T0 - 29 * DAY); // within retention
+    await oldEntries(t, 2_500, T0 - 31 * DAY);
+    await oldEntries(t, 3, T0 - 29 * DAY); // within retention
     t.clock.advance(10_000);
     await rename(t, 'r1');
-    assert.equal(auditCount(t), 2 + 2_503, 'within the minute: no prune');
+    assert.equal(await auditCount(t), 2 + 2_503, 'within the minute: no prune');
     t.clock.advance(60_000);
     await rename(t, 'r2');
-    assert.equal(auditCount(t), 3 + 1_503, 'one chunk');
+    assert.equal(await auditCount(t), 3 + 1_503, 'one chunk');
     await rename(t, 'r3');
-    assert.equal(auditCount(t), 4 + 503, 'a full chunk went: the next write continues');
+    assert.equal(await auditCount(t), 4 + 503, 'a full chunk went: the next write continues');
     await rename(t, 'r4');
-    assert.equal(auditCount(t), 5 + 3, 'the backlog is gone');
+    assert.equal(await auditCount(t), 5 + 3, 'the backlog is gone');
     // the three newer ones age out a minute after the next check
     t.clock.advance(2 * DAY);
     await rename(t, 'r5');
-    assert.equal(auditCount(t), 6);
-    const left = t.deps.db.sqlite.prepare('SELECT min(at) FROM audit_log').pluck().get() as number;
+    assert.equal(await auditCount(t), 6);
+    const left = (await t.deps.db.get(sql<{ at: number }>`SELECT min(at) AS at FROM audit_log`))!.at;
     assert.ok(left >= t.clock.now() - 30 * DAY);
-    t.close();
+    await t.close();
   });
 
   it('off keeps everything', async () => {
     const t = await makeTestApp({ env: { GRIDKEEPER_AUDIT_RETENTION: 'off' } });
-    oldEntries(t, 10, T0 - 10_000 * DAY);
+    await oldEntries(t, 10, T0 - 10_000 * DAY);
     await rename(t, 'x');
     t.clock.advance(2 * 60_000);
     await rename(t, 'y');
-    assert.equal(auditCount(t), 12);
-    t.close();
+    assert.equal(await auditCount(t), 12);
+    await t.close();
   });
 });
 
 describe('gridkeeper audit export', () => {
+  it('reads in keyset pages: entries of the same time are neither repeated nor skipped at a page boundary', async () => {
+    const t = await makeTestApp();
+    await oldEntries(t, 5, T0 - 2 * DAY);
+    await oldEntries(t, 3, T0 - DAY);
+    await oldEntries(t, 2, T0 - 3 * DAY); // before the range
+    const from = T0 - 2 * DAY;
+    const expected = (await t.deps.db.all(sql<{ id: number }>`SELECT id FROM audit_log WHERE at >= ${from} AND at < ${T0} ORDER BY at, id`)).map((r) => r.id);
+    assert.equal(expected.length, 8);
+    for (const pageSize of [1, 2, 3, 5, 8, 1000]) {
+      const ids: number[] = [];
+      for await (const row of iterateAuditEntries(t.deps.db, from, T0, pageSize)) ids.push(row.id);
+      assert.deepEqual(ids, expected, `pages of ${pageSize}`);
+    }
+    await t.close();
+  });
+
   it('writes the entries of [from, to) as JSON lines, oldest first, in the shape of the query', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-audit-export-'));
     try {
@@ -95,7 +116,7 @@ describe('gridkeeper audit export', () => {
       }
       const query = await send('POST', '/v1/audit/query', {});
       const all = ((await query.json()) as { entries: unknown[] }).entries;
-      db.close();
+      await db.close();
 
       const out: string[] = [];
       const err: string[] = [];
@@ -137,8 +158,8 @@ describe('audit entries of host commands', () => {
       assert.equal(await runCli(['license', 'create', '--type', 'residential', '--duration', '10', '--count', '2', '--data-dir', dir], env, io), 0, err.join('\n'));
       const keys = [...out];
       const file = openDatabase({ file: join(dir, 'gridkeeper.db') });
-      file.sqlite.prepare("INSERT INTO roles (id, name, self_role_management, self_user_management, self_view_management, self_device_management, self_report_management, self_alarm_management, created_at) VALUES (1, 'root', 1, 1, 1, 1, 1, 1, 0)").run();
-      file.close();
+      await file.run(sql`INSERT INTO roles (id, name, self_role_management, self_user_management, self_view_management, self_device_management, self_report_management, self_alarm_management, created_at) VALUES (1, 'root', 1, 1, 1, 1, 1, 1, 0)`);
+      await file.close();
       assert.equal(await runCli(['user', 'add', 'host@example.test', '--password', 'host-password-1', '--role', '1', '--data-dir', dir], env, io), 0, err.join('\n'));
       out.length = 0;
       assert.equal(await runCli(['audit', 'export', '--data-dir', dir], env, io), 0, err.join('\n'));

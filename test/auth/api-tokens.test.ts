@@ -3,11 +3,14 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, type TestApp } from '../support/app.ts';
 import { accessFrom, assertRequiresAuth, enableTotp, loginRefresh, totpCode } from '../support/auth-helpers.ts';
 import { V1, writer } from '../telemetry/fixtures.ts';
 
 const DAY = 86_400_000;
+
+const tokenCount = async (t: TestApp) => (await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens`))!.n;
 
 async function createToken(t: TestApp, body: unknown, token = t.adminToken) {
   return t.request('POST', '/user/tokens', { token, body });
@@ -30,7 +33,7 @@ describe('api tokens: happy', () => {
       id: rest.id, name: 'grafana', scopes: ['telemetry:read', 'api'],
       createdAt: new Date(t.clock.now()).toISOString(), expiresAt: new Date(t.clock.now() + 30 * DAY).toISOString(), lastUsedAt: null,
     });
-    const row = t.deps.db.sqlite.prepare('SELECT * FROM api_tokens WHERE id = ?').get(rest.id) as Record<string, unknown>;
+    const row = (await t.deps.db.get(sql<Record<string, unknown>>`SELECT * FROM api_tokens WHERE id = ${rest.id}`))!;
     assert.equal(row.token_hash, createHash('sha256').update(token).digest('hex'));
     assert.equal(JSON.stringify(row).includes(token.slice(3)), false, 'the secret itself is not stored');
     const list = await t.request('GET', '/user/tokens', { token: t.adminToken });
@@ -63,16 +66,16 @@ describe('api tokens: happy', () => {
   test('lastUsedAt moves on at most once a minute', async () => {
     const t = await makeTestApp();
     const { id, token } = await newToken(t, ['api']);
-    const used = () => t.deps.db.sqlite.prepare('SELECT last_used_at FROM api_tokens WHERE id = ?').pluck().get(id);
+    const used = async () => (await t.deps.db.get(sql<{ last_used_at: number | null }>`SELECT last_used_at FROM api_tokens WHERE id = ${id}`))?.last_used_at;
     await t.request('GET', '/v1/telemetry/namespaces', { token });
     const first = t.clock.now();
-    assert.equal(used(), first);
+    assert.equal(await used(), first);
     t.clock.advance(30_000);
     await t.request('GET', '/v1/telemetry/namespaces', { token });
-    assert.equal(used(), first);
+    assert.equal(await used(), first);
     t.clock.advance(30_000);
     await t.request('GET', '/v1/telemetry/namespaces', { token });
-    assert.equal(used(), t.clock.now());
+    assert.equal(await used(), t.clock.now());
   });
 
   test('telemetry:write writes, telemetry:read queries, and neither does the other', async () => {
@@ -112,7 +115,7 @@ describe('api tokens: happy', () => {
     const del = await t.request('DELETE', `/user/tokens/${id}`, { token: t.adminToken });
     assert.equal(del.status, 204);
     assertError(await t.request('GET', '/v1/telemetry/namespaces', { token }), 401, 'UNAUTHENTICATED');
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 0);
+    assert.equal(await tokenCount(t), 0);
     assertError(await t.request('DELETE', `/user/tokens/${id}`, { token: t.adminToken }), 404, 'NOT_FOUND');
   });
 
@@ -146,17 +149,18 @@ describe('api tokens: validation', () => {
       const err = assertError(await createToken(t, body), 400, 'BAD_REQUEST');
       assert.match(err.message, re, JSON.stringify(body));
     }
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 0);
+    assert.equal(await tokenCount(t), 0);
   });
 
   test('at most 100 tokens per user -> 409 TOO_MANY_TOKENS', async () => {
     const t = await makeTestApp();
     const now = t.clock.now();
-    const insert = t.deps.db.sqlite.prepare("INSERT INTO api_tokens (user_id, name, scopes, token_hash, created_at) VALUES (?, 'x', '[\"api\"]', ?, ?)");
-    for (let i = 0; i < 99; i++) insert.run(t.adminId, `h${i}`, now);
+    for (let i = 0; i < 99; i++) {
+      await t.deps.db.run(sql`INSERT INTO api_tokens (user_id, name, scopes, token_hash, created_at) VALUES (${t.adminId}, 'x', '["api"]', ${`h${i}`}, ${now})`);
+    }
     await newToken(t, ['api']);
     assertError(await createToken(t, { name: 'one too many', scopes: ['api'] }), 409, 'TOO_MANY_TOKENS');
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 100);
+    assert.equal(await tokenCount(t), 100);
   });
 });
 
@@ -187,7 +191,7 @@ describe('api tokens: security', () => {
         assertError(res, 401, 'UNAUTHENTICATED');
       }
     }
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 1);
+    assert.equal(await tokenCount(t), 1);
   });
 
   test('an unknown or altered gk_ token is 401; a JWT is not accepted with the Token scheme', async () => {
@@ -205,7 +209,7 @@ describe('api tokens: security', () => {
     const list = await t.request('GET', '/user/tokens', { token: u.token });
     assert.deepEqual(list.body, { tokens: [] });
     assertError(await t.request('DELETE', `/user/tokens/${id}`, { token: u.token }), 404, 'NOT_FOUND');
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 1);
+    assert.equal(await tokenCount(t), 1);
   });
 
   test('with 2FA on, creating a token needs a sudo token', async () => {

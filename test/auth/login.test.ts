@@ -121,7 +121,7 @@ describe('logout', () => {
     const kept = (await first.request('POST', '/auth/login', { body: credentials })).text;
     const access = (await first.request('GET', '/auth/accesstoken', { token: loggedOut })).text;
     assert.equal((await first.request('POST', '/auth/logout', { token: loggedOut })).status, 204);
-    first.stop();
+    await first.stop();
 
     const second = await server.start();
     assert.equal((await second.request('GET', '/auth/refreshtoken/validate', { token: loggedOut })).status, 401);

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
 import { startSmtp, type TestSmtp } from '../support/smtp.ts';
 import { runCli } from '../../src/cli.ts';
@@ -63,9 +64,9 @@ describe('forgot password: the mail', () => {
     assert.ok(token, mail.parsed.text);
 
     // stored only as a hash
-    const rows = t.deps.db.sqlite.prepare('SELECT user_id, token_hash, expires_at, used_at FROM password_reset_tokens').all() as any[];
+    const rows = await t.deps.db.all(sql<any>`SELECT user_id, token_hash, expires_at, used_at FROM password_reset_tokens`);
     assert.deepEqual(rows, [{ user_id: user.id, token_hash: sha256(token), expires_at: t.clock.now() + 60 * MINUTE, used_at: null }]);
-    assert.equal(JSON.stringify(t.deps.db.sqlite.prepare('SELECT * FROM password_reset_tokens').all()).includes(token), false);
+    assert.equal(JSON.stringify(await t.deps.db.all(sql`SELECT * FROM password_reset_tokens`)).includes(token), false);
 
     // the link opens the reset page, which posts the token from the fragment
     const page = await t.request('GET', new URL(LINK.exec(mail.parsed.text!)![0]).pathname);
@@ -81,7 +82,7 @@ describe('forgot password: the mail', () => {
     // single use
     assert.equal(assertError(await reset(t, token, 'third-password-789'), 400, 'RESET_TOKEN_INVALID').message, 'the reset token is unknown, used or expired');
     assert.equal((await login(t, 'anna@example.test', 'new-password-456')).status, 200);
-    t.close();
+    await t.close();
   });
 
   test('languages: fr, de (also de-AT), and English for anything else or none', async () => {
@@ -101,7 +102,7 @@ describe('forgot password: the mail', () => {
       assert.match(mail.parsed.text ?? '', text);
       assert.match(mail.parsed.text ?? '', LINK);
     }
-    t.close();
+    await t.close();
   });
 
   test('an unknown address gets the same 204 and no mail; only the existing user\'s request sends one', async () => {
@@ -116,8 +117,8 @@ describe('forgot password: the mail', () => {
     assert.deepEqual(mail.to, ['known@example.test']);
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(smtp.received.length, before + 1, 'exactly one mail went out');
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM password_reset_tokens').pluck().get(), 1);
-    t.close();
+    assert.equal((await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM password_reset_tokens`))!.n, 1);
+    await t.close();
   });
 
   test('expiry: a token is refused after 60 minutes; a newer link voids the older one; the password is left alone', async () => {
@@ -138,7 +139,7 @@ describe('forgot password: the mail', () => {
     const third = LINK.exec((await smtp.next()).parsed.text ?? '')![1];
     t.clock.advance(60 * MINUTE - 1);
     assert.equal((await reset(t, third, 'new-password-456')).status, 204);
-    t.close();
+    await t.close();
   });
 });
 
@@ -146,13 +147,13 @@ describe('reset password: races', () => {
   test('two resets racing with one token: exactly one wins, and its password is the one set', async () => {
     const t = await makeTestApp();
     await t.createUser('race@example.test', 'old-password-123');
-    const userId = t.deps.db.sqlite.prepare("SELECT id FROM users WHERE email = 'race@example.test'").pluck().get() as number;
-    const token = issueResetToken(t.deps.db, userId, t.clock.now());
+    const userId = (await t.deps.db.get(sql<{ id: number }>`SELECT id FROM users WHERE email = 'race@example.test'`))!.id;
+    const token = await issueResetToken(t.deps.db, userId, t.clock.now());
     const answers = await Promise.all([reset(t, token, 'first-password-1'), reset(t, token, 'second-password-2')]);
     assert.deepEqual(answers.map((a) => a.status).sort(), [204, 400]);
     const winner = answers[0].status === 204 ? 'first-password-1' : 'second-password-2';
     assert.equal((await login(t, 'race@example.test', winner)).status, 200);
-    t.close();
+    await t.close();
   });
 });
 
@@ -169,7 +170,7 @@ describe('forgot password: limits and validation', () => {
     t.clock.advance(40_000);
     assert.equal((await forgot(t, 'b@example.test')).status, 204);
     assertError(await forgot(t, 'a@example.test'), 429, 'TOO_MANY_RESET_REQUESTS');
-    t.close();
+    await t.close();
   });
 
   test('403 DISPOSABLE_EMAIL for disposable-mail domains (and their subdomains); not counted against the limit', async () => {
@@ -178,8 +179,8 @@ describe('forgot password: limits and validation', () => {
     assertError(await forgot(t, 'user@mailinator.com'), 403, 'DISPOSABLE_EMAIL');
     assertError(await forgot(t, 'x@inbox.YOPmail.com'), 403, 'DISPOSABLE_EMAIL');
     assert.equal((await forgot(t, 'x@notmailinator.com')).status, 204, 'a look-alike domain is not on the list');
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM password_reset_tokens').pluck().get(), 0);
-    t.close();
+    assert.equal((await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM password_reset_tokens`))!.n, 0);
+    await t.close();
   });
 
   test('validation: 400 naming the field, before any limit or lookup', async () => {
@@ -194,7 +195,7 @@ describe('forgot password: limits and validation', () => {
     assert.equal(assertError(await reset(t, 'x', 'short'), 400, 'BAD_REQUEST').message, 'newPassword: expected at least 10 characters');
     assert.equal(assertError(await t.request('POST', '/v1/auth/reset-password', { body: { newPassword: 'long-enough-1' } }), 400, 'BAD_REQUEST').message, 'token: required');
     assertError(await reset(t, 'made-up-token', 'long-enough-1'), 400, 'RESET_TOKEN_INVALID');
-    t.close();
+    await t.close();
   });
 });
 
@@ -208,8 +209,8 @@ describe('forgot password without mail', () => {
     const warn = log.lines.find((l) => l.level === 'warn');
     assert.ok(warn && /no mail can be sent/.test(warn.msg) && /reset-link/.test(warn.msg), JSON.stringify(log.lines));
     assert.deepEqual(warn.fields, { userId: user.id });
-    assert.equal(t.deps.db.sqlite.prepare('SELECT count(*) FROM password_reset_tokens WHERE user_id = ?').pluck().get(user.id), 1);
-    t.close();
+    assert.equal((await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM password_reset_tokens WHERE user_id = ${user.id}`))!.n, 1);
+    await t.close();
   });
 
   test('an unreachable SMTP server: still 204; the failure is logged, nothing crashes', async () => {
@@ -226,7 +227,7 @@ describe('forgot password without mail', () => {
     const error = log.lines.find((l) => l.level === 'error');
     assert.equal(error?.msg, 'password reset mail could not be sent');
     assert.doesNotMatch(JSON.stringify(log.lines), /smtp-secret-1/, 'the SMTP password is not logged');
-    t.close();
+    await t.close();
   });
 
   test('gridkeeper user reset-link prints a link that works; unknown users exit 2', async () => {
@@ -263,7 +264,7 @@ describe('forgot password without mail', () => {
         assert.equal((await post('/v1/auth/reset-password', { token, newPassword: 'new-password-456' })).status, 204);
         assert.equal((await post('/auth/login', { username: 'cli@example.test', password: 'new-password-456' })).status, 200);
       } finally {
-        db.close();
+        await db.close();
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,27 +1,30 @@
 // PUT /user/password: access + current password, or sudo alone; minimum length; every session of the user ends.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/app.ts';
+import { sql } from 'kysely';
+import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, type TestApp } from '../support/app.ts';
 import { login, loginRefresh, accessFrom, enableTotp, totpCode } from '../support/auth-helpers.ts';
 
 const NEW = 'brand-new-password-1';
+
+const hashOf = async (app: TestApp, userId: number) =>
+  (await app.deps.db.get(sql<{ password_hash: string }>`SELECT password_hash FROM users WHERE id = ${userId}`))!.password_hash;
 
 describe('password change', () => {
   test('with an access token and the current password: 204; old password out, new one in; scrypt with a per-user salt', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const before = app.deps.db.sqlite.prepare('SELECT password_hash FROM users WHERE id = ?').pluck().get(app.adminId) as string;
+    const before = await hashOf(app, app.adminId);
     const access = await accessFrom(app, await loginRefresh(app, ADMIN_EMAIL, ADMIN_PASSWORD));
     const res = await app.request('PUT', '/user/password', { token: access, body: { currentPassword: ADMIN_PASSWORD, newPassword: NEW } });
     assert.equal(res.status, 204, res.text);
     assertError(await login(app, ADMIN_EMAIL, ADMIN_PASSWORD), 401, 'PASSWORD_INCORRECT');
     assert.equal((await login(app, ADMIN_EMAIL, NEW)).status, 200);
-    const after = app.deps.db.sqlite.prepare('SELECT password_hash FROM users WHERE id = ?').pluck().get(app.adminId) as string;
+    const after = await hashOf(app, app.adminId);
     assert.match(after, /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
     assert.ok(!after.includes(NEW));
     // same password for two users -> different hashes (salted)
-    await app.createUser('twin@localhost', NEW);
-    const twin = app.deps.db.sqlite.prepare("SELECT password_hash FROM users WHERE email = 'twin@localhost'").pluck().get() as string;
+    const twin = await hashOf(app, (await app.createUser('twin@localhost', NEW)).id);
     assert.notEqual(twin, after);
     assert.notEqual(before, after);
   });

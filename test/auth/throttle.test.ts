@@ -161,7 +161,7 @@ describe('throttle: second factors', () => {
     t.after(() => server.cleanup());
     const first = await server.start();
     for (let i = 0; i < 5; i++) await first.request('POST', '/auth/login', { body: { username: ADMIN_EMAIL, password: 'wrong-password' } });
-    first.stop();
+    await first.stop();
     const second = await server.start();
     const res = await second.request('POST', '/auth/login', { body: { username: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
     assert.equal(res.status, 429, res.text);

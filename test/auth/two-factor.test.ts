@@ -2,6 +2,7 @@
 // no replay, single-use recovery codes, regeneration and removal.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, type TestApp } from '../support/app.ts';
 import { login, loginRefresh, accessFrom, enableTotp, totpCode, assertRequiresSudo } from '../support/auth-helpers.ts';
 import { totpStep } from '../../src/auth/totp.ts';
@@ -76,7 +77,7 @@ describe('2fa: setup and enable', () => {
       recoveryCodes: { completedAt: new Date(app.clock.now()).toISOString(), remaining: 10 },
     });
     // stored hashed: no code appears in the database
-    const rows = app.deps.db.sqlite.prepare('SELECT * FROM recovery_codes').all() as Record<string, unknown>[];
+    const rows = await app.deps.db.all(sql<Record<string, unknown>>`SELECT * FROM recovery_codes`);
     assert.equal(rows.length, 10);
     const dump = JSON.stringify(rows.map((r) => Object.values(r).map((v) => (Buffer.isBuffer(v) ? v.toString('latin1') + v.toString('hex') + v.toString('base64') : v))));
     for (const code of codes) assert.ok(!dump.includes(code), 'a recovery code is stored in clear');

@@ -23,7 +23,7 @@ describe('console routes', () => {
       assert.equal(res.status, 302, path);
       assert.equal(res.headers.get('location'), '/console/');
     }
-    t.close();
+    await t.close();
   });
 
   test('every page under /console/ is the same HTML document, with a strict policy and no inline script', async () => {
@@ -42,7 +42,7 @@ describe('console routes', () => {
     // the only script is the external module; no inline code, no style attribute, no other origin
     assert.deepEqual(html.match(/<script[^>]*>/g), [`<script type="module" src="/console/assets/${linkedAssets(html).js}">`]);
     assert.doesNotMatch(html, /\sstyle=|https?:\/\/|\son[a-z]+=/);
-    t.close();
+    await t.close();
   });
 
   test('assets: hashed names, immutable caching, gzip when asked, 304 on a matching ETag', async () => {
@@ -70,7 +70,7 @@ describe('console routes', () => {
     const again = await t.request('GET', `/console/assets/${js}`, { headers: { 'if-none-match': plain.headers.get('etag')! } });
     assert.equal(again.status, 304);
     assert.equal(again.text, '');
-    t.close();
+    await t.close();
   });
 
   test('an unknown or malformed asset name is a 404 or 400 in the error shape', async () => {
@@ -79,7 +79,7 @@ describe('console routes', () => {
     assert.equal(body.message, 'no console asset named app.000000000000.js');
     assertError(await t.request('GET', '/console/assets/a%20b.js'), 400, 'BAD_REQUEST');
     assertError(await t.request('GET', '/console/assets/app.js?x=1'), 400, 'BAD_REQUEST');
-    t.close();
+    await t.close();
   });
 });
 

@@ -1,99 +1,133 @@
-// The database layer: transactions (nesting, rollback, no async), the synchronous executor, pragmas, migrations.
+// The database layer: transactions (handles, nesting, rollback), the connection gate, pragmas, migrations.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../src/db/open.ts';
+import { sql } from 'kysely';
+import { openDatabase, type Db } from '../../src/db/open.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 
-function freshDb() {
-  const db = openDatabase({ file: ':memory:' });
+function freshDb(checkHandles = true): Db {
+  const db = openDatabase({ file: ':memory:', checkHandles });
   db.sqlite.exec('CREATE TABLE t (v INTEGER)');
   return db;
 }
-const values = (db: ReturnType<typeof freshDb>) => db.sqlite.prepare('SELECT v FROM t ORDER BY v').pluck().all();
+const insert = (db: Db, v: number) => db.run(sql`INSERT INTO t VALUES (${v})`);
+const values = async (db: Db) => (await db.all(sql<{ v: number }>`SELECT v FROM t ORDER BY v`)).map((r) => r.v);
 
 describe('transactions', () => {
-  test('commit on return, roll back on throw, rethrowing the error', () => {
+  test('commit on return, roll back on throw, rethrowing the error', async () => {
     const db = freshDb();
-    assert.equal(db.tx(() => { db.sqlite.exec('INSERT INTO t VALUES (1)'); return 'ok'; }), 'ok');
-    assert.throws(() => db.tx(() => { db.sqlite.exec('INSERT INTO t VALUES (2)'); throw new Error('boom'); }), /boom/);
-    assert.deepEqual(values(db), [1]);
+    assert.equal(await db.tx(async (tx) => { await insert(tx, 1); return 'ok'; }), 'ok');
+    await assert.rejects(db.tx(async (tx) => { await insert(tx, 2); throw new Error('boom'); }), /boom/);
+    assert.deepEqual(await values(db), [1]);
     assert.equal(db.sqlite.inTransaction, false);
   });
 
-  test('a nested call is a savepoint: its failure undoes only itself', () => {
+  test('a nested call is a savepoint: its failure undoes only itself', async () => {
     const db = freshDb();
-    db.tx(() => {
-      db.sqlite.exec('INSERT INTO t VALUES (1)');
-      assert.throws(() => db.tx(() => { db.sqlite.exec('INSERT INTO t VALUES (2)'); throw new Error('inner'); }));
-      db.tx(() => db.tx(() => db.sqlite.exec('INSERT INTO t VALUES (3)')));
+    await db.tx(async (tx) => {
+      await insert(tx, 1);
+      await assert.rejects(tx.tx(async (inner) => { await insert(inner, 2); throw new Error('inner'); }));
+      await tx.tx((a) => a.tx((b) => insert(b, 3)));
     });
-    assert.deepEqual(values(db), [1, 3]);
+    assert.deepEqual(await values(db), [1, 3]);
   });
 
-  test('an outer failure undoes the inner savepoints too', () => {
+  test('an outer failure undoes the inner savepoints too', async () => {
     const db = freshDb();
-    assert.throws(() => db.tx(() => {
-      db.tx(() => db.sqlite.exec('INSERT INTO t VALUES (1)'));
+    await assert.rejects(db.tx(async (tx) => {
+      await tx.tx((inner) => insert(inner, 1));
       throw new Error('outer');
     }));
-    assert.deepEqual(values(db), []);
+    assert.deepEqual(await values(db), []);
     assert.equal(db.sqlite.inTransaction, false);
   });
 
-  test('an async function is refused and nothing it did before its first await is kept', () => {
-    const db = freshDb();
-    assert.throws(() => db.tx((async () => { db.sqlite.exec('INSERT INTO t VALUES (1)'); }) as () => unknown), /synchronous/);
-    assert.deepEqual(values(db), []);
-    assert.equal(db.sqlite.inTransaction, false);
-  });
-
-  test('a constraint failure inside a transaction leaves the database usable', () => {
+  test('a constraint failure inside a transaction leaves the database usable', async () => {
     const db = freshDb();
     db.sqlite.exec('CREATE UNIQUE INDEX tu ON t (v)');
-    db.tx(() => db.sqlite.exec('INSERT INTO t VALUES (1)'));
-    assert.throws(() => db.tx(() => db.sqlite.exec('INSERT INTO t VALUES (1)')), /UNIQUE/);
-    db.tx(() => db.sqlite.exec('INSERT INTO t VALUES (2)'));
-    assert.deepEqual(values(db), [1, 2]);
+    await db.tx((tx) => insert(tx, 1));
+    await assert.rejects(db.tx((tx) => insert(tx, 1)), /UNIQUE/);
+    await db.tx((tx) => insert(tx, 2));
+    assert.deepEqual(await values(db), [1, 2]);
+  });
+
+  test('statements of other requests wait for an open transaction: no uncommitted read, no interleaving', async () => {
+    const db = freshDb();
+    let release!: () => void;
+    const paused = new Promise<void>((r) => { release = r; });
+    const writer = db.tx(async (tx) => {
+      await insert(tx, 1);
+      await paused; // the transaction stays open across other requests' turns
+      await insert(tx, 2);
+    });
+    await new Promise((r) => setImmediate(r));
+    const reading = values(db); // another request, on the root handle
+    let read: number[] | undefined;
+    void reading.then((v) => { read = v; });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(read, undefined, 'the read waited for the transaction');
+    release();
+    await writer;
+    assert.deepEqual(await reading, [1, 2]);
+  });
+
+  test('the root handle inside a transaction is refused (it would wait for that transaction forever)', async () => {
+    const db = freshDb();
+    await assert.rejects(db.tx(async () => { await insert(db, 1); }), /root database handle was used inside a transaction/);
+    assert.deepEqual(await values(db), []);
+  });
+
+  test('a transaction handle is dead once its transaction ended', async () => {
+    const db = freshDb();
+    let kept: Db | undefined;
+    await db.tx(async (tx) => { kept = tx; });
+    await assert.rejects(insert(kept!, 1), /after its transaction ended/);
+  });
+
+  test('write() on a transaction handle runs inside that transaction', async () => {
+    const db = freshDb();
+    await assert.rejects(db.tx(async (tx) => {
+      await tx.write((inner) => insert(inner, 1));
+      throw new Error('outer');
+    }));
+    assert.deepEqual(await values(db), []);
   });
 });
 
 describe('executor and schema', () => {
-  test('Kysely-built queries run synchronously with booleans bound as 0/1', () => {
+  test('Kysely-built queries run with booleans bound as 0/1', async () => {
     const db = openDatabase({ file: ':memory:' });
-    migrate(db, 0);
-    const inserted = db.get(db.qb.insertInto('users').values({ email: 'A@b', password_hash: 'x', password_changed_at: 1, created_at: 1 }).returning('id'));
+    await migrate(db, 0);
+    const inserted = await db.get(db.qb.insertInto('users').values({ email: 'A@b', password_hash: 'x', password_changed_at: 1, created_at: 1 }).returning('id'));
     assert.deepEqual(inserted, { id: 1 });
     // the email column is case-insensitive
-    assert.deepEqual(db.all(db.qb.selectFrom('users').select(['id', 'email']).where('email', '=', 'a@B')), [{ id: 1, email: 'A@b' }]);
-    const r = db.run(db.qb.updateTable('users').set({ tier: 'premium' }).where('id', '=', 1));
+    assert.deepEqual(await db.all(db.qb.selectFrom('users').select(['id', 'email']).where('email', '=', 'a@B')), [{ id: 1, email: 'A@b' }]);
+    const r = await db.run(db.qb.updateTable('users').set({ tier: 'premium' }).where('id', '=', 1));
     assert.equal(r.changes, 1);
-    assert.equal(db.sqlite.prepare('SELECT ?').pluck().get(...[true].map((b) => (b ? 1 : 0))), 1);
+    assert.deepEqual(await db.get(sql<{ b: number }>`SELECT ${true} AS b`), { b: 1 });
   });
 
-  test('file databases use WAL, synchronous FULL and foreign keys; migrations are recorded and idempotent', (t) => {
+  test('file databases use WAL, synchronous FULL and foreign keys; migrations are recorded and idempotent', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-db-'));
-    try {
-      const db = openDatabase({ file: join(dir, 'x.db') });
-      t.after(() => db.close());
-      assert.equal(db.sqlite.pragma('journal_mode', { simple: true }), 'wal');
-      assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2); // FULL
-      assert.equal(db.sqlite.pragma('foreign_keys', { simple: true }), 1);
-      assert.deepEqual(migrate(db, 0), migrations.map((m) => m.name));
-      assert.deepEqual(migrate(db, 0), []);
-      db.sqlite.prepare("INSERT INTO schema_migrations VALUES ('9999_future', 0)").run();
-      assert.throws(() => migrate(db, 0), /newer gridkeeper.*9999_future/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const db = openDatabase({ file: join(dir, 'x.db') });
+    t.after(() => db.close());
+    assert.equal(db.sqlite.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2); // FULL
+    assert.equal(db.sqlite.pragma('foreign_keys', { simple: true }), 1);
+    assert.deepEqual(await migrate(db, 0), migrations.map((m) => m.name));
+    assert.deepEqual(await migrate(db, 0), []);
+    db.sqlite.prepare("INSERT INTO schema_migrations VALUES ('9999_future', 0)").run();
+    await assert.rejects(migrate(db, 0), /newer gridkeeper.*9999_future/);
   });
 
-  test('a failing migration leaves nothing half-applied', () => {
+  test('a failing migration leaves nothing half-applied', async () => {
     const db = openDatabase({ file: ':memory:' });
     const broken = [{ name: '0001_ok', sql: 'CREATE TABLE a (x)' }, { name: '0002_bad', sql: 'CREATE TABLE b (x); INSERT INTO nowhere VALUES (1);' }];
-    assert.throws(() => migrate(db, 0, broken), /nowhere/);
+    await assert.rejects(migrate(db, 0, broken), /nowhere/);
     const tables = db.sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     assert.deepEqual(tables, ['a', 'schema_migrations']);
     assert.deepEqual(db.sqlite.prepare('SELECT name FROM schema_migrations').pluck().all(), ['0001_ok']);

@@ -22,8 +22,8 @@ describe('create device: happy', () => {
         userRights: { propertyEditabilities: { nodeId: true, nodeType: true, name: true, info: true }, monitorManagement: true },
       },
     });
-    assert.deepEqual(storedDevice(app, body.device.id), { properties: body.device.properties, lastUpdate: T0 });
-    assert.deepEqual(storedMonitors(app, body.device.id), [{ id: body.monitors.id, role_id: 1, monitor_management: 1, reads: '[]', edits: '[]' }]);
+    assert.deepEqual(await storedDevice(app, body.device.id), { properties: body.device.properties, lastUpdate: T0 });
+    assert.deepEqual(await storedMonitors(app, body.device.id), [{ id: body.monitors.id, role_id: 1, monitor_management: 1, reads: '[]', edits: '[]' }]);
   });
 
   it('accepts empty properties and free-form values', async (t) => {
@@ -65,7 +65,7 @@ describe('create device: validation', () => {
     await bad('/v1/device?roleId=1&color=red', { properties: {} }, /color/);
     const proto = await app.request('POST', '/v1/device?roleId=1', { token: app.adminToken, raw: '{"properties":{"__proto__":{"x":1}}}', headers: { 'content-type': 'application/json' } });
     assertError(proto, 400, 'BAD_REQUEST');
-    assert.equal(count(app, 'devices'), 0);
+    assert.equal(await count(app, 'devices'), 0);
   });
 
   it('validate=true checks the nodeType schema: 422 SCHEMA_VIOLATION naming the path, nothing written', async (t) => {
@@ -75,7 +75,7 @@ describe('create device: validation', () => {
     assert.equal(assertError(res, 422, 'SCHEMA_VIOLATION').message, 'properties.info.serialNumber: Invalid type: Expected string but received 5');
     const phases = await create(app, app.adminToken, 1, { nodeType: 'evCharger', phases: 2 }, '&validate=true');
     assert.match(assertError(phases, 422, 'SCHEMA_VIOLATION').message, /^properties\.phases: /);
-    assert.equal(count(app, 'devices'), 0);
+    assert.equal(await count(app, 'devices'), 0);
     // without validate, and for a nodeType without schema, the same properties are stored
     ok(await create(app, app.adminToken, 1, { nodeType: 'battery', info: { serialNumber: 5 } }));
     ok(await create(app, app.adminToken, 1, { nodeType: 'unknownType', info: { serialNumber: 5 } }, '&validate=true'));
@@ -86,12 +86,12 @@ describe('create device: validation', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     ok(await create(app, app.adminToken, 1, { nodeId: 'dup' }));
-    const other = addRole(app, 'other', { deviceManagement: true });
+    const other = await addRole(app, 'other', { deviceManagement: true });
     const u = await userIn(app, other);
     const res = await create(app, u.token, other, { nodeId: 'dup' });
     assert.equal(assertError(res, 409, 'NODE_ID_TAKEN').message, 'nodeId "dup" is already used by another device');
-    assert.equal(count(app, 'devices'), 1);
-    assert.equal(count(app, 'monitors'), 1);
+    assert.equal(await count(app, 'devices'), 1);
+    assert.equal(await count(app, 'monitors'), 1);
   });
 });
 
@@ -99,7 +99,7 @@ describe('create device: security (the rule)', () => {
   it('allowed: direct deviceManagement by the role\'s own selfRights', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r', { deviceManagement: true });
+    const r = await addRole(app, 'r', { deviceManagement: true });
     const u = await userIn(app, r);
     const body = ok(await create(app, u.token, r, {}));
     assert.equal(body.monitors.roleId, r);
@@ -109,9 +109,9 @@ describe('create device: security (the rule)', () => {
   it('allowed: direct deviceManagement through a relation P -> R with the flag', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const p = addRole(app, 'p');
-    const r = addRole(app, 'r');
-    addManages(app, p, r, { deviceManagement: true });
+    const p = await addRole(app, 'p');
+    const r = await addRole(app, 'r');
+    await addManages(app, p, r, { deviceManagement: true });
     const u = await userIn(app, p);
     ok(await create(app, u.token, r, {}));
   });
@@ -119,9 +119,9 @@ describe('create device: security (the rule)', () => {
   it('allowed: indirect deviceManagement (flag higher up the path)', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [p, m, r] = [addRole(app, 'p'), addRole(app, 'm'), addRole(app, 'r')];
-    addManages(app, p, m, { deviceManagement: true });
-    addManages(app, m, r);
+    const [p, m, r] = [await addRole(app, 'p'), await addRole(app, 'm'), await addRole(app, 'r')];
+    await addManages(app, p, m, { deviceManagement: true });
+    await addManages(app, m, r);
     const u = await userIn(app, p);
     ok(await create(app, u.token, r, {}));
   });
@@ -129,9 +129,9 @@ describe('create device: security (the rule)', () => {
   it('allowed: indirect roleManagement over R', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [p, m, r] = [addRole(app, 'p'), addRole(app, 'm'), addRole(app, 'r')];
-    addManages(app, p, m, { roleManagement: true });
-    addManages(app, m, r);
+    const [p, m, r] = [await addRole(app, 'p'), await addRole(app, 'm'), await addRole(app, 'r')];
+    await addManages(app, p, m, { roleManagement: true });
+    await addManages(app, m, r);
     const u = await userIn(app, p);
     ok(await create(app, u.token, r, {}));
   });
@@ -139,18 +139,18 @@ describe('create device: security (the rule)', () => {
   it('denied 403: only DIRECT roleManagement (selfRights) over R', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r', { roleManagement: true });
+    const r = await addRole(app, 'r', { roleManagement: true });
     const u = await userIn(app, r);
     assert.match(assertError(await create(app, u.token, r, {}), 403, 'FORBIDDEN').message, /deviceManagement/);
-    assert.equal(count(app, 'devices'), 0);
+    assert.equal(await count(app, 'devices'), 0);
   });
 
   it('denied 403: R reached without any flag; a parent\'s selfRights do not reach its children', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const p = addRole(app, 'p', { deviceManagement: true, roleManagement: true });
-    const r = addRole(app, 'r');
-    addManages(app, p, r, { userManagement: true, alarmManagement: true });
+    const p = await addRole(app, 'p', { deviceManagement: true, roleManagement: true });
+    const r = await addRole(app, 'r');
+    await addManages(app, p, r, { userManagement: true, alarmManagement: true });
     const u = await userIn(app, p);
     assertError(await create(app, u.token, r, {}), 403, 'FORBIDDEN');
     ok(await create(app, u.token, p, {})); // its own role: direct by selfRights
@@ -159,13 +159,13 @@ describe('create device: security (the rule)', () => {
   it('denied 404: a role outside Reach(u), and a role that does not exist', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const mine = addRole(app, 'mine', { deviceManagement: true });
-    const other = addRole(app, 'other', { deviceManagement: true });
+    const mine = await addRole(app, 'mine', { deviceManagement: true });
+    const other = await addRole(app, 'other', { deviceManagement: true });
     const u = await userIn(app, mine);
     assert.equal(assertError(await create(app, u.token, other, {}), 404, 'NOT_FOUND').message, `role ${other} not found`);
     assertError(await create(app, u.token, 9999, {}), 404, 'NOT_FOUND');
     assertError(await create(app, app.adminToken, 9999, {}), 404, 'NOT_FOUND');
-    assert.equal(count(app, 'devices'), 0);
+    assert.equal(await count(app, 'devices'), 0);
   });
 
   it('a user in no role at all gets 404', async (t) => {

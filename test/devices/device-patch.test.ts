@@ -8,9 +8,9 @@ const patch = (t: TestApp, token: string, ids: string | number, body: unknown, h
   t.request('PATCH', `/v1/device/${ids}${query}`, { token, body, headers });
 
 /** A device on the root role (admin has monitorManagement). */
-function rootDevice(t: TestApp, properties: Record<string, unknown>, lastUpdate = T0): number {
-  const id = addDevice(t, properties, lastUpdate);
-  addMonitors(t, 1, id, { mm: true });
+async function rootDevice(t: TestApp, properties: Record<string, unknown>, lastUpdate = T0): Promise<number> {
+  const id = await addDevice(t, properties, lastUpdate);
+  await addMonitors(t, 1, id, { mm: true });
   return id;
 }
 
@@ -18,7 +18,7 @@ describe('device PATCH: happy', () => {
   it('applies the operations to properties and answers { device } with a new lastUpdate', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { name: 'old', info: { model: 'X' }, list: [1, 2] }, T0 - 1000);
+    const d = await rootDevice(app, { name: 'old', info: { model: 'X' }, list: [1, 2] }, T0 - 1000);
     const body = ok(await patch(app, app.adminToken, d, [
       { op: 'replace', path: '/name', value: 'new' },
       { op: 'add', path: '/info/currency', value: 'EUR' },
@@ -34,13 +34,13 @@ describe('device PATCH: happy', () => {
         userRights: { propertyEditabilities: { name: true, info: true, list: true, label: true }, monitorManagement: true },
       },
     });
-    assert.deepEqual(storedDevice(app, d), { properties, lastUpdate: T0 });
+    assert.deepEqual(await storedDevice(app, d), { properties, lastUpdate: T0 });
   });
 
   it('several ids: one transaction, { device: [...] } in request order', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b] = [rootDevice(app, { n: 1 }), rootDevice(app, { n: 2 })];
+    const [a, b] = [await rootDevice(app, { n: 1 }), await rootDevice(app, { n: 2 })];
     const body = ok(await patch(app, app.adminToken, `${b},${a}`, [{ op: 'add', path: '/flag', value: true }]));
     assert.deepEqual(body.device.map((x: { id: number; properties: object }) => [x.id, x.properties]), [[b, { n: 2, flag: true }], [a, { n: 1, flag: true }]]);
   });
@@ -48,28 +48,28 @@ describe('device PATCH: happy', () => {
   it('lastUpdate strictly increases, also for two changes in the same millisecond', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { n: 0 });
+    const d = await rootDevice(app, { n: 0 });
     const times: string[] = [];
     for (let i = 1; i <= 3; i++) times.push(ok(await patch(app, app.adminToken, d, [{ op: 'replace', path: '/n', value: i }])).device.lastUpdate);
     assert.deepEqual(times, [iso(T0 + 1), iso(T0 + 2), iso(T0 + 3)]); // the clock never moved
     app.clock.advance(1000);
     assert.equal(ok(await patch(app, app.adminToken, d, [{ op: 'replace', path: '/n', value: 9 }])).device.lastUpdate, iso(T0 + 1000));
-    assert.equal(storedDevice(app, d)!.lastUpdate, T0 + 1000);
+    assert.equal((await storedDevice(app, d))!.lastUpdate, T0 + 1000);
   });
 
   it('a patch that changes nothing (only tests) keeps lastUpdate', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { n: 1 }, T0 - 50);
+    const d = await rootDevice(app, { n: 1 }, T0 - 50);
     assert.equal(ok(await patch(app, app.adminToken, d, [{ op: 'test', path: '/n', value: 1 }])).device.lastUpdate, iso(T0 - 50));
     assert.equal(ok(await patch(app, app.adminToken, d, [])).device.lastUpdate, iso(T0 - 50));
-    assert.equal(storedDevice(app, d)!.lastUpdate, T0 - 50);
+    assert.equal((await storedDevice(app, d))!.lastUpdate, T0 - 50);
   });
 
   it('If-Unmodified-Since at or after lastUpdate lets the patch through (ISO and HTTP-date)', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { n: 0 }, Date.UTC(2025, 11, 31, 23, 0, 0));
+    const d = await rootDevice(app, { n: 0 }, Date.UTC(2025, 11, 31, 23, 0, 0));
     ok(await patch(app, app.adminToken, d, [{ op: 'replace', path: '/n', value: 1 }], { 'if-unmodified-since': '2025-12-31T23:00:00.000Z' }));
     // that write set lastUpdate to T0 (2026-01-01T00:00:00.000Z)
     ok(await patch(app, app.adminToken, d, [{ op: 'replace', path: '/n', value: 2 }], { 'if-unmodified-since': 'Thu, 01 Jan 2026 00:00:00 GMT' }));
@@ -84,7 +84,7 @@ describe('device PATCH: validation and state', () => {
   it('malformed patches are 400; __proto__/constructor/prototype segments are refused', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { n: 0 });
+    const d = await rootDevice(app, { n: 0 });
     const bad = async (body: unknown, pattern: RegExp) => assert.match(assertError(await patch(app, app.adminToken, d, body), 400, 'BAD_REQUEST').message, pattern);
     await bad({ op: 'add', path: '/a', value: 1 }, /Invalid type|expected/);
     await bad([{ op: 'explode', path: '/a' }], /^\[0\]\.op/);
@@ -104,14 +104,14 @@ describe('device PATCH: validation and state', () => {
       const res = await patch(app, app.adminToken, d, [], { 'if-unmodified-since': header });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, /^If-Unmodified-Since/, header);
     }
-    assert.deepEqual(storedDevice(app, d), { properties: { n: 0 }, lastUpdate: T0 });
+    assert.deepEqual(await storedDevice(app, d), { properties: { n: 0 }, lastUpdate: T0 });
     assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).includes('x'), false);
   });
 
   it('a failing operation is 422 PATCH_FAILED with the contract\'s message; nothing written', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { info: { model: 'X' } });
+    const d = await rootDevice(app, { info: { model: 'X' } });
     const res = await patch(app, app.adminToken, d, [{ op: 'add', path: '/info/x', value: 1 }, { op: 'add', path: '/missing/currency', value: 'EUR' }]);
     assert.deepEqual(assertError(res, 422, 'PATCH_FAILED'), {
       statusCode: 422, error: 'Unprocessable Entity', code: 'PATCH_FAILED',
@@ -119,23 +119,23 @@ describe('device PATCH: validation and state', () => {
     });
     const failedTest = await patch(app, app.adminToken, d, [{ op: 'test', path: '/info/model', value: 'Y' }]);
     assert.equal(assertError(failedTest, 422, 'PATCH_FAILED').message, `Operation 0 (test) failed for device ${d} at path "/info/model"`);
-    assert.deepEqual(storedDevice(app, d), { properties: { info: { model: 'X' } }, lastUpdate: T0 });
+    assert.deepEqual(await storedDevice(app, d), { properties: { info: { model: 'X' } }, lastUpdate: T0 });
   });
 
   it('several ids are all-or-nothing: a failure on the second device leaves the first unchanged', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b] = [rootDevice(app, { x: 1 }), rootDevice(app, {})];
+    const [a, b] = [await rootDevice(app, { x: 1 }), await rootDevice(app, {})];
     const res = await patch(app, app.adminToken, `${a},${b}`, [{ op: 'replace', path: '/x', value: 2 }]);
     assert.equal(assertError(res, 422, 'PATCH_FAILED').message, `Operation 0 (replace) failed for device ${b} at path "/x"`);
-    assert.deepEqual(storedDevice(app, a), { properties: { x: 1 }, lastUpdate: T0 });
+    assert.deepEqual(await storedDevice(app, a), { properties: { x: 1 }, lastUpdate: T0 });
   });
 
   it('If-Unmodified-Since before lastUpdate of ANY target -> 412 DEVICE_MODIFIED, exact message, nothing written', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const a = rootDevice(app, { n: 0 }, T0 - 10_000);
-    const b = rootDevice(app, { n: 0 }, T0 - 500);
+    const a = await rootDevice(app, { n: 0 }, T0 - 10_000);
+    const b = await rootDevice(app, { n: 0 }, T0 - 500);
     const stale = iso(T0 - 1000);
     for (const header of [stale, 'Thu, 31 Dec 2025 23:59:59 GMT', 'Thursday, 31-Dec-25 23:59:59 GMT', 'Thu Dec 31 23:59:59 2025']) {
       const res = await patch(app, app.adminToken, `${a},${b}`, [{ op: 'replace', path: '/n', value: 1 }], { 'if-unmodified-since': header });
@@ -143,7 +143,7 @@ describe('device PATCH: validation and state', () => {
         statusCode: 412, error: 'Precondition Failed', code: 'DEVICE_MODIFIED', message: 'At least one device was modified after the specified time',
       }, header);
     }
-    assert.deepEqual([storedDevice(app, a), storedDevice(app, b)], [{ properties: { n: 0 }, lastUpdate: T0 - 10_000 }, { properties: { n: 0 }, lastUpdate: T0 - 500 }]);
+    assert.deepEqual([await storedDevice(app, a), await storedDevice(app, b)], [{ properties: { n: 0 }, lastUpdate: T0 - 10_000 }, { properties: { n: 0 }, lastUpdate: T0 - 500 }]);
     // the precondition is checked before the operations: a stale header wins over a failing operation
     assertError(await patch(app, app.adminToken, a, [{ op: 'remove', path: '/nope' }], { 'if-unmodified-since': iso(T0 - 20_000) }), 412, 'DEVICE_MODIFIED');
   });
@@ -151,7 +151,7 @@ describe('device PATCH: validation and state', () => {
   it('validate=true: 422 SCHEMA_VIOLATION naming the path; the well-known keys are always typed', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const d = rootDevice(app, { nodeType: 'evCharger', phases: 3 });
+    const d = await rootDevice(app, { nodeType: 'evCharger', phases: 3 });
     const res = await patch(app, app.adminToken, d, [{ op: 'replace', path: '/phases', value: 2 }], undefined, '?validate=true');
     assert.equal(assertError(res, 422, 'SCHEMA_VIOLATION').message, 'properties.phases: Invalid type: Expected (1 | 3) but received 2');
     ok(await patch(app, app.adminToken, d, [{ op: 'replace', path: '/phases', value: 1 }], undefined, '?validate=true'));
@@ -160,16 +160,16 @@ describe('device PATCH: validation and state', () => {
     assert.equal(assertError(id, 422, 'SCHEMA_VIOLATION').message, 'properties.nodeId: expected a string');
     const active = await patch(app, app.adminToken, d, [{ op: 'add', path: '/isActive', value: 'yes' }]);
     assert.equal(assertError(active, 422, 'SCHEMA_VIOLATION').message, 'properties.isActive: expected a boolean');
-    assert.deepEqual(storedDevice(app, d)!.properties, { nodeType: 'evCharger', phases: 2 });
+    assert.deepEqual((await storedDevice(app, d))!.properties, { nodeType: 'evCharger', phases: 2 });
   });
 
   it('a nodeId already used is 409 NODE_ID_TAKEN, also between two devices of one request', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b, c] = [rootDevice(app, { nodeId: 'a' }), rootDevice(app, { nodeId: 'b' }), rootDevice(app, {})];
+    const [a, b, c] = [await rootDevice(app, { nodeId: 'a' }), await rootDevice(app, { nodeId: 'b' }), await rootDevice(app, {})];
     assertError(await patch(app, app.adminToken, b, [{ op: 'replace', path: '/nodeId', value: 'a' }]), 409, 'NODE_ID_TAKEN');
     assertError(await patch(app, app.adminToken, `${c},${b}`, [{ op: 'add', path: '/nodeId', value: 'same' }]), 409, 'NODE_ID_TAKEN');
-    assert.deepEqual([storedDevice(app, b)!.properties, storedDevice(app, c)!.properties], [{ nodeId: 'b' }, {}]);
+    assert.deepEqual([(await storedDevice(app, b))!.properties, (await storedDevice(app, c))!.properties], [{ nodeId: 'b' }, {}]);
     // keeping one's own nodeId, or swapping it away and back, is fine
     ok(await patch(app, app.adminToken, a, [{ op: 'replace', path: '/nodeId', value: 'a' }]));
     ok(await patch(app, app.adminToken, b, [{ op: 'remove', path: '/nodeId' }]));
@@ -179,10 +179,10 @@ describe('device PATCH: validation and state', () => {
 
 describe('device PATCH: security', () => {
   async function editor(t: TestApp, grant: { reads?: string[]; edits?: string[]; mm?: boolean }, properties: Record<string, unknown>) {
-    const r = addRole(t, 'r');
+    const r = await addRole(t, 'r');
     const u = await userIn(t, r);
-    const d = addDevice(t, properties);
-    addMonitors(t, r, d, grant);
+    const d = await addDevice(t, properties);
+    await addMonitors(t, r, d, grant);
     return { u, d };
   }
 
@@ -209,7 +209,7 @@ describe('device PATCH: security', () => {
       [{ op: 'test', path: '/hidden', value: 1 }],
     ];
     for (const body of denied) assertError(await patch(app, u.token, d, body), 403, 'FORBIDDEN');
-    assert.deepEqual(storedDevice(app, d)!.properties, { a: 1, b: 1, nb: { x: 1, y: 2 } });
+    assert.deepEqual((await storedDevice(app, d))!.properties, { a: 1, b: 1, nb: { x: 1, y: 2 } });
   });
 
   it('403 names the properties; it comes before 412 and 422', async (t) => {
@@ -224,25 +224,25 @@ describe('device PATCH: security', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { u, d } = await editor(app, { mm: true }, { a: 1 });
-    const foreign = rootDevice(app, { a: 1 });
+    const foreign = await rootDevice(app, { a: 1 });
     assert.equal(assertError(await patch(app, u.token, foreign, [{ op: 'replace', path: '/a', value: 2 }]), 404, 'NOT_FOUND').message, `device ${foreign} not found`);
     assertError(await patch(app, u.token, 9999, []), 404, 'NOT_FOUND');
     assertError(await patch(app, u.token, `${d},${foreign}`, [{ op: 'replace', path: '/a', value: 2 }]), 404, 'NOT_FOUND');
     assertError(await patch(app, u.token, foreign, [{ op: 'replace', path: '/a', value: 2 }], { 'if-unmodified-since': iso(0) }), 404, 'NOT_FOUND');
-    assert.deepEqual([storedDevice(app, d)!.properties, storedDevice(app, foreign)!.properties], [{ a: 1 }, { a: 1 }]);
+    assert.deepEqual([(await storedDevice(app, d))!.properties, (await storedDevice(app, foreign))!.properties], [{ a: 1 }, { a: 1 }]);
   });
 
   it('several ids: rights are checked on every device', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r');
+    const r = await addRole(app, 'r');
     const u = await userIn(app, r);
-    const [d1, d2] = [addDevice(app, { b: 1 }), addDevice(app, { b: 1 })];
-    addMonitors(app, r, d1, { edits: ['b'] });
-    addMonitors(app, r, d2, { reads: ['b'] });
+    const [d1, d2] = [await addDevice(app, { b: 1 }), await addDevice(app, { b: 1 })];
+    await addMonitors(app, r, d1, { edits: ['b'] });
+    await addMonitors(app, r, d2, { reads: ['b'] });
     const res = await patch(app, u.token, `${d1},${d2}`, [{ op: 'replace', path: '/b', value: 2 }]);
     assert.match(assertError(res, 403, 'FORBIDDEN').message, new RegExp(`device ${d2}`));
-    assert.equal(storedDevice(app, d1)!.properties.b, 1);
+    assert.equal((await storedDevice(app, d1))!.properties.b, 1);
   });
 
   it('validate=true judges what the caller sees: a hidden nodeType selects no schema', async (t) => {
@@ -251,9 +251,9 @@ describe('device PATCH: security', () => {
     const { u, d } = await editor(app, { edits: ['phases'] }, { nodeType: 'evCharger', phases: 3 });
     // with the nodeType hidden, the answer must not depend on it (it would reveal it)
     ok(await patch(app, u.token, d, [{ op: 'replace', path: '/phases', value: 2 }], undefined, '?validate=true'));
-    const r2 = addRole(app, 'r2');
+    const r2 = await addRole(app, 'r2');
     const seer = await userIn(app, r2);
-    addMonitors(app, r2, d, { reads: ['nodeType'], edits: ['phases'] });
+    await addMonitors(app, r2, d, { reads: ['nodeType'], edits: ['phases'] });
     const res = await patch(app, seer.token, d, [{ op: 'replace', path: '/phases', value: 2 }], undefined, '?validate=true');
     assert.match(assertError(res, 422, 'SCHEMA_VIOLATION').message, /^properties\.phases: /);
   });

@@ -1,39 +1,49 @@
 // Role graph fixtures written with direct SQL: the roles/manages/members endpoints belong to another domain, and the
 // device tests must not depend on them. Devices may be created over HTTP (the code under test) or directly here.
+// Every fixture goes through the database handle (t.deps.db), so each returns a promise: await it.
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { RIGHTS, RIGHT_COLUMN, type Right } from '../../src/access/rights.ts';
 import type { TestApp, TestResponse } from '../support/app.ts';
 
 export type Flags = Partial<Record<Right, boolean>>;
 
-const flagValues = (flags: Flags, prefix = '') =>
-  Object.fromEntries(RIGHTS.map((r) => [`${prefix}${RIGHT_COLUMN[r]}`, flags[r] ? 1 : 0]));
+// Constant column lists built from the constant RIGHT_COLUMN table (no input reaches them), hence sql.raw.
+const flagColumns = (prefix = '') => sql.raw(RIGHTS.map((r) => `${prefix}${RIGHT_COLUMN[r]}`).join(', '));
+const flagValues = (flags: Flags) => sql.join(RIGHTS.map((r) => (flags[r] ? 1 : 0)));
 
-export function addRole(t: TestApp, name: string, selfRights: Flags = {}): number {
-  const info = t.deps.db.sqlite.prepare(`INSERT INTO roles (name, ${RIGHTS.map((r) => `self_${RIGHT_COLUMN[r]}`).join(', ')}, created_at)
-    VALUES (@name, ${RIGHTS.map((r) => `@self_${RIGHT_COLUMN[r]}`).join(', ')}, 0)`).run({ name, ...flagValues(selfRights, 'self_') });
-  return Number(info.lastInsertRowid);
+export async function addRole(t: TestApp, name: string, selfRights: Flags = {}): Promise<number> {
+  const { db } = t.deps;
+  const row = await db.get(sql<{ id: number }>`INSERT INTO roles (name, ${flagColumns('self_')}, created_at)
+    VALUES (${name}, ${flagValues(selfRights)}, 0) RETURNING id`);
+  return row!.id;
 }
 
-export function addManages(t: TestApp, parentRoleId: number, childRoleId: number, flags: Flags = {}): number {
-  const info = t.deps.db.sqlite.prepare(`INSERT INTO manages (parent_role_id, child_role_id, ${RIGHTS.map((r) => RIGHT_COLUMN[r]).join(', ')})
-    VALUES (@parent, @child, ${RIGHTS.map((r) => `@${RIGHT_COLUMN[r]}`).join(', ')})`).run({ parent: parentRoleId, child: childRoleId, ...flagValues(flags) });
-  return Number(info.lastInsertRowid);
+export async function addManages(t: TestApp, parentRoleId: number, childRoleId: number, flags: Flags = {}): Promise<number> {
+  const { db } = t.deps;
+  const row = await db.get(sql<{ id: number }>`INSERT INTO manages (parent_role_id, child_role_id, ${flagColumns()})
+    VALUES (${parentRoleId}, ${childRoleId}, ${flagValues(flags)}) RETURNING id`);
+  return row!.id;
 }
 
-export function addMember(t: TestApp, roleId: number, userId: number): number {
-  return Number(t.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(roleId, userId).lastInsertRowid);
+export async function addMember(t: TestApp, roleId: number, userId: number): Promise<number> {
+  const { db } = t.deps;
+  return (await db.get(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }).returning('id')))!.id;
 }
 
 /** A device written directly (no monitors relation unless added). */
-export function addDevice(t: TestApp, properties: Record<string, unknown> = {}, lastUpdate = t.clock.now()): number {
-  return Number(t.deps.db.sqlite.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, ?, ?)')
-    .run(JSON.stringify(properties), lastUpdate, lastUpdate).lastInsertRowid);
+export async function addDevice(t: TestApp, properties: Record<string, unknown> = {}, lastUpdate = t.clock.now()): Promise<number> {
+  const { db } = t.deps;
+  return (await db.get(db.qb.insertInto('devices')
+    .values({ properties: JSON.stringify(properties), last_update: lastUpdate, created_at: lastUpdate }).returning('id')))!.id;
 }
 
-export function addMonitors(t: TestApp, roleId: number, deviceId: number, grant: { mm?: boolean; reads?: string[]; edits?: string[] } = {}): number {
-  return Number(t.deps.db.sqlite.prepare('INSERT INTO monitors (role_id, device_id, monitor_management, reads, edits) VALUES (?, ?, ?, ?, ?)')
-    .run(roleId, deviceId, grant.mm ? 1 : 0, JSON.stringify(grant.reads ?? []), JSON.stringify(grant.edits ?? [])).lastInsertRowid);
+export async function addMonitors(t: TestApp, roleId: number, deviceId: number, grant: { mm?: boolean; reads?: string[]; edits?: string[] } = {}): Promise<number> {
+  const { db } = t.deps;
+  return (await db.get(db.qb.insertInto('monitors').values({
+    role_id: roleId, device_id: deviceId, monitor_management: grant.mm ? 1 : 0,
+    reads: JSON.stringify(grant.reads ?? []), edits: JSON.stringify(grant.edits ?? []),
+  }).returning('id')))!.id;
 }
 
 let counter = 0;
@@ -41,21 +51,25 @@ let counter = 0;
 /** A new user who is a direct member of the given roles. */
 export async function userIn(t: TestApp, ...roleIds: number[]): Promise<{ id: number; token: string }> {
   const user = await t.createUser(`user${++counter}-${process.pid}@test`);
-  for (const roleId of roleIds) addMember(t, roleId, user.id);
+  for (const roleId of roleIds) await addMember(t, roleId, user.id);
   return user;
 }
 
-export function storedDevice(t: TestApp, id: number): { properties: Record<string, unknown>; lastUpdate: number } | undefined {
-  const row = t.deps.db.sqlite.prepare('SELECT properties, last_update FROM devices WHERE id = ?').get(id) as { properties: string; last_update: number } | undefined;
+export async function storedDevice(t: TestApp, id: number): Promise<{ properties: Record<string, unknown>; lastUpdate: number } | undefined> {
+  const { db } = t.deps;
+  const row = await db.get(db.qb.selectFrom('devices').select(['properties', 'last_update']).where('id', '=', id));
   return row && { properties: JSON.parse(row.properties), lastUpdate: row.last_update };
 }
 
-export function storedMonitors(t: TestApp, deviceId: number): { id: number; role_id: number; monitor_management: number; reads: string; edits: string }[] {
-  return t.deps.db.sqlite.prepare('SELECT id, role_id, monitor_management, reads, edits FROM monitors WHERE device_id = ? ORDER BY id').all(deviceId) as never;
+export async function storedMonitors(t: TestApp, deviceId: number): Promise<{ id: number; role_id: number; monitor_management: number; reads: string; edits: string }[]> {
+  const { db } = t.deps;
+  return db.all(db.qb.selectFrom('monitors').select(['id', 'role_id', 'monitor_management', 'reads', 'edits'])
+    .where('device_id', '=', deviceId).orderBy('id'));
 }
 
-export function count(t: TestApp, table: 'devices' | 'monitors' | 'license_datalink'): number {
-  return t.deps.db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+export async function count(t: TestApp, table: 'devices' | 'monitors' | 'license_datalink'): Promise<number> {
+  const { db } = t.deps;
+  return (await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`))!.n;
 }
 
 /** POST /v1/device as `token`; asserts 200 and returns the device id. */

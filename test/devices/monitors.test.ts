@@ -2,6 +2,7 @@
 // monitorManagement invariant (409 on update, device deletion on delete).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
 import { addDevice, addManages, addMonitors, addRole, count, ok, storedDevice, storedMonitors, userIn } from './fixtures.ts';
 
@@ -14,12 +15,12 @@ const upsert = (t: TestApp, token: string, roleId: number, deviceIds: string, bo
  * has monitorManagement when `mm` is true (else a plain read relation); A's own selfRights as given.
  */
 async function world(t: TestApp, opts: { flags?: Parameters<typeof addManages>[3]; mm?: boolean; selfRights?: Parameters<typeof addRole>[2] } = {}) {
-  const a = addRole(t, 'A', opts.selfRights);
-  const r = addRole(t, 'R');
-  addManages(t, a, r, opts.flags ?? { deviceManagement: true });
+  const a = await addRole(t, 'A', opts.selfRights);
+  const r = await addRole(t, 'R');
+  await addManages(t, a, r, opts.flags ?? { deviceManagement: true });
   const u = await userIn(t, a);
-  const d = addDevice(t, { a: 1, b: 2 });
-  const own = addMonitors(t, a, d, { mm: opts.mm ?? true });
+  const d = await addDevice(t, { a: 1, b: 2 });
+  const own = await addMonitors(t, a, d, { mm: opts.mm ?? true });
   return { a, r, u, d, own };
 }
 
@@ -32,15 +33,15 @@ describe('monitors: happy', () => {
     assert.deepEqual(created, { id: created.id, roleId: r, deviceId: d, monitorManagement: false, reads: ['a'], edits: ['b'] });
     const updated = ok(await upsert(app, u.token, r, `deviceId=${d}`, grant(true, ['x', 'x'], []))).monitors;
     assert.deepEqual(updated, { id: created.id, roleId: r, deviceId: d, monitorManagement: true, reads: ['x'], edits: [] });
-    assert.equal(storedMonitors(app, d).length, 2);
+    assert.equal((await storedMonitors(app, d)).length, 2);
   });
 
   it('several deviceId values (repeated or comma-separated) answer with an array in request order', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { a, r, u, d } = await world(app);
-    const d2 = addDevice(app, {});
-    addMonitors(app, a, d2, { mm: true });
+    const d2 = await addDevice(app, {});
+    await addMonitors(app, a, d2, { mm: true });
     const list = ok(await upsert(app, u.token, r, `deviceId=${d2}&deviceId=${d}`)).monitors;
     assert.deepEqual(list.map((m: { deviceId: number }) => m.deviceId), [d2, d]);
     assert.deepEqual(ok(await upsert(app, u.token, r, `deviceId=${d},${d2}`)).monitors.map((m: { deviceId: number }) => m.deviceId), [d, d2]);
@@ -50,10 +51,10 @@ describe('monitors: happy', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { a, r, u, d } = await world(app);
-    const d2 = addDevice(app, {});
-    addMonitors(app, a, d2, { mm: true });
-    const m1 = addMonitors(app, r, d, {});
-    const m2 = addMonitors(app, r, d2, {});
+    const d2 = await addDevice(app, {});
+    await addMonitors(app, a, d2, { mm: true });
+    const m1 = await addMonitors(app, r, d, {});
+    const m2 = await addMonitors(app, r, d2, {});
     const one = ok(await app.request('PUT', `/v1/role/${r}/monitors/${m1}`, { token: u.token, body: grant(false, ['q'], ['w']) })).monitors;
     assert.deepEqual(one, { id: m1, roleId: r, deviceId: d, monitorManagement: false, reads: ['q'], edits: ['w'] });
     const both = ok(await app.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(true) })).monitors;
@@ -64,34 +65,34 @@ describe('monitors: happy', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { r, u, d, own } = await world(app);
-    const m = addMonitors(app, r, d, { mm: true });
+    const m = await addMonitors(app, r, d, { mm: true });
     assert.deepEqual(ok(await app.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token })), { deletedNodeIds: [], deletedRelationIds: [m] });
-    assert.deepEqual(storedMonitors(app, d).map((x) => x.id), [own]);
+    assert.deepEqual((await storedMonitors(app, d)).map((x) => x.id), [own]);
   });
 
   it('DELETE of the last monitorManagement relation deletes the device, its other relations and license links', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { a, u, d, own } = await world(app, { selfRights: { deviceManagement: true } });
-    const reader = addMonitors(app, addRole(app, 'reader'), d, { reads: ['a'] });
-    const db = app.deps.db.sqlite;
-    db.prepare(`INSERT INTO licenses (id, key, type, duration, creation_date) VALUES ('l-1', 'K-1', 'residential', 365, 0)`).run();
-    db.prepare(`INSERT INTO license_datalink (license_id, device_id, created_at) VALUES ('l-1', ?, 0)`).run(d);
+    const reader = await addMonitors(app, await addRole(app, 'reader'), d, { reads: ['a'] });
+    const { db } = app.deps;
+    await db.run(sql`INSERT INTO licenses (id, key, type, duration, creation_date) VALUES ('l-1', 'K-1', 'residential', 365, 0)`);
+    await db.run(sql`INSERT INTO license_datalink (license_id, device_id, created_at) VALUES ('l-1', ${d}, 0)`);
     const res = ok(await app.request('DELETE', `/v1/role/${a}/monitors/${own}`, { token: u.token }));
     assert.deepEqual(res, { deletedNodeIds: [d], deletedRelationIds: [own, reader].sort((x, y) => x - y) });
-    assert.equal(storedDevice(app, d), undefined);
-    assert.equal(count(app, 'monitors'), 0);
-    assert.equal(count(app, 'license_datalink'), 0);
-    assert.equal(db.prepare('SELECT count(*) FROM licenses').pluck().get(), 1); // the license can be claimed again
+    assert.equal(await storedDevice(app, d), undefined);
+    assert.equal(await count(app, 'monitors'), 0);
+    assert.equal(await count(app, 'license_datalink'), 0);
+    assert.equal((await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM licenses`))!.n, 1); // the license can be claimed again
   });
 
   it('query by id, ids or *, with filters, over roles in Reach(u) only; deprecated GET alike', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { a, r, u, d, own } = await world(app);
-    const m = addMonitors(app, r, d, {});
-    const outside = addRole(app, 'outside');
-    addMonitors(app, outside, d, { mm: true });
+    const m = await addMonitors(app, r, d, {});
+    const outside = await addRole(app, 'outside');
+    await addMonitors(app, outside, d, { mm: true });
     const q = async (path: string, body: unknown = {}) =>
       ok(await app.request('POST', `/v1/role/${path}/monitors/query`, { token: u.token, body })).monitors.map((x: { id: number }) => x.id);
     assert.deepEqual(await q('*'), [own, m]);
@@ -135,7 +136,7 @@ describe('monitors: validation and state', () => {
     await bad('POST', `/v1/role/${r}/monitors/query`, { filter: { id: ['1'] } }, /^filter\.id/);
     await bad('POST', `/v1/role/**/monitors/query`, {}, /roleId/);
     await bad('GET', `/v1/role/${r}/monitors?device=1`, undefined, /device: unknown field/);
-    assert.equal(storedMonitors(app, d).length, 1);
+    assert.equal((await storedMonitors(app, d)).length, 1);
   });
 
   it('409 LAST_MONITOR_MANAGEMENT when an update would leave a device without monitorManagement', async (t) => {
@@ -145,23 +146,23 @@ describe('monitors: validation and state', () => {
     const res = await upsert(app, u.token, a, `deviceId=${d}`, grant(false, ['a']));
     assertError(res, 409, 'LAST_MONITOR_MANAGEMENT');
     assertError(await app.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false) }), 409, 'LAST_MONITOR_MANAGEMENT');
-    assert.deepEqual(storedMonitors(app, d).map((m) => [m.id, m.monitor_management]), [[own, 1]]);
+    assert.deepEqual((await storedMonitors(app, d)).map((m) => [m.id, m.monitor_management]), [[own, 1]]);
     // with a second monitorManagement relation the first may drop it
-    const other = addMonitors(app, addRole(app, 'other'), d, { mm: true });
+    const other = await addMonitors(app, await addRole(app, 'other'), d, { mm: true });
     ok(await app.request('PUT', `/v1/role/${a}/monitors/${own}`, { token: u.token, body: grant(false, ['a']) }));
-    assert.deepEqual(storedMonitors(app, d).map((m) => [m.id, m.monitor_management]), [[own, 0], [other, 1]]);
+    assert.deepEqual((await storedMonitors(app, d)).map((m) => [m.id, m.monitor_management]), [[own, 0], [other, 1]]);
   });
 
   it('several ids: one device losing its last monitorManagement refuses the whole request', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { r, u, d } = await world(app); // d: A's relation has monitorManagement
-    const lone = addDevice(app, {});
-    const m1 = addMonitors(app, r, lone, { mm: true }); // the only monitorManagement relation of `lone`
-    const m2 = addMonitors(app, r, d, { mm: true });
+    const lone = await addDevice(app, {});
+    const m1 = await addMonitors(app, r, lone, { mm: true }); // the only monitorManagement relation of `lone`
+    const m2 = await addMonitors(app, r, d, { mm: true });
     const res = await app.request('PUT', `/v1/role/${r}/monitors/${m2},${m1}`, { token: u.token, body: grant(false) });
     assert.match(assertError(res, 409, 'LAST_MONITOR_MANAGEMENT').message, new RegExp(`device ${lone}`));
-    assert.deepEqual([...storedMonitors(app, d), ...storedMonitors(app, lone)].map((m) => m.monitor_management), [1, 1, 1]);
+    assert.deepEqual([...await storedMonitors(app, d), ...await storedMonitors(app, lone)].map((m) => m.monitor_management), [1, 1, 1]);
     ok(await app.request('PUT', `/v1/role/${r}/monitors/${m2}`, { token: u.token, body: grant(false) }));
   });
 });
@@ -177,14 +178,14 @@ describe('monitors: security (one authorizing role must meet both parts)', () =>
   it('allowed: indirect roleManagement over R and monitorManagement on D through a managed role', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const a = addRole(app, 'A');
-    const mid = addRole(app, 'mid');
-    const r = addRole(app, 'R');
-    addManages(app, a, mid, { roleManagement: true });
-    addManages(app, mid, r);
+    const a = await addRole(app, 'A');
+    const mid = await addRole(app, 'mid');
+    const r = await addRole(app, 'R');
+    await addManages(app, a, mid, { roleManagement: true });
+    await addManages(app, mid, r);
     const u = await userIn(app, a);
-    const d = addDevice(app, {});
-    addMonitors(app, mid, d, { mm: true }); // mm through a role A reaches
+    const d = await addDevice(app, {});
+    await addMonitors(app, mid, d, { mm: true }); // mm through a role A reaches
     ok(await upsert(app, u.token, r, `deviceId=${d}`));
   });
 
@@ -196,22 +197,22 @@ describe('monitors: security (one authorizing role must meet both parts)', () =>
     const noRight = await world(app, { flags: { userManagement: true } });
     assertError(await upsert(app, noRight.u.token, noRight.r, `deviceId=${noRight.d}`), 403, 'FORBIDDEN');
     // split: A1 has deviceManagement over R, A2 has monitorManagement on D; u is a member of both
-    const [a1, a2, r] = [addRole(app, 'A1'), addRole(app, 'A2'), addRole(app, 'R')];
-    addManages(app, a1, r, { deviceManagement: true });
+    const [a1, a2, r] = [await addRole(app, 'A1'), await addRole(app, 'A2'), await addRole(app, 'R')];
+    await addManages(app, a1, r, { deviceManagement: true });
     const u = await userIn(app, a1, a2);
-    const d = addDevice(app, {});
-    addMonitors(app, a2, d, { mm: true });
+    const d = await addDevice(app, {});
+    await addMonitors(app, a2, d, { mm: true });
     assertError(await upsert(app, u.token, r, `deviceId=${d}`), 403, 'FORBIDDEN');
-    assert.equal(storedMonitors(app, d).length, 1);
+    assert.equal((await storedMonitors(app, d)).length, 1);
   });
 
   it('denied 403: direct roleManagement over R alone does not count (only indirect)', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const a = addRole(app, 'A', { roleManagement: true });
+    const a = await addRole(app, 'A', { roleManagement: true });
     const u = await userIn(app, a);
-    const d = addDevice(app, {});
-    addMonitors(app, a, d, { mm: true });
+    const d = await addDevice(app, {});
+    await addMonitors(app, a, d, { mm: true });
     assertError(await upsert(app, u.token, a, `deviceId=${d}`, grant(true)), 403, 'FORBIDDEN');
   });
 
@@ -219,30 +220,30 @@ describe('monitors: security (one authorizing role must meet both parts)', () =>
     const app = await makeTestApp();
     t.after(() => app.close());
     const { a, r, u, d } = await world(app);
-    const outside = addRole(app, 'outside');
-    const om = addMonitors(app, outside, d, {});
+    const outside = await addRole(app, 'outside');
+    const om = await addMonitors(app, outside, d, {});
     assertError(await upsert(app, u.token, outside, `deviceId=${d}`), 404, 'NOT_FOUND');
-    const hidden = addDevice(app, {});
-    addMonitors(app, outside, hidden, { mm: true });
+    const hidden = await addDevice(app, {});
+    await addMonitors(app, outside, hidden, { mm: true });
     assert.equal(assertError(await upsert(app, u.token, r, `deviceId=${hidden}`), 404, 'NOT_FOUND').message, `device ${hidden} not found`);
     assertError(await upsert(app, u.token, r, `deviceId=${d},${hidden}`), 404, 'NOT_FOUND');
     assertError(await app.request('PUT', `/v1/role/${outside}/monitors/${om}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
-    const rm = addMonitors(app, r, d, {});
+    const rm = await addMonitors(app, r, d, {});
     assertError(await app.request('PUT', `/v1/role/${a}/monitors/${rm}`, { token: u.token, body: grant(false) }), 404, 'NOT_FOUND');
     assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${om}`, { token: u.token }), 404, 'NOT_FOUND');
     assertError(await app.request('DELETE', `/v1/role/${r}/monitors/99999`, { token: u.token }), 404, 'NOT_FOUND');
     assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${rm},99999`, { token: u.token }), 404, 'NOT_FOUND');
-    assert.equal(storedMonitors(app, d).length, 3);
-    assert.equal(storedMonitors(app, hidden).length, 1);
+    assert.equal((await storedMonitors(app, d)).length, 3);
+    assert.equal((await storedMonitors(app, hidden)).length, 1);
   });
 
   it('update and delete by id follow the same rule', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { r, u, d } = await world(app, { flags: { viewManagement: true } });
-    const m = addMonitors(app, r, d, { reads: ['a'] });
+    const m = await addMonitors(app, r, d, { reads: ['a'] });
     assertError(await app.request('PUT', `/v1/role/${r}/monitors/${m}`, { token: u.token, body: grant(true) }), 403, 'FORBIDDEN');
     assertError(await app.request('DELETE', `/v1/role/${r}/monitors/${m}`, { token: u.token }), 403, 'FORBIDDEN');
-    assert.equal(storedMonitors(app, d).length, 2);
+    assert.equal((await storedMonitors(app, d)).length, 2);
   });
 });

@@ -16,13 +16,13 @@ let twin: number;
 
 beforeEach(async () => {
   t = await makeTestApp();
-  const role = addRole(t, 'limited');
+  const role = await addRole(t, 'limited');
   token = (await userIn(t, role)).token;
-  device = addDevice(t, { a: 'A', b: 'B', c: SECRET });
-  twin = addDevice(t, { a: 'A', b: 'B' });
+  device = await addDevice(t, { a: 'A', b: 'B', c: SECRET });
+  twin = await addDevice(t, { a: 'A', b: 'B' });
   for (const id of [device, twin]) {
-    addMonitors(t, role, id, { reads: ['a'], edits: ['b'] });
-    addMonitors(t, 1, id, { mm: true }); // the admin's relation keeps the device alive and fully visible to the admin
+    await addMonitors(t, role, id, { reads: ['a'], edits: ['b'] });
+    await addMonitors(t, 1, id, { mm: true }); // the admin's relation keeps the device alive and fully visible to the admin
   }
 });
 afterEach(() => t.close());
@@ -81,7 +81,7 @@ describe('property-level security: reads ["a"], edits ["b"]', () => {
     const res = await t.request('PATCH', `/v1/device/${device}`, { token, body: [{ op: 'replace', path: '/b', value: 'B2' }] });
     assertNoC(res);
     assert.deepEqual(withoutTime(ok(res).device), limitedView(device, 'B2'));
-    assert.deepEqual(storedDevice(t, device)!.properties, { a: 'A', b: 'B2', c: SECRET });
+    assert.deepEqual((await storedDevice(t, device))!.properties, { a: 'A', b: 'B2', c: SECRET });
     // several ids: every element of the array is limited too
     const both = await t.request('PATCH', `/v1/device/${device},${twin}`, { token, body: [{ op: 'add', path: '/b', value: 'B3' }] });
     assertNoC(both);
@@ -102,7 +102,7 @@ describe('property-level security: reads ["a"], edits ["b"]', () => {
       assertError(res, 403, 'FORBIDDEN');
       assertNoC(res);
     }
-    assert.deepEqual(storedDevice(t, device)!.properties, { a: 'A', b: 'B', c: SECRET });
+    assert.deepEqual((await storedDevice(t, device))!.properties, { a: 'A', b: 'B', c: SECRET });
   });
 
   it('every PATCH or PUT that names c is answered exactly as on a device without c', async () => {
@@ -132,7 +132,7 @@ describe('property-level security: reads ["a"], edits ["b"]', () => {
       assertError(onDevice, 403, 'FORBIDDEN');
       assert.equal(normalised(onDevice, device), normalised(onTwin, twin), mode);
     }
-    assert.deepEqual(storedDevice(t, device)!.properties, { a: 'A', b: 'B', c: SECRET });
+    assert.deepEqual((await storedDevice(t, device))!.properties, { a: 'A', b: 'B', c: SECRET });
   });
 
   it('can PUT b (legacy and merge); the put result shows a and b only; c is kept', async () => {
@@ -141,16 +141,16 @@ describe('property-level security: reads ["a"], edits ["b"]', () => {
       assertNoC(res);
       assert.deepEqual(withoutTime(ok(res).device), limitedView(device, mode));
     }
-    assert.deepEqual(storedDevice(t, device)!.properties, { a: 'A', b: 'merge', c: SECRET });
+    assert.deepEqual((await storedDevice(t, device))!.properties, { a: 'A', b: 'merge', c: SECRET });
     assertError(await t.request('PUT', `/v1/device/${device}`, { token, body: { properties: { a: 'x' } } }), 403, 'FORBIDDEN');
   });
 
   it('validate=true does not reveal c: validation sees only what the caller can read', async () => {
     // c holds a value that breaks the battery schema as the admin sees it; the limited user cannot see it
-    const id = addDevice(t, { nodeType: 'battery', b: 1, capacityWh: 'broken' });
-    const role = addRole(t, 'limited2');
+    const id = await addDevice(t, { nodeType: 'battery', b: 1, capacityWh: 'broken' });
+    const role = await addRole(t, 'limited2');
     const other = await userIn(t, role);
-    addMonitors(t, role, id, { reads: ['nodeType'], edits: ['b'] });
+    await addMonitors(t, role, id, { reads: ['nodeType'], edits: ['b'] });
     const res = await t.request('PATCH', `/v1/device/${id}?validate=true`, { token: other.token, body: [{ op: 'replace', path: '/b', value: 2 }] });
     assert.ok(!res.text.includes('capacityWh'), res.text);
     assert.deepEqual(ok(res).device.properties, { nodeType: 'battery', b: 2 });

@@ -9,24 +9,26 @@ const query = (t: TestApp, token: string, body?: unknown) => t.request('POST', '
 const ids = (body: { device: { id: number }[] }) => body.device.map((d) => d.id);
 
 /** Admin-visible devices 1..n on the root role with the given properties. */
-function seed(t: TestApp, list: Record<string, unknown>[]): number[] {
-  return list.map((properties) => {
-    const id = addDevice(t, properties);
-    addMonitors(t, 1, id, { mm: true });
-    return id;
-  });
+async function seed(t: TestApp, list: Record<string, unknown>[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const properties of list) {
+    const id = await addDevice(t, properties);
+    await addMonitors(t, 1, id, { mm: true });
+    ids.push(id);
+  }
+  return ids;
 }
 
 describe('device query: happy', () => {
   it('lists the devices u may read, sorted by id, with the full device shape', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r');
+    const r = await addRole(app, 'r');
     const u = await userIn(app, r);
-    const [d1, d2, d3] = [addDevice(app, { b: 2, a: 1 }), addDevice(app, { a: 'hidden' }), addDevice(app, { x: 1 }, T0 + 5)];
-    addMonitors(app, r, d3, { reads: ['x'] });
-    addMonitors(app, r, d1, { mm: true });
-    addMonitors(app, 1, d2, { mm: true });
+    const [d1, d2, d3] = [await addDevice(app, { b: 2, a: 1 }), await addDevice(app, { a: 'hidden' }), await addDevice(app, { x: 1 }, T0 + 5)];
+    await addMonitors(app, r, d3, { reads: ['x'] });
+    await addMonitors(app, r, d1, { mm: true });
+    await addMonitors(app, 1, d2, { mm: true });
     const body = ok(await query(app, u.token, {}));
     assert.deepEqual(body, {
       device: [
@@ -37,17 +39,17 @@ describe('device query: happy', () => {
     // a missing body is the empty query; the admin (root) does not reach r's devices unless root manages r
     assert.deepEqual(ids(ok(await query(app, u.token))), [d1, d3]);
     assert.deepEqual(ids(ok(await query(app, app.adminToken, {}))), [d2]);
-    addManages(app, 1, r);
+    await addManages(app, 1, r);
     assert.deepEqual(ids(ok(await query(app, app.adminToken, {}))), [d1, d2, d3]);
   });
 
   it('a readable device without readable properties is listed with properties {}', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r');
+    const r = await addRole(app, 'r');
     const u = await userIn(app, r);
-    const d = addDevice(app, { secret: 1 });
-    addMonitors(app, r, d, { reads: ['other'] });
+    const d = await addDevice(app, { secret: 1 });
+    await addMonitors(app, r, d, { reads: ['other'] });
     assert.deepEqual(ok(await query(app, u.token, {})).device, [
       { id: d, lastUpdate: iso(T0), properties: {}, userRights: { propertyEditabilities: {}, monitorManagement: false } },
     ]);
@@ -56,7 +58,7 @@ describe('device query: happy', () => {
   it('filters: id (one or many), nodeId, nodeType, isActive; all must match', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b, c, d] = seed(app, [
+    const [a, b, c, d] = await seed(app, [
       { nodeId: 'a', nodeType: 'battery', isActive: true },
       { nodeId: 'b', nodeType: 'battery', isActive: false },
       { nodeId: 'c', nodeType: 'powerMeter', isActive: true },
@@ -78,7 +80,7 @@ describe('device query: happy', () => {
   it('conditions keep devices whose property equals one of the values (deep JSON equality)', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b, c] = seed(app, [
+    const [a, b, c] = await seed(app, [
       { zone: 'north', tags: { x: 1, y: [1, 2] } },
       { zone: 'south', tags: { y: [1, 2], x: 1 } },
       { zone: null },
@@ -97,7 +99,7 @@ describe('device query: happy', () => {
   it('fields limits the returned properties and their editabilities', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a] = seed(app, [{ a: 1, b: 2, c: 3 }]);
+    const [a] = await seed(app, [{ a: 1, b: 2, c: 3 }]);
     const body = ok(await query(app, app.adminToken, { fields: ['c', 'a', 'zzz'] }));
     assert.deepEqual(body.device, [{ id: a, lastUpdate: iso(T0), properties: { a: 1, c: 3 }, userRights: { propertyEditabilities: { a: true, c: true }, monitorManagement: true } }]);
     assert.deepEqual(ok(await query(app, app.adminToken, { fields: [] })).device[0].properties, {});
@@ -106,7 +108,7 @@ describe('device query: happy', () => {
   it('limit and afterId page through the result in id order', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const all = seed(app, [{ k: 1 }, { k: 2 }, { k: 1 }, { k: 1 }, { k: 2 }, { k: 1 }]);
+    const all = await seed(app, [{ k: 1 }, { k: 2 }, { k: 1 }, { k: 1 }, { k: 2 }, { k: 1 }]);
     const page = async (body: object) => ids(ok(await query(app, app.adminToken, body)));
     assert.deepEqual(await page({ limit: 2 }), all.slice(0, 2));
     assert.deepEqual(await page({ limit: 2, afterId: all[1] }), all.slice(2, 4));
@@ -120,8 +122,8 @@ describe('device query: happy', () => {
   it('skipHash: base64 SHA-256 of the selected lastUpdate strings joined by \\n; equal -> 204 without body', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b] = seed(app, [{ k: 1 }, { k: 2 }]);
-    app.deps.db.sqlite.prepare('UPDATE devices SET last_update = ? WHERE id = ?').run(T0 + 7, b);
+    const [a, b] = await seed(app, [{ k: 1 }, { k: 2 }]);
+    await app.deps.db.run(app.deps.db.qb.updateTable('devices').set({ last_update: T0 + 7 }).where('id', '=', b));
     const expected = createHash('sha256').update(`${iso(T0)}\n${iso(T0 + 7)}`).digest('base64');
     assert.match(expected, /=$/);
     const fresh = await query(app, app.adminToken, { skipHash: expected });
@@ -177,7 +179,7 @@ describe('device query: deprecated GET /v1/device', () => {
   it('answers like the query with Deprecation and Link headers', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [a, b, c] = seed(app, [{ nodeId: 'a', nodeType: 'battery', isActive: true, zone: 'n' }, { nodeId: 'b', nodeType: 'battery', zone: 's' }, { nodeId: 'c' }]);
+    const [a, b, c] = await seed(app, [{ nodeId: 'a', nodeType: 'battery', isActive: true, zone: 'n' }, { nodeId: 'b', nodeType: 'battery', zone: 's' }, { nodeId: 'c' }]);
     const get = async (qs: string) => {
       const res = await app.request('GET', `/v1/device${qs}`, { token: app.adminToken });
       assert.equal(res.headers.get('deprecation'), 'true');
@@ -219,13 +221,13 @@ describe('device query: security', () => {
   it('devices reached only through roles outside Reach(u) are invisible, also by id filter', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [p, c, other] = [addRole(app, 'p'), addRole(app, 'c'), addRole(app, 'other')];
-    addManages(app, p, c);
-    addManages(app, other, p); // a parent of u's role is not reached
+    const [p, c, other] = [await addRole(app, 'p'), await addRole(app, 'c'), await addRole(app, 'other')];
+    await addManages(app, p, c);
+    await addManages(app, other, p); // a parent of u's role is not reached
     const u = await userIn(app, p);
-    const [dc, dother] = [addDevice(app, { v: 1 }), addDevice(app, { v: 2 })];
-    addMonitors(app, c, dc, { reads: ['v'] });
-    addMonitors(app, other, dother, { mm: true });
+    const [dc, dother] = [await addDevice(app, { v: 1 }), await addDevice(app, { v: 2 })];
+    await addMonitors(app, c, dc, { reads: ['v'] });
+    await addMonitors(app, other, dother, { mm: true });
     assert.deepEqual(ids(ok(await query(app, u.token, {}))), [dc]);
     assert.deepEqual(ids(ok(await query(app, u.token, { filter: { id: [dother] } }))), []);
     const none = await app.createUser('none@test');
@@ -235,11 +237,11 @@ describe('device query: security', () => {
   it('readable and editable properties are the union over all of u\'s relations', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [r1, r2] = [addRole(app, 'r1'), addRole(app, 'r2')];
+    const [r1, r2] = [await addRole(app, 'r1'), await addRole(app, 'r2')];
     const u = await userIn(app, r1, r2);
-    const d = addDevice(app, { a: 1, b: 2, c: 3, d: 4 });
-    addMonitors(app, r1, d, { reads: ['a'], edits: ['b'] });
-    addMonitors(app, r2, d, { reads: ['b', 'c'] });
+    const d = await addDevice(app, { a: 1, b: 2, c: 3, d: 4 });
+    await addMonitors(app, r1, d, { reads: ['a'], edits: ['b'] });
+    await addMonitors(app, r2, d, { reads: ['b', 'c'] });
     assert.deepEqual(ok(await query(app, u.token, {})).device[0].userRights, {
       propertyEditabilities: { a: false, b: true, c: false }, monitorManagement: false,
     });
@@ -248,12 +250,12 @@ describe('device query: security', () => {
   it('filters on nodeId / nodeType / isActive never match a device whose property u cannot read', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r');
+    const r = await addRole(app, 'r');
     const u = await userIn(app, r);
-    const hidden = addDevice(app, { nodeId: 'h', nodeType: 'battery', isActive: true, name: 'n' });
-    const shown = addDevice(app, { nodeId: 's', nodeType: 'battery', isActive: true, name: 'n' });
-    addMonitors(app, r, hidden, { reads: ['name'] });
-    addMonitors(app, r, shown, { reads: ['name', 'nodeId', 'nodeType', 'isActive'] });
+    const hidden = await addDevice(app, { nodeId: 'h', nodeType: 'battery', isActive: true, name: 'n' });
+    const shown = await addDevice(app, { nodeId: 's', nodeType: 'battery', isActive: true, name: 'n' });
+    await addMonitors(app, r, hidden, { reads: ['name'] });
+    await addMonitors(app, r, shown, { reads: ['name', 'nodeId', 'nodeType', 'isActive'] });
     for (const filter of [{ nodeId: ['h', 's'] }, { nodeType: 'battery' }, { isActive: true }]) {
       assert.deepEqual(ids(ok(await query(app, u.token, { filter }))), [shown], JSON.stringify(filter));
     }

@@ -31,15 +31,15 @@ describe('toDeviceJson', () => {
     }), { numRuns: 2000, seed: 5 });
   });
 
-  it('with the key lists SQLite reads from stored devices (listDevices), too', (t) => {
+  it('with the key lists SQLite reads from stored devices (listDevices), too', async (t) => {
     const db = openDatabase({ file: ':memory:' });
     t.after(() => db.close());
-    migrate(db, 0);
-    const insert = db.sqlite.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, ?, 0)');
-    fc.assert(fc.property(properties, access, fc.option(names, { nil: undefined }), (props, acc, fields) => {
+    await migrate(db, 0);
+    await fc.assert(fc.asyncProperty(properties, access, fc.option(names, { nil: undefined }), async (props, acc, fields) => {
       const { nodeId: _, ...stored } = props; // nodeId is unique among devices; not the point here
-      const id = Number(insert.run(JSON.stringify(stored), 1767225600123).lastInsertRowid);
-      const [row] = listDevices(db, [id]);
+      const { id } = (await db.get(db.qb.insertInto('devices')
+        .values({ properties: JSON.stringify(stored), last_update: 1767225600123, created_at: 0 }).returning('id')))!;
+      const [row] = await listDevices(db, [id]);
       const only = fields ? new Set(fields) : undefined;
       assert.equal(toDeviceJson(row, { ...acc, deviceId: id }, row.all_editable, only), JSON.stringify(toDevice(row, { ...acc, deviceId: id }, only)));
     }), { numRuns: 1000, seed: 6 });

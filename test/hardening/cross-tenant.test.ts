@@ -394,7 +394,7 @@ function declaredSlots(spec: AnyRouteSpec): string[] {
 before(async () => {
   const t = await makeTestApp();
   specs = createApp(t.deps).api.specs;
-  t.close();
+  await t.close();
   let exe: string;
   ({ dir, exe } = isolatedBinary());
   run = await startGridkeeper(exe, join(dir, 'data'));

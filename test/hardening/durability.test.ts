@@ -127,7 +127,7 @@ test('kill -9 during the first start (migrations, keys, bootstrap): the next sta
   }
 });
 
-test('the settings behind the guarantee: WAL, synchronous=FULL (fsync of the WAL on every commit), foreign keys, busy timeout', () => {
+test('the settings behind the guarantee: WAL, synchronous=FULL (fsync of the WAL on every commit), foreign keys, busy timeout', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'gk-settings-'));
   try {
     const db = openDatabase({ file: join(dir, 'settings.db') });
@@ -138,7 +138,7 @@ test('the settings behind the guarantee: WAL, synchronous=FULL (fsync of the WAL
       assert.equal(db.sqlite.pragma('foreign_keys', { simple: true }), 1);
       assert.equal(db.sqlite.pragma('busy_timeout', { simple: true }), 5000);
     } finally {
-      db.close();
+      await db.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

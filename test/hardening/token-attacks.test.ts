@@ -127,7 +127,7 @@ describe('token attacks on the executable', () => {
     let newKid = '';
     await whileStopped(async (file) => {
       const db = openDatabase({ file });
-      try { newKid = await rotateSigningKey(db, Date.now()); } finally { db.close(); }
+      try { newKid = await rotateSigningKey(db, Date.now()); } finally { await db.close(); }
     });
     assert.notEqual(newKid, oldKid);
     // tokens signed before the rotation keep working

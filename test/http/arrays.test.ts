@@ -2,6 +2,7 @@
 // `{}` (a silently empty filter) or read Array.prototype methods off it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ROOT_ROLE_ID } from '../support/app.ts';
 
 test('arrays for objects: top level, nested, in list items; arrays where arrays belong still pass', async (t) => {
@@ -22,6 +23,6 @@ test('arrays for objects: top level, nested, in list items; arrays where arrays 
     assert.equal(assertError(res, 400, 'BAD_REQUEST').message, message, `${method} ${path} ${JSON.stringify(body)}`);
   }
   assert.equal((await app.request('POST', '/v1/role/query', { token, body: { filter: { id: [ROOT_ROLE_ID] } } })).status, 200);
-  const count = app.deps.db.sqlite.prepare('SELECT count(*) FROM devices').pluck().get();
+  const count = (await app.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM devices`))?.n;
   assert.equal(count, 0, 'nothing was created');
 });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { makeTestApp, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
 import { addChild, addDevice, addMember, addMonitors, ALL, count } from '../roles/fixtures.ts';
 
-async function setUp(t: { after(fn: () => void): void }): Promise<TestApp> {
+async function setUp(t: { after(fn: () => unknown): void }): Promise<TestApp> {
   const app = await makeTestApp();
   t.after(() => app.close());
   return app;
@@ -13,10 +13,10 @@ async function setUp(t: { after(fn: () => void): void }): Promise<TestApp> {
 
 test('devices: 7 answers an object, 7,7 an array of one, 7,8 an array in request order', async (t) => {
   const app = await setUp(t);
-  const a = addDevice(app, { name: 'a' });
-  const b = addDevice(app, { name: 'b' });
-  addMonitors(app, ROOT_ROLE_ID, a, { mm: true });
-  addMonitors(app, ROOT_ROLE_ID, b, { mm: true });
+  const a = await addDevice(app, { name: 'a' });
+  const b = await addDevice(app, { name: 'b' });
+  await addMonitors(app, ROOT_ROLE_ID, a, { mm: true });
+  await addMonitors(app, ROOT_ROLE_ID, b, { mm: true });
   const patch = [{ op: 'replace', path: '/name', value: 'x' }];
   const one = await app.request('PATCH', `/v1/device/${a}`, { token: app.adminToken, body: patch });
   assert.equal(one.status, 200, one.text);
@@ -33,8 +33,8 @@ test('devices: 7 answers an object, 7,7 an array of one, 7,8 an array in request
 
 test('manages: the same rule for PUT and DELETE', async (t) => {
   const app = await setUp(t);
-  const [, m1] = addChild(app, ROOT_ROLE_ID, ALL);
-  const [, m2] = addChild(app, ROOT_ROLE_ID, ALL);
+  const [, m1] = await addChild(app, ROOT_ROLE_ID, ALL);
+  const [, m2] = await addChild(app, ROOT_ROLE_ID, ALL);
   const flags = { ...ALL, alarmManagement: false };
   const one = await app.request('PUT', `/v1/role/${ROOT_ROLE_ID}/manages/${m1}`, { token: app.adminToken, body: flags });
   assert.equal(one.status, 200, one.text);
@@ -46,23 +46,23 @@ test('manages: the same rule for PUT and DELETE', async (t) => {
   assert.equal(del.status, 200, del.text);
   assert.equal(del.body.length, 1);
   assert.deepEqual(del.body[0].deletedRelationIds.includes(m2), true);
-  assert.equal(count(app, 'manages', 'id = ?', m2), 0);
+  assert.equal(await count(app, 'manages', 'id = ?', m2), 0);
 });
 
 test('members and monitors: the same rule', async (t) => {
   const app = await setUp(t);
-  const [role] = addChild(app, ROOT_ROLE_ID, ALL);
+  const [role] = await addChild(app, ROOT_ROLE_ID, ALL);
   const user = await app.createUser('member@example.test');
-  const member = addMember(app, role, user.id);
+  const member = await addMember(app, role, user.id);
   const one = await app.request('PUT', `/v1/role/${role}/member/${member}`, { token: app.adminToken, body: {} });
   assert.equal(one.status, 200, one.text);
   assert.equal(one.body.member.id, member);
   const twice = await app.request('PUT', `/v1/role/${role}/member/${member},${member}`, { token: app.adminToken, body: {} });
   assert.deepEqual(twice.body.member.map((m: { id: number }) => m.id), [member]);
 
-  const device = addDevice(app);
-  addMonitors(app, ROOT_ROLE_ID, device, { mm: true });
-  const mon = addMonitors(app, role, device, { reads: ['a'] });
+  const device = await addDevice(app);
+  await addMonitors(app, ROOT_ROLE_ID, device, { mm: true });
+  const mon = await addMonitors(app, role, device, { reads: ['a'] });
   const body = { monitorManagement: false, reads: ['b'], edits: [] };
   const single = await app.request('PUT', `/v1/role/${role}/monitors/${mon}`, { token: app.adminToken, body });
   assert.equal(single.status, 200, single.text);
@@ -77,13 +77,13 @@ test('members and monitors: the same rule', async (t) => {
 
 test('monitors DELETE of several ids answers one deletion per id, in request order', async (t) => {
   const app = await setUp(t);
-  const [role] = addChild(app, ROOT_ROLE_ID, ALL);
-  const device = addDevice(app);
-  const other = addDevice(app);
-  const keep = addMonitors(app, ROOT_ROLE_ID, device, { mm: false, reads: ['x'] });
-  addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
-  const a = addMonitors(app, role, device, { mm: true });
-  const b = addMonitors(app, role, other, { reads: ['y'] });
+  const [role] = await addChild(app, ROOT_ROLE_ID, ALL);
+  const device = await addDevice(app);
+  const other = await addDevice(app);
+  const keep = await addMonitors(app, ROOT_ROLE_ID, device, { mm: false, reads: ['x'] });
+  await addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
+  const a = await addMonitors(app, role, device, { mm: true });
+  const b = await addMonitors(app, role, other, { reads: ['y'] });
   // b first (no cascade), then a: the device loses its last monitorManagement and goes with `keep`
   const res = await app.request('DELETE', `/v1/role/${role}/monitors/${b},${a}`, { token: app.adminToken });
   assert.equal(res.status, 200, res.text);
@@ -91,5 +91,5 @@ test('monitors DELETE of several ids answers one deletion per id, in request ord
     { deletedNodeIds: [], deletedRelationIds: [b] },
     { deletedNodeIds: [device], deletedRelationIds: [keep, a].sort((x, y) => x - y) },
   ]);
-  assert.equal(count(app, 'devices', 'id = ?', device), 0);
+  assert.equal(await count(app, 'devices', 'id = ?', device), 0);
 });

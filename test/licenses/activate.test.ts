@@ -23,7 +23,7 @@ describe('POST /v1/license/activate happy', () => {
         ...license, activationDate: '2026-01-01T00:00:01.234Z', deactivationDate: '2027-01-01T00:00:01.234Z',
       },
     });
-    assert.equal(licenseRow(app, license.id)!.activation_date, T0 + 1234);
+    assert.equal((await licenseRow(app, license.id))!.activation_date, T0 + 1234);
   });
 
   test('activationIso with any UTC offset is normalised to Z; deactivation = activation + duration days', async (t) => {
@@ -43,7 +43,7 @@ describe('POST /v1/license/activate happy', () => {
       assert.equal(res.status, 200, `${iso}: ${res.text}`);
       assert.equal(res.body.license.activationDate, activation, iso);
       assert.equal(res.body.license.deactivationDate, deactivation, iso);
-      assert.equal(licenseRow(app, license.id)!.activation_date, Date.parse(activation));
+      assert.equal((await licenseRow(app, license.id))!.activation_date, Date.parse(activation));
       assert.equal(Date.parse(deactivation) - Date.parse(activation), duration * DAY);
     }
   });
@@ -66,7 +66,7 @@ describe('POST /v1/license/activate happy', () => {
       await claim(app, scene.manager, license.key, scene.nodeId);
       const res = await app.request('POST', '/v1/license/activate', { token: who.token, body: { key: license.key } });
       assert.equal(res.status, 200, res.text);
-      assert.equal(licenseRow(app, license.id)!.activation_date, T0);
+      assert.equal((await licenseRow(app, license.id))!.activation_date, T0);
     }
   });
 });
@@ -77,7 +77,7 @@ describe('POST /v1/license/activate security', () => {
     t.after(() => app.close());
     const license = await createLicense(app);
     await assertRequiresAuth(app, 'POST', '/v1/license/activate', { key: license.key });
-    assert.equal(licenseRow(app, license.id)!.activation_date, null);
+    assert.equal((await licenseRow(app, license.id))!.activation_date, null);
   });
 
   test('a license linked to a controller the user cannot read -> 403, not activated', async (t) => {
@@ -92,7 +92,7 @@ describe('POST /v1/license/activate security', () => {
         statusCode: 403, error: 'Forbidden', message: 'this license is linked to a controller you cannot read', code: 'FORBIDDEN',
       });
     }
-    assert.equal(licenseRow(app, license.id)!.activation_date, null);
+    assert.equal((await licenseRow(app, license.id))!.activation_date, null);
   });
 
   test('403 comes before ALREADY_ACTIVATED: a stranger learns nothing about the state', async (t) => {
@@ -114,7 +114,7 @@ describe('POST /v1/license/activate security', () => {
       const body = assertError(await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key } }), 404, 'NOT_FOUND');
       assert.equal(body.message, 'no license with this key');
     }
-    assert.equal(licenseRow(app, license.id)!.activation_date, null);
+    assert.equal((await licenseRow(app, license.id))!.activation_date, null);
   });
 
   test('already activated -> 400 ALREADY_ACTIVATED; the first activation stands', async (t) => {
@@ -128,7 +128,7 @@ describe('POST /v1/license/activate security', () => {
     assert.deepEqual(assertError(again, 400, 'ALREADY_ACTIVATED'), {
       statusCode: 400, error: 'Bad Request', message: 'this license is already activated', code: 'ALREADY_ACTIVATED',
     });
-    assert.equal(licenseRow(app, license.id)!.activation_date, Date.UTC(2026, 1, 1));
+    assert.equal((await licenseRow(app, license.id))!.activation_date, Date.UTC(2026, 1, 1));
   });
 });
 
@@ -156,7 +156,7 @@ describe('POST /v1/license/activate validation', () => {
       const license = await createLicense(app, { key: 'k' });
       const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, message);
-      assert.equal(licenseRow(app, license.id)!.activation_date, null);
+      assert.equal((await licenseRow(app, license.id))!.activation_date, null);
     });
   }
 
@@ -166,7 +166,7 @@ describe('POST /v1/license/activate validation', () => {
     const license = await createLicense(app, { duration: 36500 });
     const res = await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: license.key, activationIso: '9950-01-01T00:00:00Z' } });
     assert.match(assertError(res, 400, 'BAD_REQUEST').message, /^activationIso: /);
-    assert.equal(licenseRow(app, license.id)!.activation_date, null);
+    assert.equal((await licenseRow(app, license.id))!.activation_date, null);
   });
 
   test('parseIsoWithOffset: offsets, fractions, calendar', () => {

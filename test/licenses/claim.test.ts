@@ -1,6 +1,7 @@
 // POST /v1/license/claim and GET /v1/license/controller/{nodeId}.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, T0 } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { addMember, addMonitor, claim, controllerScene, createDevice, createLicense, createRole, datalinks } from './fixtures.ts';
@@ -15,7 +16,7 @@ describe('POST /v1/license/claim happy', () => {
     const res = await app.request('POST', '/v1/license/claim', { token: scene.manager.token, body: { licenseKey: license.key, nodeId: scene.nodeId } });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { success: true, license: { id: license.id, key: license.key, nodeId: scene.nodeId } });
-    assert.deepEqual(datalinks(app), [{ license_id: license.id, device_id: scene.deviceId, created_at: T0 + 5 }]);
+    assert.deepEqual(await datalinks(app), [{ license_id: license.id, device_id: scene.deviceId, created_at: T0 + 5 }]);
   });
 
   test('monitorManagement through reach (a role above the monitoring role), and an activated license, with a trimmed key', async (t) => {
@@ -23,15 +24,15 @@ describe('POST /v1/license/claim happy', () => {
     t.after(() => app.close());
     const scene = await controllerScene(app);
     const boss = await app.createUser('boss@test');
-    const bossRole = createRole(app, 'boss');
-    app.deps.db.sqlite.prepare('INSERT INTO manages (parent_role_id, child_role_id, role_management, user_management, view_management, device_management, report_management, alarm_management) VALUES (?, ?, 0, 0, 0, 0, 0, 0)').run(bossRole, scene.managerRole);
-    addMember(app, bossRole, boss.id);
+    const bossRole = await createRole(app, 'boss');
+    await app.deps.db.run(sql`INSERT INTO manages (parent_role_id, child_role_id, role_management, user_management, view_management, device_management, report_management, alarm_management) VALUES (${bossRole}, ${scene.managerRole}, 0, 0, 0, 0, 0, 0)`);
+    await addMember(app, bossRole, boss.id);
     const license = await createLicense(app);
     assert.equal((await app.request('POST', '/v1/license/activate', { token: app.adminToken, body: { key: license.key } })).status, 200);
     const res = await app.request('POST', '/v1/license/claim', { token: boss.token, body: { licenseKey: `  ${license.key} `, nodeId: scene.nodeId } });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { success: true, license: { id: license.id, key: license.key, nodeId: scene.nodeId } });
-    assert.equal(datalinks(app).length, 1);
+    assert.equal((await datalinks(app)).length, 1);
   });
 
   test('a license freed by the deletion of its controller can be claimed again', async (t) => {
@@ -40,11 +41,11 @@ describe('POST /v1/license/claim happy', () => {
     const a = await controllerScene(app, 'ctrl-a');
     const license = await createLicense(app);
     await claim(app, a.manager, license.key, 'ctrl-a');
-    app.deps.db.sqlite.prepare('DELETE FROM devices WHERE id = ?').run(a.deviceId);
-    assert.deepEqual(datalinks(app), []);
+    await app.deps.db.run(sql`DELETE FROM devices WHERE id = ${a.deviceId}`);
+    assert.deepEqual(await datalinks(app), []);
     const b = await controllerScene(app, 'ctrl-b');
     await claim(app, b.manager, license.key, 'ctrl-b');
-    assert.deepEqual(datalinks(app).map((d) => d.device_id), [b.deviceId]);
+    assert.deepEqual((await datalinks(app)).map((d) => d.device_id), [b.deviceId]);
   });
 });
 
@@ -55,7 +56,7 @@ describe('POST /v1/license/claim security', () => {
     const scene = await controllerScene(app);
     const license = await createLicense(app);
     await assertRequiresAuth(app, 'POST', '/v1/license/claim', { licenseKey: license.key, nodeId: scene.nodeId });
-    assert.deepEqual(datalinks(app), []);
+    assert.deepEqual(await datalinks(app), []);
   });
 
   test('readable without monitorManagement -> 403 naming the right; nothing written', async (t) => {
@@ -71,7 +72,7 @@ describe('POST /v1/license/claim security', () => {
     }
     // 403 also for an unknown key: rights on the controller are checked before the key is looked at
     assertError(await app.request('POST', '/v1/license/claim', { token: scene.reader.token, body: { licenseKey: 'GK-NOPE', nodeId: scene.nodeId } }), 403, 'FORBIDDEN');
-    assert.deepEqual(datalinks(app), []);
+    assert.deepEqual(await datalinks(app), []);
   });
 
   test('invisible, missing or non-controller devices all answer the same 404', async (t) => {
@@ -80,10 +81,10 @@ describe('POST /v1/license/claim security', () => {
     const scene = await controllerScene(app);
     const license = await createLicense(app);
     // a device with monitorManagement for the manager that is not a controller
-    const meter = createDevice(app, { nodeId: 'meter-1', nodeType: 'powerMeter' });
-    addMonitor(app, scene.managerRole, meter, { monitorManagement: true });
-    const noType = createDevice(app, { nodeId: 'bare-1' });
-    addMonitor(app, scene.managerRole, noType, { monitorManagement: true });
+    const meter = await createDevice(app, { nodeId: 'meter-1', nodeType: 'powerMeter' });
+    await addMonitor(app, scene.managerRole, meter, { monitorManagement: true });
+    const noType = await createDevice(app, { nodeId: 'bare-1' });
+    await addMonitor(app, scene.managerRole, noType, { monitorManagement: true });
     const cases: [string, string][] = [
       [scene.stranger.token, scene.nodeId], // exists, invisible
       [app.adminToken, scene.nodeId], // root member, but no monitors relation: invisible too
@@ -96,7 +97,7 @@ describe('POST /v1/license/claim security', () => {
       const body = assertError(await app.request('POST', '/v1/license/claim', { token, body: { licenseKey: license.key, nodeId } }), 404, 'NOT_FOUND');
       assert.deepEqual(body, { statusCode: 404, error: 'Not Found', message: `no controller with nodeId ${JSON.stringify(nodeId)}`, code: 'NOT_FOUND' });
     }
-    assert.deepEqual(datalinks(app), []);
+    assert.deepEqual(await datalinks(app), []);
   });
 
   test('unknown key -> 404; keys are exact', async (t) => {
@@ -108,7 +109,7 @@ describe('POST /v1/license/claim security', () => {
       const body = assertError(await app.request('POST', '/v1/license/claim', { token: scene.manager.token, body: { licenseKey, nodeId: scene.nodeId } }), 404, 'NOT_FOUND');
       assert.equal(body.message, 'no license with this key');
     }
-    assert.deepEqual(datalinks(app), []);
+    assert.deepEqual(await datalinks(app), []);
   });
 
   test('already claimed (by this or another controller) -> 400 ALREADY_CLAIMED; the first link stands', async (t) => {
@@ -124,7 +125,7 @@ describe('POST /v1/license/claim security', () => {
         statusCode: 400, error: 'Bad Request', message: 'this license is already claimed', code: 'ALREADY_CLAIMED',
       });
     }
-    assert.deepEqual(datalinks(app).map((d) => [d.license_id, d.device_id]), [[license.id, a.deviceId]]);
+    assert.deepEqual((await datalinks(app)).map((d) => [d.license_id, d.device_id]), [[license.id, a.deviceId]]);
   });
 });
 
@@ -148,7 +149,7 @@ describe('POST /v1/license/claim validation', () => {
       await createLicense(app, { key: 'k' });
       const res = await app.request('POST', '/v1/license/claim', { token: scene.manager.token, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, message);
-      assert.deepEqual(datalinks(app), []);
+      assert.deepEqual(await datalinks(app), []);
     });
   }
 });
@@ -203,8 +204,8 @@ describe('GET /v1/license/controller/{nodeId}', () => {
     const scene = await controllerScene(app);
     const license = await createLicense(app);
     await claim(app, scene.manager, license.key, scene.nodeId);
-    const meter = createDevice(app, { nodeId: 'meter-1', nodeType: 'powerMeter' });
-    addMonitor(app, scene.managerRole, meter, { monitorManagement: true });
+    const meter = await createDevice(app, { nodeId: 'meter-1', nodeType: 'powerMeter' });
+    await addMonitor(app, scene.managerRole, meter, { monitorManagement: true });
     for (const [token, nodeId] of [[scene.stranger.token, scene.nodeId], [app.adminToken, scene.nodeId], [scene.manager.token, 'nope'], [scene.manager.token, 'meter-1']] as const) {
       const body = assertError(await app.request('GET', `/v1/license/controller/${nodeId}`, { token }), 404, 'NOT_FOUND');
       assert.equal(body.message, `no controller with nodeId ${JSON.stringify(nodeId)}`);

@@ -26,12 +26,12 @@ function withDataDir(fn: (dir: string) => Promise<void>): () => Promise<void> {
   };
 }
 
-function rows(dir: string) {
+async function rows(dir: string) {
   const db = openDatabase({ file: join(dir, 'gridkeeper.db'), readonly: true });
   try {
-    return db.all(db.qb.selectFrom('licenses').selectAll().orderBy('key'));
+    return await db.all(db.qb.selectFrom('licenses').selectAll().orderBy('key'));
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -45,7 +45,7 @@ describe('gridkeeper license create', () => {
     assert.equal(c.out.length, 50);
     for (const key of c.out) assert.match(key, GENERATED_KEY);
     assert.equal(new Set(c.out).size, 50);
-    const stored = rows(dir);
+    const stored = await rows(dir);
     assert.deepEqual(stored.map((r) => r.key), [...c.out].sort());
     for (const r of stored) {
       assert.deepEqual({ ...r, id: 'x', key: 'x', creation_date: 0 }, {
@@ -62,7 +62,7 @@ describe('gridkeeper license create', () => {
       '--battery-kw', '3', '--ev-kw', '4', '--key', 'IMPORTED-KEY-1', '--data-dir', dir], {}, c.io);
     assert.equal(code, 0, c.err.join('\n'));
     assert.deepEqual(c.out, ['IMPORTED-KEY-1']);
-    const [row] = rows(dir);
+    const [row] = await rows(dir);
     assert.deepEqual({ ...row, id: 'x', creation_date: 0 }, {
       id: 'x', key: 'IMPORTED-KEY-1', type: 'commercial', duration: 30, grid_kw: 1, solar_kw: 2, battery_kw: 3, ev_kw: 4,
       creation_date: 0, activation_date: null,
@@ -71,7 +71,7 @@ describe('gridkeeper license create', () => {
     assert.equal(await runCli(['license', 'create', '--type', 'residential', '--duration', '1', '--key', 'IMPORTED-KEY-1', '--data-dir', dir], {}, again.io), 2);
     assert.deepEqual(again.out, []);
     assert.deepEqual(again.err, ['gridkeeper: license create: a license with this key already exists']);
-    assert.equal(rows(dir).length, 1);
+    assert.equal((await rows(dir)).length, 1);
   }));
 
   test('bad arguments exit 2 naming the flag; nothing is written', withDataDir(async (dir) => {
@@ -97,7 +97,7 @@ describe('gridkeeper license create', () => {
       assert.match(c.err.join('\n'), message, args.join(' '));
     }
     // validation happens before the database is touched
-    assert.throws(() => rows(dir));
+    await assert.rejects(rows(dir));
   }));
 
   test('--help lists the command', async () => {
@@ -115,7 +115,7 @@ describe('gridkeeper license create', () => {
       const now = Date.now();
       const { deps } = await createDeps({ config, db, now: () => now, log: createLogger('error') });
       const { app } = createApp(deps);
-      const admin = db.get(db.qb.selectFrom('users').select('id').where('email', '=', 'admin@localhost'))!;
+      const admin = (await db.get(db.qb.selectFrom('users').select('id').where('email', '=', 'admin@localhost')))!;
       const { token } = await signToken(deps.keys, { typ: 'access', sub: admin.id }, now);
       const res = await app.request('/v1/license/activate', {
         method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ key: c.out[0] }),
@@ -125,7 +125,7 @@ describe('gridkeeper license create', () => {
       assert.equal(body.license.key, c.out[0]);
       assert.equal(body.license.activationDate, new Date(now).toISOString());
     } finally {
-      db.close();
+      await db.close();
     }
   }));
 });

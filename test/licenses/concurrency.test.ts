@@ -23,7 +23,7 @@ describe('licenses under concurrency', () => {
         assert.equal(r.status, 400);
         assert.equal(r.body.code, 'ALREADY_ACTIVATED');
       }
-      const stored = licenseRow(app, license.id)!.activation_date;
+      const stored = (await licenseRow(app, license.id))!.activation_date;
       assert.equal(new Date(stored!).toISOString(), won[0].body.license.activationDate);
     } finally {
       await server.close();
@@ -47,7 +47,7 @@ describe('licenses under concurrency', () => {
         assert.equal(r.status, 400);
         assert.equal(r.body.code, 'ALREADY_CLAIMED');
       }
-      const links = datalinks(app);
+      const links = await datalinks(app);
       assert.equal(links.length, 1);
       const winner = scenes.find((s) => s.nodeId === won[0].body.license.nodeId)!;
       assert.equal(links[0].device_id, winner.deviceId);
@@ -67,7 +67,7 @@ describe('licenses under concurrency', () => {
         postJson(`${server.url}/v1/license/claim`, scene.manager.token, { licenseKey: license.key, nodeId: scene.nodeId })));
       assert.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400, 400, 400, 400, 400, 400, 400, 400]);
       assert.ok(results.every((r) => r.status === 200 || r.body.code === 'ALREADY_CLAIMED'));
-      assert.equal(datalinks(app).length, 1);
+      assert.equal((await datalinks(app)).length, 1);
     } finally {
       await server.close();
     }

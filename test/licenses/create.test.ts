@@ -1,6 +1,7 @@
 // POST /v1/license: members of the root role create licenses.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ROOT_ROLE_ID, T0 } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { GENERATED_KEY } from '../../src/licenses/license-keys.ts';
@@ -8,9 +9,9 @@ import { addManages, addMember, createRole, licenseRow } from './fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-function licenseCount(t: Awaited<ReturnType<typeof makeTestApp>>): number {
+async function licenseCount(t: Awaited<ReturnType<typeof makeTestApp>>): Promise<number> {
   const { db } = t.deps;
-  return db.get(db.qb.selectFrom('licenses').select((eb) => eb.fn.countAll<number>().as('n')))!.n;
+  return (await db.get(db.qb.selectFrom('licenses').select((eb) => eb.fn.countAll<number>().as('n'))))!.n;
 }
 
 describe('POST /v1/license happy', () => {
@@ -32,7 +33,7 @@ describe('POST /v1/license happy', () => {
     assert.deepEqual(Object.keys(license), [
       'id', 'key', 'gridKw', 'solarKw', 'batteryKw', 'evKw', 'creationDate', 'activationDate', 'duration', 'deactivationDate', 'type',
     ]);
-    assert.deepEqual(licenseRow(app, license.id), {
+    assert.deepEqual(await licenseRow(app, license.id), {
       id: license.id, key: license.key, type: 'commercial', duration: 30, grid_kw: null, solar_kw: null, battery_kw: null, ev_kw: null,
       creation_date: T0, activation_date: null,
     });
@@ -53,7 +54,7 @@ describe('POST /v1/license happy', () => {
         activationDate: null, duration: 365, deactivationDate: null, type: 'residential',
       });
     }
-    assert.equal(licenseCount(app), 50);
+    assert.equal(await licenseCount(app), 50);
   });
 
   test('a chosen key is stored trimmed and returned as is', async (t) => {
@@ -62,7 +63,7 @@ describe('POST /v1/license happy', () => {
     const res = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: '  legacy-Key_42  ' } });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.licenses[0].key, 'legacy-Key_42');
-    assert.equal(licenseRow(app, res.body.licenses[0].id)!.key, 'legacy-Key_42');
+    assert.equal((await licenseRow(app, res.body.licenses[0].id))!.key, 'legacy-Key_42');
     const one = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: 'other', count: 1 } });
     assert.equal(one.status, 200, one.text);
   });
@@ -73,7 +74,7 @@ describe('POST /v1/license security', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     await assertRequiresAuth(app, 'POST', '/v1/license', { type: 'residential', duration: 365 });
-    assert.equal(licenseCount(app), 0);
+    assert.equal(await licenseCount(app), 0);
   });
 
   test('a user outside the root role gets 403 and nothing is written', async (t) => {
@@ -82,23 +83,23 @@ describe('POST /v1/license security', () => {
     const user = await app.createUser('user@test');
     const body = assertError(await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
     assert.equal(body.message, 'creating licenses needs membership of the root role');
-    assert.equal(licenseCount(app), 0);
+    assert.equal(await licenseCount(app), 0);
   });
 
   test('members of a role below root (with every self right) are not root members', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const child = createRole(app, 'child');
-    addManages(app, ROOT_ROLE_ID, child);
-    app.deps.db.sqlite.prepare(`UPDATE roles SET self_role_management = 1, self_user_management = 1, self_device_management = 1 WHERE id = ?`).run(child);
+    const child = await createRole(app, 'child');
+    await addManages(app, ROOT_ROLE_ID, child);
+    await app.deps.db.run(sql`UPDATE roles SET self_role_management = 1, self_user_management = 1, self_device_management = 1 WHERE id = ${child}`);
     const user = await app.createUser('child@test');
-    addMember(app, child, user.id);
+    await addMember(app, child, user.id);
     assertError(await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } }), 403, 'FORBIDDEN');
     // ... and another member of the root role may.
-    addMember(app, ROOT_ROLE_ID, user.id);
+    await addMember(app, ROOT_ROLE_ID, user.id);
     const ok = await app.request('POST', '/v1/license', { token: user.token, body: { type: 'residential', duration: 365 } });
     assert.equal(ok.status, 200, ok.text);
-    assert.equal(licenseCount(app), 1);
+    assert.equal(await licenseCount(app), 1);
   });
 
   test('validation (400) comes before the root check (403): order of checks', async (t) => {
@@ -136,7 +137,7 @@ describe('POST /v1/license validation', () => {
       t.after(() => app.close());
       const res = await app.request('POST', '/v1/license', { token: app.adminToken, body });
       assert.match(assertError(res, 400, 'BAD_REQUEST').message, message);
-      assert.equal(licenseCount(app), 0);
+      assert.equal(await licenseCount(app), 0);
     });
   }
 
@@ -148,14 +149,14 @@ describe('POST /v1/license validation', () => {
     const again = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'commercial', duration: 10, key: ' SAME-KEY ' } });
     const body = assertError(again, 409, 'CONFLICT');
     assert.equal(body.message, 'a license with this key already exists');
-    assert.equal(licenseCount(app), 1);
-    assert.equal(licenseRow(app, first.body.licenses[0].id)!.type, 'residential');
+    assert.equal(await licenseCount(app), 1);
+    assert.equal((await licenseRow(app, first.body.licenses[0].id))!.type, 'residential');
     // a generated key can be taken too
     const generated = (await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1 } })).body.licenses[0].key;
     assertError(await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: generated } }), 409, 'CONFLICT');
     // keys are case-sensitive: another case is another key
     const lower = await app.request('POST', '/v1/license', { token: app.adminToken, body: { type: 'residential', duration: 1, key: 'same-key' } });
     assert.equal(lower.status, 200, lower.text);
-    assert.equal(licenseCount(app), 3);
+    assert.equal(await licenseCount(app), 3);
   });
 });

@@ -1,5 +1,6 @@
 // Fixtures for the license tests. Roles, members, devices and monitors are written with direct SQL (their HTTP APIs
-// belong to other domains); licenses are created through POST /v1/license as the admin.
+// belong to other domains); licenses are created through POST /v1/license as the admin. The fixtures that touch the
+// database go through its handle (t.deps.db) and return promises: await them.
 import assert from 'node:assert/strict';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
@@ -13,34 +14,34 @@ const NO_RIGHTS = {
   self_device_management: 0, self_report_management: 0, self_alarm_management: 0,
 } as const;
 
-export function createRole(t: TestApp, name: string): number {
+export async function createRole(t: TestApp, name: string): Promise<number> {
   const { db } = t.deps;
-  return db.get(db.qb.insertInto('roles').values({ name, ...NO_RIGHTS, password_hash: null, created_at: t.clock.now() }).returning('id'))!.id;
+  return (await db.get(db.qb.insertInto('roles').values({ name, ...NO_RIGHTS, password_hash: null, created_at: t.clock.now() }).returning('id')))!.id;
 }
 
 /** A manages relation without any flags: enough for reach (device access follows reach). */
-export function addManages(t: TestApp, parentRoleId: number, childRoleId: number): void {
+export async function addManages(t: TestApp, parentRoleId: number, childRoleId: number): Promise<void> {
   const { db } = t.deps;
-  db.run(db.qb.insertInto('manages').values({
+  await db.run(db.qb.insertInto('manages').values({
     parent_role_id: parentRoleId, child_role_id: childRoleId,
     role_management: 0, user_management: 0, view_management: 0, device_management: 0, report_management: 0, alarm_management: 0,
   }));
 }
 
-export function addMember(t: TestApp, roleId: number, userId: number): void {
+export async function addMember(t: TestApp, roleId: number, userId: number): Promise<void> {
   const { db } = t.deps;
-  db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }));
+  await db.run(db.qb.insertInto('members').values({ role_id: roleId, user_id: userId }));
 }
 
-export function createDevice(t: TestApp, properties: Record<string, unknown>): number {
+export async function createDevice(t: TestApp, properties: Record<string, unknown>): Promise<number> {
   const { db } = t.deps;
   const now = t.clock.now();
-  return db.get(db.qb.insertInto('devices').values({ properties: JSON.stringify(properties), last_update: now, created_at: now }).returning('id'))!.id;
+  return (await db.get(db.qb.insertInto('devices').values({ properties: JSON.stringify(properties), last_update: now, created_at: now }).returning('id')))!.id;
 }
 
-export function addMonitor(t: TestApp, roleId: number, deviceId: number, opts: { monitorManagement: boolean; reads?: string[]; edits?: string[] }): void {
+export async function addMonitor(t: TestApp, roleId: number, deviceId: number, opts: { monitorManagement: boolean; reads?: string[]; edits?: string[] }): Promise<void> {
   const { db } = t.deps;
-  db.run(db.qb.insertInto('monitors').values({
+  await db.run(db.qb.insertInto('monitors').values({
     role_id: roleId, device_id: deviceId, monitor_management: opts.monitorManagement ? 1 : 0,
     reads: JSON.stringify(opts.reads ?? []), edits: JSON.stringify(opts.edits ?? []),
   }));
@@ -58,18 +59,18 @@ export interface User { id: number; token: string }
 export async function controllerScene(t: TestApp, nodeId = 'ctrl-1'): Promise<{
   nodeId: string; deviceId: number; managerRole: number; manager: User; reader: User; upper: User; stranger: User;
 }> {
-  const deviceId = createDevice(t, { nodeId, nodeType: 'smartgridController', name: `controller ${nodeId}` });
-  const managerRole = createRole(t, `managers of ${nodeId}`);
-  const readerRole = createRole(t, `readers of ${nodeId}`);
-  const upperRole = createRole(t, `above readers of ${nodeId}`);
-  const strangerRole = createRole(t, `strangers to ${nodeId}`);
-  addMonitor(t, managerRole, deviceId, { monitorManagement: true });
-  addMonitor(t, readerRole, deviceId, { monitorManagement: false, reads: ['name'] });
-  addManages(t, upperRole, readerRole);
+  const deviceId = await createDevice(t, { nodeId, nodeType: 'smartgridController', name: `controller ${nodeId}` });
+  const managerRole = await createRole(t, `managers of ${nodeId}`);
+  const readerRole = await createRole(t, `readers of ${nodeId}`);
+  const upperRole = await createRole(t, `above readers of ${nodeId}`);
+  const strangerRole = await createRole(t, `strangers to ${nodeId}`);
+  await addMonitor(t, managerRole, deviceId, { monitorManagement: true });
+  await addMonitor(t, readerRole, deviceId, { monitorManagement: false, reads: ['name'] });
+  await addManages(t, upperRole, readerRole);
   const users: User[] = [];
   for (const [who, role] of [['manager', managerRole], ['reader', readerRole], ['upper', upperRole], ['stranger', strangerRole]] as const) {
     const user = await t.createUser(`${who}.${nodeId}@test`);
-    addMember(t, role, user.id);
+    await addMember(t, role, user.id);
     users.push(user);
   }
   const [manager, reader, upper, stranger] = users;
@@ -93,12 +94,12 @@ export async function claim(t: TestApp, user: User, licenseKey: string, nodeId: 
   assert.equal(res.status, 200, res.text);
 }
 
-export function licenseRow(t: TestApp, id: string) {
+export async function licenseRow(t: TestApp, id: string) {
   const { db } = t.deps;
   return db.get(db.qb.selectFrom('licenses').selectAll().where('id', '=', id));
 }
 
-export function datalinks(t: TestApp) {
+export async function datalinks(t: TestApp) {
   const { db } = t.deps;
   return db.all(db.qb.selectFrom('license_datalink').select(['license_id', 'device_id', 'created_at']).orderBy('id'));
 }

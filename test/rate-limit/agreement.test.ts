@@ -22,7 +22,7 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gridkeeper-agreement-'));
   t = await makeTestApp({ now: NOW });
 });
-after(() => { t.close(); rmSync(dir, { recursive: true, force: true }); });
+after(async () => { await t.close(); rmSync(dir, { recursive: true, force: true }); });
 
 // ---- random bodies the server accepts ----
 

@@ -50,7 +50,7 @@ describe('GET /v1/company', () => {
     assert.equal((await companies(t, u.token)).company[1].uuid, r1uuid);
     // root's members sit above every company: root is no company, and companies below are not "theirs" as members
     assert.deepEqual(await companies(t, t.adminToken), { company: [] });
-    t.close();
+    await t.close();
   });
 
   test('happy: id, uuid and roleId filters combine with "and"; repeated or comma-separated', async () => {
@@ -63,7 +63,7 @@ describe('GET /v1/company', () => {
     assert.deepEqual(await ids(`?roleId=${R2}`), [A, X]);
     assert.deepEqual(await ids(`?roleId=${R1}&id=${A}`), [A]);
     assert.deepEqual(await ids(`?roleId=${A}`), [], 'a company does not manage itself');
-    t.close();
+    await t.close();
   });
 
   test('security: roleId naming a role the user cannot see matches nothing (no hint that a company manages it)', async () => {
@@ -74,7 +74,7 @@ describe('GET /v1/company', () => {
     assert.deepEqual(await companies(t, u.token, '?roleId=987654'), { company: [] });
     // the same user sees R1 (a company's chain names it), so the filter works there
     assert.deepEqual((await companies(t, u.token, `?roleId=${R1}`)).company.map((c: { id: number }) => c.id), [A, X]);
-    t.close();
+    await t.close();
   });
 
   test('validation: viewId / viewInsightsVersion -> 400 NOT_SUPPORTED; bad ids, bad uuids, unknown parameters -> 400', async () => {
@@ -86,7 +86,7 @@ describe('GET /v1/company', () => {
     assert.equal(assertError(await get('uuid=not-a-uuid'), 400, 'BAD_REQUEST').message, 'query.uuid: expected uuids');
     assert.equal(assertError(await get('companyId=1'), 400, 'BAD_REQUEST').message, 'query.companyId: unknown field');
     assertError(await t.request('GET', '/v1/company'), 401, 'UNAUTHENTICATED');
-    t.close();
+    await t.close();
   });
 });
 
@@ -107,7 +107,7 @@ describe('roles as companies', () => {
     assert.deepEqual(plain.body.role, { id: plain.body.role.id, name: 'plain', selfRights: NONE, userRights: {}, isCompany: false });
     const listed = await t.request('POST', '/v1/role/query', { token: t.adminToken, body: { filter: { id: [id, plain.body.role.id] } } });
     assert.deepEqual(listed.body.role.map((r: { isCompany: boolean; uuid?: string }) => [r.isCompany, r.uuid]), [[true, uuid], [false, undefined]]);
-    t.close();
+    await t.close();
   });
 
   test('happy: PUT toggles isCompany; the uuid is stable across toggles; absent isCompany keeps the mark', async () => {
@@ -123,7 +123,7 @@ describe('roles as companies', () => {
     assert.deepEqual(off.body.role, { id: r, name: 'r', selfRights: NONE, userRights: {}, isCompany: false });
     assert.deepEqual(row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', r), { is_company: 0, uuid });
     assert.equal((await put({ isCompany: true })).body.role.uuid, uuid, 'marked again: the same uuid');
-    t.close();
+    await t.close();
   });
 
   test('rights: changing isCompany needs roleManagement over the role, like its name; 400 for a non-boolean', async () => {
@@ -138,7 +138,7 @@ describe('roles as companies', () => {
     assertError(created, 403, 'FORBIDDEN');
     assert.equal(assertError(await t.request('PUT', `/v1/role/${r}`, { token: t.adminToken, body: { name: 'r', selfRights: NONE, isCompany: 'yes' } }), 400, 'BAD_REQUEST').message,
       'isCompany: expected true or false');
-    t.close();
+    await t.close();
   });
 });
 
@@ -162,7 +162,7 @@ describe('companyId filters', () => {
     const v = await userIn(t, A);
     assert.deepEqual(await q(v.token, [R1]), [R2]);
     assert.deepEqual((await companies(t, v.token)).company.map((c: { id: number }) => c.id), [A]);
-    t.close();
+    await t.close();
   });
 
   test('device query and GET /v1/device: devices directly or indirectly monitored by the companies', async () => {
@@ -182,6 +182,6 @@ describe('companyId filters', () => {
     const get = await t.request('GET', `/v1/device?companyId=${B}&companyId=${X}`, { token: t.adminToken });
     assert.equal(get.status, 200, get.text);
     assert.deepEqual(get.body.device.map((d: { id: number }) => d.id), [d1, d2, d3]);
-    t.close();
+    await t.close();
   });
 });

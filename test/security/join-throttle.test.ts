@@ -7,13 +7,13 @@ import { addChild, addRole, count, flags, NONE, userIn } from '../roles/fixtures
 import { hashSecret } from '../../src/auth/passwords.ts';
 import { FREE_PER_ADDRESS, FREE_PER_USER, delayAfter } from '../../src/roles/password-throttle.ts';
 
-async function world(t: { after(fn: () => void): void }) {
+async function world(t: { after(fn: () => unknown): void }) {
   const app = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
   t.after(() => app.close());
-  const [p] = addChild(app, ROOT_ROLE_ID, NONE, flags('roleManagement'));
+  const [p] = await addChild(app, ROOT_ROLE_ID, NONE, flags('roleManagement'));
   const attacker = await userIn(app, p);
   const victim = await userIn(app, p);
-  const hidden = addRole(app, 'hidden', NONE, await hashSecret('correct-horse-1'));
+  const hidden = await addRole(app, 'hidden', NONE, await hashSecret('correct-horse-1'));
   const join = async (user: { id: number }, password: string, from = '203.0.113.7') => app.request('PUT',
     `/v1/role/${p}/manages?childRoleId=${hidden}&childRolePassword=${encodeURIComponent(password)}`,
     { token: await app.token(user.id), body: NONE, headers: { 'x-forwarded-for': from } });
@@ -33,8 +33,8 @@ test('a guesser slows only himself: the victim joins with the right password at 
   assert.equal(retryAfter(app, await join(attacker, 'correct-horse-1')), 1, 'even the right password waits');
   const res = await join(victim, 'correct-horse-1');
   assert.equal(res.status, 200, res.text);
-  assert.equal(count(app, 'join_failures', 'user_id = ?', victim.id), 0, 'a right password is no failure');
-  assert.equal(count(app, 'join_failures', 'user_id = ?', attacker.id), FREE_PER_ADDRESS);
+  assert.equal(await count(app, 'join_failures', 'user_id = ?', victim.id), 0, 'a right password is no failure');
+  assert.equal(await count(app, 'join_failures', 'user_id = ?', attacker.id), FREE_PER_ADDRESS);
 });
 
 test('delays double from failure to failure, from the latest failure; a refused attempt counts nothing', async (t) => {

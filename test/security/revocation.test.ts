@@ -2,6 +2,7 @@
 // change and the issues fall in the same millisecond (revocation by whole seconds let these tokens through).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/app.ts';
 import { accessFrom, enableTotp, login, loginRefresh, totpCode } from '../support/auth-helpers.ts';
 
@@ -23,7 +24,7 @@ test('partial and access tokens issued in the same millisecond as a password cha
   const changed = await app.request('PUT', '/user/password', { token: sudo, body: { newPassword: NEW } });
   assert.equal(changed.status, 204, changed.text);
   assert.equal(app.clock.now(), frozen, 'the change happened in the same millisecond as the issues');
-  assert.equal(app.deps.db.sqlite.prepare('SELECT token_generation FROM users WHERE id = ?').pluck().get(app.adminId), 1);
+  assert.equal((await app.deps.db.get(sql<{ g: number }>`SELECT token_generation AS g FROM users WHERE id = ${app.adminId}`))?.g, 1);
 
   assertError(await app.request('POST', '/user/2fa/totp/authenticate', { token: partial, body: { totp: totpCode(app, secret, 1) } }), 401, 'UNAUTHENTICATED');
   assertError(await app.request('GET', '/auth/accesstoken/validate', { token: loose }), 401, 'UNAUTHENTICATED');

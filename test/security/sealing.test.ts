@@ -31,7 +31,7 @@ test('sealed at rest, sealed at start when found in clear, rotated by the comman
   const secret: string = setup.body.secret;
   const epoch = () => Math.floor(world.clock.now() / 1000);
   assert.equal((await app.request('POST', '/user/2fa/totp/enable', { token: access, body: { totp: generateSync({ secret, epoch: epoch() }) } })).status, 200);
-  app.stop();
+  await app.stop();
 
   const dir = world.dir;
   const keyFile = join(dir, KEY_FILE);
@@ -65,11 +65,11 @@ test('sealed at rest, sealed at start when found in clear, rotated by the comman
   assert.match(stored(), new RegExp(`^gk1\\.${fresh.id}\\.`));
   world.clock.advance(60_000);
   assert.equal((await login2fa(app, secret, epoch())).status, 200, 'the running server reads the new key');
-  app.stop();
+  await app.stop();
   app = await world.start();
   world.clock.advance(60_000);
   assert.equal((await login2fa(app, secret, epoch())).status, 200, 'and after a restart');
-  app.stop();
+  await app.stop();
   assert.equal(await runCli(['secrets', 'rotate', '--data-dir', dir, 'extra'], {}, quiet), 2);
 });
 

@@ -1,8 +1,9 @@
-// makeTestApp(): a fresh in-memory database with migrations applied, a bootstrapped root user, a fake clock, and
+// makeTestApp(): a fresh database (in memory, or on PostgreSQL when the suite runs on that backend) with migrations applied, a bootstrapped root user, a fake clock, and
 // request helpers. Each test builds its own app and fixtures: no shared state, no order dependence.
 import assert from 'node:assert/strict';
 import { createApp } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { freshPostgres, testBackend } from './postgres.ts';
 import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
@@ -56,7 +57,7 @@ export interface TestApp {
   token(userId: number, typ?: TokenType, extra?: { sid?: string }): Promise<string>;
   /** create a user (password hashed like the real thing) and return its id and an access token */
   createUser(email: string, password?: string): Promise<{ id: number; token: string }>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 let userHash: Promise<string> | undefined;
@@ -64,13 +65,15 @@ let userHash: Promise<string> | undefined;
 export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
   const clock = fakeClock(options.now ?? T0);
   const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...options.env }, []);
-  const db = openDatabase({ file: ':memory:' });
+  // the backend under test (test/run.mjs runs the suite once per backend): a fresh database either way
+  const pg = testBackend() === 'postgres' ? await freshPostgres() : undefined;
+  const db = pg?.db ?? openDatabase({ file: ':memory:' });
   const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
   const { app } = createApp(deps);
-  const admin = db.get(db.qb.selectFrom('users').select('id').where('email', '=', ADMIN_EMAIL))!;
+  const admin = (await db.get(db.qb.selectFrom('users').select('id').where('email', '=', ADMIN_EMAIL)))!;
 
   const token = async (userId: number, typ: TokenType = 'access', extra: { sid?: string } = {}) =>
-    (await signToken(deps.keys, { typ, sub: userId, gen: tokenGeneration(db, userId), ...extra }, clock.now())).token;
+    (await signToken(deps.keys, { typ, sub: userId, gen: await tokenGeneration(db, userId), ...extra }, clock.now())).token;
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -98,11 +101,11 @@ export async function makeTestApp(options: { now?: number; env?: Record<string, 
     async createUser(email: string, password?: string) {
       // Hashing is slow on purpose; tests that do not log in share one hash of a fixed password.
       const hash = password ? await hashSecret(password) : await (userHash ??= hashSecret('user-password-123'));
-      const id = insertUser(db, email, hash, clock.now());
+      const id = await insertUser(db, email, hash, clock.now());
       assert.ok(id !== undefined, `user ${email} exists already`);
       return { id, token: await token(id) };
     },
-    close: () => db.close(),
+    close: () => (pg ? pg.drop() : db.close()),
   };
 }
 

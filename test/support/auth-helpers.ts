@@ -23,7 +23,7 @@ import type { TokenType } from '../../src/http/env.ts';
 export async function liveToken(t: TestApp, userId: number, typ: TokenType, sid?: string): Promise<{ token: string; sid?: string }> {
   const now = t.clock.now();
   const session = typ === 'refresh' ? await openSession(t.deps.db, userId, now) : sid;
-  const gen = tokenGeneration(t.deps.db, userId);
+  const gen = await tokenGeneration(t.deps.db, userId);
   const { token } = await signToken(t.deps.keys, { typ, sub: userId, gen, ...(session ? { sid: session } : {}) }, now);
   return { token, ...(session ? { sid: session } : {}) };
 }
@@ -93,14 +93,14 @@ export function restartableApp(): {
   clock: FakeClock;
   /** the data dir: the database file and the secret key file */
   dir: string;
-  start(): Promise<{ request: (method: string, path: string, opts?: { token?: string; body?: unknown }) => Promise<{ status: number; text: string; body: any }>; stop(): void }>;
-  cleanup(): void;
+  start(): Promise<{ request: (method: string, path: string, opts?: { token?: string; body?: unknown }) => Promise<{ status: number; text: string; body: any }>; stop(): Promise<void> }>;
+  cleanup(): Promise<void>;
 } {
   const dir = mkdtempSync(join(tmpdir(), 'gridkeeper-auth-'));
   const file = join(dir, 'gridkeeper.db');
   const clock = fakeClock(T0);
   const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error' }, []);
-  const opened: { close(): void }[] = [];
+  const opened: { close(): Promise<void> }[] = [];
   return {
     clock,
     dir,
@@ -123,8 +123,8 @@ export function restartableApp(): {
       };
     },
     /** closes every database a start() opened (closing twice is harmless), then removes the directory */
-    cleanup: () => {
-      for (const db of opened) db.close();
+    cleanup: async () => {
+      for (const db of opened) await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -7,9 +7,9 @@ import type { Installation, Flags6 } from './random-installation.ts';
 const flagColumns = (flags: Flags6, prefix = '') =>
   Object.fromEntries(RIGHTS.map((r) => [`${prefix}${RIGHT_COLUMN[r]}`, flags[r] ? 1 : 0]));
 
-export function loadInstallation(inst: Installation, db: Db = openDatabase({ file: ':memory:' })): Db {
-  migrate(db, 0);
-  const { sqlite } = db;
+export async function loadInstallation(inst: Installation, db: Db = openDatabase({ file: ':memory:' })): Promise<Db> {
+  await migrate(db, 0);
+  return db.exclusive(({ sqlite }) => {
   const insertRole = sqlite.prepare(`INSERT INTO roles (id, name, ${RIGHTS.map((r) => `self_${RIGHT_COLUMN[r]}`).join(', ')}, created_at)
     VALUES (@id, @name, ${RIGHTS.map((r) => `@self_${RIGHT_COLUMN[r]}`).join(', ')}, 0)`);
   const insertManages = sqlite.prepare(`INSERT INTO manages (id, parent_role_id, child_role_id, ${RIGHTS.map((r) => RIGHT_COLUMN[r]).join(', ')})
@@ -27,4 +27,5 @@ export function loadInstallation(inst: Installation, db: Db = openDatabase({ fil
     for (const m of inst.monitors) insertMonitor.run(m.id, m.roleId, m.deviceId, m.monitorManagement ? 1 : 0, JSON.stringify(m.reads), JSON.stringify(m.edits));
   })();
   return db;
+  });
 }

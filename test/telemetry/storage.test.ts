@@ -16,7 +16,7 @@ import { runQueries } from '../../src/telemetry/query-exec.ts';
 import { resultsJson } from '../../src/telemetry/query-result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { estimateRequest } from '../../src/telemetry/cost.ts';
-import { shardTableName } from '../../src/telemetry/catalogue.ts';
+import { catalogueOf, shardTableName } from '../../src/telemetry/catalogue.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
 import { FROM_V1, V1, countPoints, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
 
@@ -99,7 +99,7 @@ describe('namespaces and shards', () => {
       { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, limit: 5 },
       { select: ['p'], from: { ...FROM_V1, namespace: { version: '1', database: 'none', retentionPolicy: 'x' } } },
     ];
-    const plan = planQueryRequest(app.deps.db, body, T0);
+    const plan = await planQueryRequest(app.deps.db, body, T0);
     assert.deepEqual(plan.estimate, estimateRequest(body, T0));
     assert.deepEqual(plan.queries.map((q) => [q.estimate.scannedShards, q.shards.map((s) => s.window)]), [
       [2, [T0 / DAY - 1]], [30, [T0 / DAY - 3, T0 / DAY - 1]], [30, []],
@@ -116,7 +116,7 @@ describe('retention and pruning', () => {
     await writeOk(app, u.token, [0, 1, 2, 3].map((d) => `power,nodeId=n1 p=${d} ${ns(T0 - d * DAY - 1000)}`).join('\n'));
     assert.equal(tableNames(app).length, 4);
     // the shard [T0 - 2d, T0 - 1d) ends after the cutoff: kept whole
-    const dropped = pruneShards(app.deps.db, T0 - 2 * DAY + 1);
+    const dropped = await pruneShards(app.deps.db, T0 - 2 * DAY + 1);
     assert.deepEqual(dropped, [shardTableName(1, T0 / DAY - 4), shardTableName(1, T0 / DAY - 3)]);
     assert.deepEqual(tableNames(app), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
     assert.equal(shardRows(app).length, 2);
@@ -157,11 +157,11 @@ describe('retention and pruning', () => {
       const now = Date.now();
       const db = openDatabase({ file: join(dir, 'gridkeeper.db') });
       t.after(() => db.close());
-      migrate(db, now);
+      await migrate(db, now);
       const userId = fixtureUser(db, 'n1');
       const lines = [100, 95, 89, 1].map((d) => `power,nodeId=n1 p=${d} ${ns(now - d * DAY)}`).join('\n');
-      writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: lines, precision: 'ns', now });
-      db.close();
+      await writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: lines, precision: 'ns', now });
+      await db.close();
       const out: string[] = [];
       const err: string[] = [];
       const io = { out: (l: string) => out.push(l), err: (l: string) => err.push(l) };
@@ -181,31 +181,31 @@ describe('retention and pruning', () => {
     }
   });
 
-  it('a running service notices shards pruned by another process', (t) => {
+  it('a running service notices shards pruned by another process', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
     try {
       const file = join(dir, 'gridkeeper.db');
       const now = T0;
       const service = openDatabase({ file });
       t.after(() => service.close());
-      migrate(service, now);
+      await migrate(service, now);
       const userId = fixtureUser(service, 'n1');
       const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
       const write = (body: string) => writeLineProtocol(service, { userId, namespace, body, precision: 'ns', now });
-      const read = (): string => {
+      const read = async (): Promise<string> => {
         const body: QueryBody = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
-        return resultsJson(runQueries(service, userId, planQueryRequest(service, body, now), now), true);
+        return resultsJson(await runQueries(service, userId, await planQueryRequest(service, body, now), now), true);
       };
-      write(`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}\npower,nodeId=n1 p=2 ${ns(T0 - 1000)}`);
-      assert.match(read(), /\[\[.*,1\],\[.*,2\]\]/);
+      await write(`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}\npower,nodeId=n1 p=2 ${ns(T0 - 1000)}`);
+      assert.match(await read(), /\[\[.*,1\],\[.*,2\]\]/);
       // another process (gridkeeper telemetry prune) drops the old shard
       const other = openDatabase({ file });
       t.after(() => other.close());
-      assert.equal(pruneShards(other, T0 - DAY).length, 1);
-      other.close();
-      assert.match(read(), /"values":\[\["[^"]+",2\]\]/);
-      write(`power,nodeId=n1 p=3 ${ns(T0 - 3 * DAY)}`);
-      assert.match(read(), /"values":\[\["[^"]+",3\],\["[^"]+",2\]\]/);
+      assert.equal((await pruneShards(other, T0 - DAY)).length, 1);
+      await other.close();
+      assert.match(await read(), /"values":\[\["[^"]+",2\]\]/);
+      await write(`power,nodeId=n1 p=3 ${ns(T0 - 3 * DAY)}`);
+      assert.match(await read(), /"values":\[\["[^"]+",3\],\["[^"]+",2\]\]/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -226,6 +226,53 @@ describe('storage: all-or-nothing', () => {
     // and the same request then succeeds as a first write
     await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}`, 'db=fresh');
     assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
+  });
+
+  it('requests running at the same time never see what a refused write added to the catalogue', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    deviceOf(app, 'n2');
+    // Each refused write creates the namespace, series, fields and shard tables, then awaits the rights check and
+    // rolls back; the writes and queries queued behind it take the connection as soon as its transaction ends and
+    // must not use its catalogue entries.
+    const db = app.deps.db;
+    const namespace = { version: '1' as const, database: 'fresh', retentionPolicy: 'autogen' };
+    const store = (body: string) => writeLineProtocol(db, { userId: u.id, namespace, body, precision: 'ns', now: T0 });
+    const refused = `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`;
+    const body: QueryBody = { select: ['p'], from: { ...FROM_V1, namespace }, where: { tags: { nodeId: 'n1' } } };
+    const read = async () => resultsJson(await runQueries(db, u.id, await planQueryRequest(db, body, T0), T0), true);
+    const [a, b, c, d] = await Promise.allSettled([store(refused), store(`power,nodeId=n1 p=7 ${ns(T0 - 5 * DAY)}`), store(refused), read()]);
+    assert.equal(a.status === 'rejected' && (a.reason as { code?: string }).code, 'FORBIDDEN');
+    assert.deepEqual(b, { status: 'fulfilled', value: 1 });
+    assert.equal(c.status === 'rejected' && (c.reason as { code?: string }).code, 'FORBIDDEN');
+    assert.equal(d.status, 'fulfilled');
+    const count = (table: string) => db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
+    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
+    assert.match(await read(), /"values":\[\["[^"]+",7\]\]/);
+  });
+
+  it('a write whose COMMIT fails after its last exclusive section is noticed by the next request (the witness)', async (t) => {
+    const db = openDatabase({ file: ':memory:' });
+    t.after(() => db.close());
+    await migrate(db, T0);
+    const namespace = { version: '1' as const, database: 'lost', retentionPolicy: 'autogen' };
+    await db.exclusive((conn) => {
+      const catalogue = catalogueOf(conn);
+      catalogue.sync();
+      // The additions roll back without the reset a failed write makes (as when its COMMIT fails).
+      assert.throws(() => conn.transaction(() => {
+        const info = catalogue.ensure(namespace, T0);
+        catalogue.ensureSeries(info, 'power', [['nodeId', 'n1']], 'power,nodeId=n1', 1, T0);
+        throw new Error('no commit');
+      }), /no commit/);
+      assert.notEqual(catalogue.find(namespace), undefined);
+    });
+    await db.exclusive((conn) => {
+      const catalogue = catalogueOf(conn);
+      catalogue.sync();
+      assert.equal(catalogue.find(namespace), undefined);
+    });
   });
 
   it('widens older shard tables for fields that appear later', async (t) => {

@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { compileQuery, type Db, type Query } from '../../src/db/open.ts';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import {
@@ -275,17 +276,24 @@ describe('telemetry write: security', () => {
     t.after(() => app.close());
     const u = await writer(app, 'n1', 'n2');
     const lines = Array.from({ length: 500 }, (_, i) => `power,nodeId=n${1 + (i % 2)},k=${i % 7} p=${i} ${ns(T0 - 10_000 + i)}`);
+    // Counts the device lookups the write's transaction makes (every statement of it goes through its handle).
     const db = app.deps.db;
-    const prepare = db.prepare;
+    const tx = db.tx;
     let deviceLookups = 0;
-    db.prepare = (sql: string) => {
-      if (/FROM devices WHERE node_id/.test(sql)) deviceLookups++;
-      return prepare(sql);
-    };
+    const spy = (handle: Db): Db => new Proxy(handle, {
+      get(target, key, receiver) {
+        if (key !== 'all' && key !== 'get') return Reflect.get(target, key, receiver);
+        return (q: Query<unknown>) => {
+          if (/FROM devices WHERE node_id/.test(compileQuery(q).sql)) deviceLookups++;
+          return key === 'all' ? target.all(q) : target.get(q);
+        };
+      },
+    });
+    db.tx = <T>(fn: (handle: Db) => Promise<T>): Promise<T> => tx.call(db, (handle: Db) => fn(spy(handle))) as Promise<T>;
     try {
       await writeOk(app, u.token, lines.join('\n'));
     } finally {
-      db.prepare = prepare;
+      db.tx = tx;
     }
     assert.equal(deviceLookups, 1);
     assert.equal(storedPoints(app), 500);

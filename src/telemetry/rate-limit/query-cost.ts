@@ -1,12 +1,12 @@
 // Enforces docs/api.md#rate-limit and #ip-bans on one telemetry query request, before anything executes: the IP ban, the tier, the cost
 // against the (user, tier) bucket. The query route calls it with the request's estimate:
 //
-//   const dryRun = enforceQueryCost(c, deps, estimateRequest(body, now), query);
+//   const dryRun = await enforceQueryCost(c, deps, estimateRequest(body, now), query);
 //   if (dryRun) return c.json(dryRun);
 //
 // (`query` is the route's parsed ?apiTier=&dryRun=, declared in telemetry.schemas.ts QueryParamsSchema.)
 //
-// It throws the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
+// It rejects with the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
 // (a dry run charges nothing and gets the body to answer with).
 import type { Context } from 'hono';
 import type { Deps } from '../../deps.ts';
@@ -31,7 +31,7 @@ export interface DryRunAnswer {
   remainingCapacity: number;
 }
 
-export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: RequestEstimate, options: RateLimitOptions): DryRunAnswer | undefined {
+export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: RequestEstimate, options: RateLimitOptions): Promise<DryRunAnswer | undefined> {
   const { buckets, bans } = deps.rateLimiter;
   const now = deps.now();
   const ip = ipThrottleKey(clientIp(c, deps));
@@ -50,7 +50,7 @@ export function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: Reque
   }
 
   const userId = c.var.actor.userId;
-  const userTier = findUserTier(deps.db, userId);
+  const userTier = await findUserTier(deps.db, userId);
   if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
   const policy = effectiveTier(userTier, options.apiTier);
   const key = bucketKey(userId, policy.name);

@@ -1,9 +1,11 @@
-// The one read the limiter makes per request. Hand-written and prepared once (db.prepare caches it): building and
-// compiling the same Kysely query on every telemetry query cost ~15 µs, several times the whole charge.
+// The one read the limiter makes per request. A `sql` template, not the query builder: building and compiling the same
+// Kysely query on every telemetry query cost several times the whole charge, while the template compiles in about
+// half a microsecond to the same text every time (so its prepared statement comes from the connection's cache).
+import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { Tier } from './tiers.ts';
 
-export function findUserTier(db: Db, userId: number): Tier | undefined {
-  const row = db.prepare('SELECT tier FROM users WHERE id = ?').get(userId) as { tier: Tier } | undefined;
+export async function findUserTier(db: Db, userId: number): Promise<Tier | undefined> {
+  const row = await db.get(sql<{ tier: Tier }>`SELECT tier FROM users WHERE id = ${userId}`);
   return row?.tier;
 }

@@ -1,0 +1,243 @@
+// The PostgreSQL backend of the data layer (GRIDKEEPER_DATABASE_URL): the same `Db` seam as the embedded SQLite one
+// (open.ts), over a `pg` connection pool. Statements outside a transaction take any pooled connection; a transaction
+// holds one connection from BEGIN to COMMIT and its handle sends every statement there.
+//
+// Isolation, chosen per kind of transaction:
+// - write units (Db.write, every write of the HTTP API) run SERIALIZABLE and are retried on a serialization failure
+//   or deadlock (40001, 40P01), a bounded number of times with a short random back-off. Every unit is a check-then-
+//   write (If-Unmodified-Since, last root member, cycle refusal, license claim, nodeId uniqueness...); SERIALIZABLE makes
+//   each behave as if the units ran one after another — the guarantee the SQLite backend gives by running them on one
+//   connection — without a hand-placed lock per check. A unit must therefore be safe to run again: it only touches the
+//   database and values it computes itself.
+// - Db.read runs REPEATABLE READ READ ONLY: one snapshot for reads that must agree.
+// - Db.tx (commands, first-start bootstrap, migrations, telemetry) runs READ COMMITTED; where such a transaction races
+//   another process it takes an explicit lock (migrations: a transaction-level advisory lock).
+import pg from 'pg';
+import {
+  DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
+} from 'kysely';
+import type { Schema } from './schema.ts';
+import { compileQuery, type Db, type Query } from './open.ts';
+
+const builder = new Kysely<Schema>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+});
+
+// BIGINT (ids, Unix-millisecond times) and NUMERIC (sums) arrive as numbers, as they do from SQLite. Every value we
+// store fits a double exactly (ids and times stay far below 2^53).
+const INT8 = 20;
+const NUMERIC = 1700;
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8 || oid === NUMERIC) return (text: string) => Number(text);
+    return pg.types.getTypeParser(oid, format);
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+// Flags are 0/1 integers on both backends (the rows read the same).
+function bindable(values: readonly unknown[]): unknown[] {
+  return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
+}
+
+// The one IN-list binding (db/in-list.ts) renders SQLite's `IN (SELECT value FROM json_each(?))` with the list as one
+// JSON parameter. Here it becomes `= ANY($n)` with the list bound as an array: PostgreSQL infers the array's element
+// type from the left operand (bigint ids, text node ids), also for an empty list, and still prepares one text.
+const IN_LIST = /\b(?:in|IN) \(SELECT value FROM json_each\(\$(\d+)\)\)/g;
+
+/** The compiled statement in PostgreSQL's terms: IN-lists as arrays. */
+export function toPostgres(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
+  const bound = bindable(values);
+  const out = text.replace(IN_LIST, (_, n: string) => {
+    const i = Number(n) - 1;
+    bound[i] = JSON.parse(String(bound[i]));
+    return `= ANY($${n})`;
+  });
+  return { text: out, values: bound };
+}
+
+/**
+ * The database cannot be reached or refuses us (server down or restarting, wrong host, password or database name).
+ * At start it ends the process with exit code 2 and a message naming the setting; while serving it is a 503.
+ */
+export class DatabaseUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`cannot use the PostgreSQL database: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+// Socket errors, and the server's codes for "not now / not you": 08xxx connection exceptions, 28xxx invalid
+// authorization, 3D000 no such database, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now.
+const UNAVAILABLE = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[123])$/;
+
+function unavailable(err: unknown): unknown {
+  if (err instanceof DatabaseUnavailable) return err;
+  const code = typeof err === 'object' && err !== null ? String((err as { code?: unknown }).code ?? '') : '';
+  if (UNAVAILABLE.test(code) || (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/.test(err.message))) {
+    return new DatabaseUnavailable(err);
+  }
+  return err;
+}
+
+/** Runs a step, turning a connection failure into DatabaseUnavailable. */
+async function guarded<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 8;
+
+/** A serialization failure or deadlock: the transaction may simply be run again. */
+export function isRetryable(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && RETRYABLE.has((err as { code?: string }).code ?? '');
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** connections in the pool (default 10) */
+  poolSize?: number;
+  /** how long to wait for a connection (default 10 s) */
+  connectTimeoutMs?: number;
+}
+
+type Executor = Pick<pg.ClientBase, 'query'>;
+
+function execute(on: Executor) {
+  return {
+    async all<R>(q: Query<R>): Promise<R[]> {
+      const c = compileQuery(q, builder);
+      return (await on.query(toPostgres(c.sql, c.parameters))).rows as R[];
+    },
+    async get<R>(q: Query<R>): Promise<R | undefined> {
+      const c = compileQuery(q, builder);
+      return (await on.query(toPostgres(c.sql, c.parameters))).rows[0] as R | undefined;
+    },
+    async run(q: Query<unknown>): Promise<{ changes: number }> {
+      const c = compileQuery(q, builder);
+      return { changes: (await on.query(toPostgres(c.sql, c.parameters))).rowCount ?? 0 };
+    },
+    async script(text: string): Promise<void> {
+      await on.query(text);
+    },
+  };
+}
+
+function notHere(what: string): never {
+  throw new TypeError(`${what} is SQLite only (this database is PostgreSQL)`);
+}
+
+export function openPostgres(options: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.url, max: options.poolSize ?? 10, types,
+    // a server that does not answer is reported instead of waited for forever
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+  });
+  // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+
+  let savepoints = 0;
+  function txHandle(client: pg.PoolClient): Db & { end(): void } {
+    let active = true;
+    const ex = execute(client);
+    const live = <T>(step: () => Promise<T>): Promise<T> => (active
+      ? step()
+      : Promise.reject(new TypeError('a transaction handle was used after its transaction ended')));
+    const handle: Db & { end(): void } = {
+      backend: 'postgres',
+      qb: builder,
+      inTransaction: true,
+      get sqlite(): never { return notHere('the sqlite connection'); },
+      all: (q) => live(() => ex.all(q)),
+      get: (q) => live(() => ex.get(q)),
+      run: (q) => live(() => ex.run(q)),
+      script: (text) => live(() => ex.script(text)),
+      tx: (fn) => live(() => nested(client, handle, fn)),
+      read: (fn) => live(() => nested(client, handle, fn)),
+      write: (unit) => live(() => nested(client, handle, unit)),
+      exclusive: () => Promise.reject(new TypeError('exclusive() is SQLite only (this database is PostgreSQL)')),
+      close: () => Promise.reject(new TypeError('close() on a transaction handle')),
+      end: () => { active = false; },
+    };
+    return handle;
+  }
+
+  async function nested<T>(client: pg.PoolClient, handle: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+    const name = `gk${++savepoints}`;
+    await client.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await fn(handle);
+      await client.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (err) {
+      await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+      await client.query(`RELEASE SAVEPOINT ${name}`);
+      throw err;
+    }
+  }
+
+  async function once<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
+    const client = await guarded(() => pool.connect());
+    const handle = txHandle(client);
+    let broken = false;
+    try {
+      await guarded(() => client.query(begin));
+      try {
+        const result = await body(handle);
+        await guarded(() => client.query('COMMIT'));
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true; // the connection is gone: do not return it to the pool
+        }
+        throw err;
+      }
+    } finally {
+      handle.end();
+      client.release(broken);
+    }
+  }
+
+  async function serializable<T>(body: (tx: Db) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await once('BEGIN ISOLATION LEVEL SERIALIZABLE', body);
+      } catch (err) {
+        if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+        // back off a little, growing, with jitter, so the racers do not collide again in lockstep
+        await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt));
+      }
+    }
+  }
+
+  const root = execute(pool);
+  let closed = false;
+  return {
+    backend: 'postgres',
+    qb: builder,
+    inTransaction: false,
+    get sqlite(): never { return notHere('the sqlite connection'); },
+    all: (q) => guarded(() => root.all(q)),
+    get: (q) => guarded(() => root.get(q)),
+    run: (q) => guarded(() => root.run(q)),
+    script: (text) => guarded(() => root.script(text)),
+    tx: (fn) => once('BEGIN', fn),
+    read: (fn) => once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    write: (unit) => serializable(unit),
+    exclusive: () => Promise.reject(new TypeError('exclusive() is SQLite only (this database is PostgreSQL)')),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}

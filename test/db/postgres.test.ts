@@ -1,0 +1,108 @@
+// The PostgreSQL backend of the data layer on the machine's server (always, whichever backend the suite runs on):
+// statements, transaction handles and savepoints, IN-lists, serializable write units with retry, migrations under
+// the advisory lock, and a clear error for a server that cannot be reached.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
+import { migrate, migrations } from '../../src/db/migrate.ts';
+import { valuesIn, inValues } from '../../src/db/in-list.ts';
+import { checkDatabase } from '../../src/runtime.ts';
+import { ConfigError, parseConfig } from '../../src/config.ts';
+import { freshPostgres, databaseUrl, TEST_SERVER_URL } from '../support/postgres.ts';
+
+async function emptyDatabase(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const name = `gk_empty_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  t.after(async () => {
+    const c = new pg.Client({ connectionString: TEST_SERVER_URL });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await c.end();
+  });
+  return databaseUrl(name);
+}
+
+describe('PostgreSQL data layer', () => {
+  test('builder queries, sql templates and IN-lists (numbers, text, empty) read as on SQLite', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    const a = await db.get(db.qb.insertInto('users').values({ email: 'A@b', password_hash: 'x', password_changed_at: 1, created_at: 1 }).returning('id'));
+    const b = await db.get(db.qb.insertInto('users').values({ email: 'c@d', password_hash: 'x', password_changed_at: 2, created_at: 2 }).returning('id'));
+    assert.equal(typeof a!.id, 'number', 'BIGINT ids arrive as numbers');
+    // e-mail addresses compare case-insensitively, as SQLite's NOCASE
+    assert.deepEqual(await db.all(db.qb.selectFrom('users').select(['id', 'email']).where('email', '=', 'a@B')), [{ id: a!.id, email: 'A@b' }]);
+    const ids = async (list: readonly number[]) => (await db.all(db.qb.selectFrom('users').select('id').where('id', 'in', valuesIn(list)).orderBy('id'))).map((r) => r.id);
+    assert.deepEqual(await ids([b!.id, a!.id, 999]), [a!.id, b!.id]);
+    assert.deepEqual(await ids([]), []);
+    const byEmail = await db.all(sql<{ n: number }>`SELECT count(*) AS n FROM users WHERE email ${inValues(['c@d', 'x@y'])}`);
+    assert.deepEqual(byEmail, [{ n: 1 }], 'count(*) arrives as a number');
+    assert.deepEqual(await db.get(sql<{ flag: number }>`SELECT ${true}::int AS flag`), { flag: 1 }, 'booleans bind as 0/1');
+    assert.equal((await db.run(db.qb.updateTable('users').set({ tier: 'premium' }).where('id', '=', a!.id))).changes, 1);
+  });
+
+  test('IN-lists become = ANY($n) with the list bound as an array', () => {
+    const out = toPostgres('SELECT 1 FROM t WHERE a in (SELECT value FROM json_each($1)) AND b = $2 AND c IN (SELECT value FROM json_each($3))', ['[1,2]', true, '["x"]']);
+    assert.equal(out.text, 'SELECT 1 FROM t WHERE a = ANY($1) AND b = $2 AND c = ANY($3)');
+    assert.deepEqual(out.values, [[1, 2], 1, ['x']]);
+  });
+
+  test('transactions: handles, savepoints, rollback, a dead handle after the end', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    const put = (h: typeof db, k: string) => h.run(sql`INSERT INTO settings (key, value) VALUES (${k}, 'v')`);
+    const keys = async () => (await db.all(sql<{ key: string }>`SELECT key FROM settings ORDER BY key`)).map((r) => r.key);
+    let kept: typeof db | undefined;
+    await db.tx(async (tx) => {
+      kept = tx;
+      await put(tx, 'a');
+      await assert.rejects(tx.tx(async (inner) => { await put(inner, 'b'); throw new Error('inner'); }), /inner/);
+      await tx.write((inner) => put(inner, 'c'));
+    });
+    await assert.rejects(db.tx(async (tx) => { await put(tx, 'd'); throw new Error('outer'); }), /outer/);
+    assert.deepEqual(await keys(), ['a', 'c']);
+    await assert.rejects(put(kept!, 'e'), /after its transaction ended/);
+  });
+
+  test('write units are serializable: 20 racing read-then-increment units lose no update', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    await db.run(sql`INSERT INTO settings (key, value) VALUES ('n', '0')`);
+    await Promise.all(Array.from({ length: 20 }, () => db.write(async (tx) => {
+      const row = await tx.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = 'n'`);
+      await new Promise((r) => setTimeout(r, 1)); // let the others read the same value
+      await tx.run(sql`UPDATE settings SET value = ${String(Number(row!.value) + 1)} WHERE key = 'n'`);
+    })));
+    assert.deepEqual(await db.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = 'n'`), { value: '20' });
+  });
+
+  test('three processes migrating one empty database at once: each step applied once', async (t) => {
+    const url = await emptyDatabase(t);
+    const handles = [0, 1, 2].map(() => openPostgres({ url, poolSize: 2 }));
+    t.after(async () => { for (const h of handles) await h.close(); });
+    const results = await Promise.all(handles.map((h) => migrate(h, 0)));
+    assert.deepEqual(results.flat().sort(), migrations.map((m) => m.name).sort(), 'every step applied exactly once, by one of them');
+    const recorded = await handles[0].all(sql<{ name: string }>`SELECT name FROM schema_migrations ORDER BY name`);
+    assert.deepEqual(recorded.map((r) => r.name), migrations.map((m) => m.name));
+    assert.deepEqual(await migrate(handles[1], 0), []);
+  });
+
+  test('an unreachable server is DatabaseUnavailable, and at start a ConfigError naming the setting', async (t) => {
+    const db = openPostgres({ url: 'postgres://postgres@127.0.0.1:1/nowhere', connectTimeoutMs: 2000 });
+    t.after(() => db.close());
+    await assert.rejects(db.get(sql`SELECT 1`), DatabaseUnavailable);
+    await assert.rejects(checkDatabase(db), (err: unknown) => err instanceof ConfigError && /GRIDKEEPER_DATABASE_URL/.test(err.message));
+  });
+
+  test('GRIDKEEPER_DATABASE_URL / --database-url: postgres URLs only, never echoed', () => {
+    assert.equal(parseConfig({ GRIDKEEPER_DATABASE_URL: 'postgresql://u:p@db:5432/gk?sslmode=require' }, []).config.databaseUrl, 'postgresql://u:p@db:5432/gk?sslmode=require');
+    assert.equal(parseConfig({}, ['--database-url', 'postgres://u@h/gk']).config.databaseUrl, 'postgres://u@h/gk');
+    assert.equal(parseConfig({}, []).config.databaseUrl, undefined);
+    assert.throws(() => parseConfig({ GRIDKEEPER_DATABASE_URL: 'mysql://u:secret@h/db' }, []), (err: unknown) =>
+      err instanceof ConfigError && /GRIDKEEPER_DATABASE_URL \/ --database-url: expected postgres:\/\//.test(err.message) && !err.message.includes('secret'));
+  });
+});
