@@ -46,7 +46,7 @@ const warmUs = cpuUs(c0) / WARM;
 // the revocation lookup alone
 const claims = await verifyToken(deps.keys, token, ['access'], now);
 c0 = process.cpuUsage();
-for (let i = 0; i < WARM; i++) deps.sessions.isRevoked(claims);
+for (let i = 0; i < WARM; i++) await deps.sessions.isRevoked(claims);
 const guardUs = cpuUs(c0) / WARM;
 
 // login timing parity: known user + wrong password vs unknown user; distinct users and client addresses (no throttle)
@@ -77,4 +77,4 @@ process.stdout.write(JSON.stringify({
   coldUs, warmUs, guardUs,
   loginKnownWrongMs: median(known), loginUnknownMs: median(unknown),
 }) + '\n');
-db.close();
+await db.close();

@@ -18,6 +18,9 @@ mkdirSync(config.dataDir, { recursive: true });
 const db = openDatabase({ file: join(config.dataDir, 'gridkeeper.db') });
 db.sqlite.pragma(`synchronous = ${mode}`);
 const { deps } = await createDeps({ config, db });
+// read back after migrations and bootstrap, before the server starts: the mode the measured requests run under
+const inEffect = ['OFF', 'NORMAL', 'FULL'][Number(db.sqlite.pragma('synchronous', { simple: true }))];
+if (inEffect !== mode) throw new Error(`synchronous is ${inEffect}, not the requested ${mode}`);
 if (audit === 'off') deps.audit = noAuditLog;
 const running = await startServer(deps, (url) => console.log(JSON.stringify({ msg: 'listening', url, synchronous: mode, audit })));
 process.once('SIGTERM', () => { void running.stop().then(() => process.exit(0)); });

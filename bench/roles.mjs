@@ -24,6 +24,7 @@ import { managesFromParents, wouldCycle } from '../src/roles/manages.store.ts';
 import { membersOfRoles } from '../src/roles/members.store.ts';
 import { writeRoleInstallation, ancestorAtLevel, levelOf, BENCH_PROPERTIES } from './lib/installation.mjs';
 import { percentile, rssOf } from './lib/load.mjs';
+import { queryPlan, recordStatements } from './lib/query-plans.mjs';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
@@ -41,50 +42,29 @@ function rng(seed) {
   return () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
 }
 
-/** Times fn over each input (after a warm-up on the first ones); p50/p99 in milliseconds. */
-function timeEach(inputs, fn) {
-  for (const x of inputs.slice(0, Math.min(2000, inputs.length))) fn(x);
+/** Times fn (async: every store call is) over each input, after a warm-up on the first ones; p50/p99 in milliseconds. */
+async function timeEach(inputs, fn) {
+  for (const x of inputs.slice(0, Math.min(2000, inputs.length))) await fn(x);
   const times = new Float64Array(inputs.length);
   let yes = 0;
   for (let i = 0; i < inputs.length; i++) {
     const t0 = process.hrtime.bigint();
-    if (fn(inputs[i])) yes++;
+    if (await fn(inputs[i])) yes++;
     times[i] = Number(process.hrtime.bigint() - t0) / 1e6;
   }
   times.sort();
   return { p50: percentile(times, 50), p99: percentile(times, 99), max: times[times.length - 1], yes: yes / inputs.length };
 }
 
-/** Records the SQL (and its arguments) each db.prepare() statement runs while fn executes. */
-function recordStatements(db, fn) {
-  const seen = new Map();
-  const original = db.prepare;
-  db.prepare = (sqlText) => {
-    const stmt = original(sqlText);
-    const proxy = new Proxy(stmt, {
-      get(target, prop) {
-        const value = target[prop];
-        if (prop === 'all' || prop === 'get' || prop === 'run' || prop === 'iterate') {
-          return (...args) => { if (!seen.has(sqlText)) seen.set(sqlText, args); return value.apply(target, args); };
-        }
-        if (prop === 'pluck' || prop === 'raw' || prop === 'expand') return (...args) => { value.apply(target, args); return proxy; };
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
-    return proxy;
-  };
-  try { fn(); } finally { db.prepare = original; }
-  return seen;
-}
-
 const TABLES = /^(?:SCAN) (roles|manages|members|monitors|devices|users|license_datalink)\b/;
 
-function printPlans(db, label, fn) {
+/** Prints the plan of every distinct statement `fn(db)` runs (see lib/query-plans.mjs); returns the full scans. */
+async function printPlans(db, label, fn) {
   console.log(`\n  ${label}`);
   let fullScans = 0;
-  for (const [sqlText, args] of recordStatements(db, fn)) {
+  for (const [sqlText, args] of await recordStatements(db, fn)) {
     console.log(`    SQL: ${sqlText.replace(/\s+/g, ' ').trim().slice(0, 240)}`);
-    const rows = db.sqlite.prepare(`EXPLAIN QUERY PLAN ${sqlText}`).all(...args);
+    const rows = queryPlan(db, sqlText, args);
     const depth = new Map([[0, 0]]);
     for (const r of rows) {
       depth.set(r.id, (depth.get(r.parent) ?? 0) + 1);
@@ -147,14 +127,14 @@ try {
   const roleChecks = Array.from({ length: CHECKS }, () => ({
     u: layout.users[Math.floor(rand() * 445)].id, r: deepRoles[Math.floor(rand() * deepRoles.length)],
   }));
-  const check = ({ u, d, p }) => canReadProperty(deviceAccess(db, u, d), p);
+  const check = async ({ u, d, p }) => canReadProperty(await deviceAccess(db, u, d), p);
   console.log(`\n(a) one rights check in process, ${CHECKS} each (p50 / p99 / max):`);
   for (const [label, inputs, fn] of [
     ['device property, users of the owner\'s ancestors', held, check],
     ['device property, random (user, device)', random, check],
-    ['deviceManagement over a deep role (either), top users', roleChecks, ({ u, r }) => authorizersWithRight(db, u, r, 'deviceManagement', 'either').length > 0],
+    ['deviceManagement over a deep role (either), top users', roleChecks, async ({ u, r }) => (await authorizersWithRight(db, u, r, 'deviceManagement', 'either')).length > 0],
   ]) {
-    const s = timeEach(inputs, fn);
+    const s = await timeEach(inputs, fn);
     console.log(`    ${label.padEnd(56)} ${ms(s.p50).padStart(9)} / ${ms(s.p99).padStart(9)} / ${ms(s.max).padStart(9)}   (${(s.yes * 100).toFixed(1)}% allowed)`);
   }
 
@@ -162,28 +142,28 @@ try {
   const top = distributorUser.id;
   const someDevice = held[0].d;
   const someRole = roleChecks[0].r;
-  const topReach = reach(db, top);
+  const topReach = await reach(db, top);
   console.log('\nEXPLAIN QUERY PLAN of the hot queries (a table SCAN is flagged):');
   let fullScans = 0;
-  fullScans += printPlans(db, 'rights check on a device (deviceAccess)', () => deviceAccess(db, top, someDevice));
-  fullScans += printPlans(db, 'right over a role (authorizersWithRight) and visibility (reaches)', () => {
-    authorizersWithRight(db, top, someRole, 'roleManagement', 'either'); reaches(db, top, someRole);
+  fullScans += await printPlans(db, 'rights check on a device (deviceAccess)', (db) => deviceAccess(db, top, someDevice));
+  fullScans += await printPlans(db, 'right over a role (authorizersWithRight) and visibility (reaches)', async (db) => {
+    await authorizersWithRight(db, top, someRole, 'roleManagement', 'either'); await reaches(db, top, someRole);
   });
-  fullScans += printPlans(db, 'POST /v1/role/query: reach, rightsOverReach, roles by id, descendants', () => {
-    queryRoles(db, top, {}, {}); queryRoles(db, top, { ancestorRoleId: [topReach[1]] }, { roleManagement: true });
+  fullScans += await printPlans(db, 'POST /v1/role/query: reach, rightsOverReach, roles by id, descendants', async (db) => {
+    await queryRoles(db, top, {}, {}); await queryRoles(db, top, { ancestorRoleId: [topReach[1]] }, { roleManagement: true });
   });
-  fullScans += printPlans(db, 'manages / member queries (relations of a role set)', () => {
-    managesFromParents(db, topReach); membersOfRoles(db, topReach); wouldCycle(db, someRole, top);
+  fullScans += await printPlans(db, 'manages / member queries (relations of a role set)', async (db) => {
+    await managesFromParents(db, topReach); await membersOfRoles(db, topReach); await wouldCycle(db, someRole, top);
   });
-  fullScans += printPlans(db, 'explain (ancestor subgraph)', () => {
-    explainRoleRight(db, top, someRole, 'deviceManagement', 'either'); explainDeviceAccess(db, top, someDevice, 'read', 'name');
+  fullScans += await printPlans(db, 'explain (ancestor subgraph)', async (db) => {
+    await explainRoleRight(db, top, someRole, 'deviceManagement', 'either'); await explainDeviceAccess(db, top, someDevice, 'read', 'name');
   });
-  fullScans += printPlans(db, 'device list (readableDevices, used by POST /v1/device/query), with and without an id list', () => {
-    readableDevices(db, top, [someDevice]); readableDevices(db, top);
+  fullScans += await printPlans(db, 'device list (readableDevices, used by POST /v1/device/query), with and without an id list', async (db) => {
+    await readableDevices(db, top, [someDevice]); await readableDevices(db, top);
   });
   console.log(`\n  full table scans in hot queries: ${fullScans}`);
   const inProcessPeak = process.resourceUsage().maxRSS;
-  db.close();
+  await db.close();
 
   // ---- (b) POST /v1/role/query over HTTP ----
   const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir };
