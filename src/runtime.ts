@@ -58,6 +58,7 @@ export async function checkDatabase(db: Db): Promise<void> {
 export function openSecretBox(config: Config, db: Db): SecretBox {
   try {
     // PostgreSQL: the key file lives in the data dir (never in the database it protects)
+    if (db.backend === 'postgres' && config.secretKey === undefined) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     const memory = db.backend === 'sqlite' && db.sqlite.memory;
     const source: KeySource = memory && config.secretKey === undefined
       ? { kind: 'memory', keys: [newSecretKey()] }

@@ -8,7 +8,7 @@
 // Recursive CTEs with UNION dedupe on the node, so shared sub-DAGs are visited once.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { inValues, listParam } from '../db/in-list.ts';
+import { inValues } from '../db/in-list.ts';
 
 export interface CompanyRow { id: number; uuid: string; name: string }
 
@@ -38,7 +38,7 @@ async function visibleIds(db: Db, userId: number, ids: readonly number[], compan
   const rows = await db.all(sql<{ id: number }>`
     WITH RECURSIVE ${memberOfCte(userId)},
     anc(target, id) AS (
-      SELECT value, value FROM json_each(${listParam(ids)})
+      SELECT id, id FROM roles WHERE id ${inValues(ids)}
       UNION
       SELECT anc.target, m.parent_role_id FROM manages m JOIN anc ON m.child_role_id = anc.id
     )
@@ -74,7 +74,7 @@ export async function descendantsOf(db: Db, roleIds: readonly number[]): Promise
 export async function devicesMonitoredByCompanies(db: Db, companyIds: readonly number[]): Promise<Set<number>> {
   const rows = await db.all(sql<{ device_id: number }>`
     WITH RECURSIVE down(id) AS (
-      SELECT value FROM json_each(${listParam(companyIds)})
+      SELECT id FROM roles WHERE id ${inValues(companyIds)}
       UNION
       SELECT m.child_role_id FROM manages m JOIN down ON m.parent_role_id = down.id
     )

@@ -81,7 +81,7 @@ const best = (visits: Map<string, Visit>, role: number) =>
 /** Right X over role T (docs/api.md#role-rights) in the given mode. Call only for a T the caller can see. */
 export async function explainRoleRight(db: Db, userId: number, roleId: number, right: Right, mode: RightMode): Promise<Explanation> {
   const col = RIGHT_COLUMN[right];
-  const { edges, members } = await ancestorGraph(db, userId, sql`SELECT ${roleId}`);
+  const { edges, members } = await ancestorGraph(db, userId, sql`SELECT CAST(${roleId} AS BIGINT)`);
   const visits = bfs(edges, members, col);
   const target = await db.get(sql<{ self: number }>`SELECT ${sql.ref(`self_${col}`)} AS self FROM roles WHERE id = ${roleId}`);
   const self = target?.self === 1;

@@ -56,7 +56,7 @@ export async function reach(db: Db, userId: number): Promise<number[]> {
 export async function reaches(db: Db, userId: number, roleId: number): Promise<boolean> {
   const found = await db.get(sql<{ found: 1 }>`
     WITH RECURSIVE up(id) AS (
-      SELECT ${roleId}
+      SELECT CAST(${roleId} AS BIGINT)
       UNION
       SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
     )
@@ -76,7 +76,7 @@ export async function authorizersWithRight(db: Db, userId: number, roleId: numbe
   const direct = mode === 'indirect' ? 0 : 1;
   const rows = await db.all(sql<{ role_id: number }>`
     WITH RECURSIVE up(id, x, d, first) AS (
-      SELECT ${roleId}, 0, 0, 1
+      SELECT CAST(${roleId} AS BIGINT), 0, 0, 1
       UNION
       SELECT m.parent_role_id, (up.x | ${flag}), (up.d | (up.first & ${flag})), 0
       FROM manages m JOIN up ON m.child_role_id = up.id
@@ -84,8 +84,8 @@ export async function authorizersWithRight(db: Db, userId: number, roleId: numbe
     target(self) AS (SELECT ${self} FROM roles WHERE id = ${roleId})
     SELECT DISTINCT mb.role_id FROM up
     JOIN members mb ON mb.role_id = up.id AND mb.user_id = ${userId}
-    JOIN target
-    WHERE (${indirect} AND up.x = 1) OR (${direct} AND (up.d = 1 OR target.self = 1))
+    CROSS JOIN target
+    WHERE (${indirect} = 1 AND up.x = 1) OR (${direct} = 1 AND (up.d = 1 OR target.self = 1))
     ORDER BY mb.role_id`);
   return rows.map((r) => r.role_id);
 }
@@ -186,8 +186,9 @@ export async function readableDevices(db: Db, userId: number, onlyIds?: readonly
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
   // for every user. With an id list the planner's device-first plan is the right one.
+  // (CROSS JOIN as an order hint is SQLite's idiom; PostgreSQL's planner chooses the role-first plan by itself.)
   const join = onlyIds ? sql`JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id ${inValues(onlyIds)}`
-    : sql`CROSS JOIN monitors mo ON mo.role_id = reach.id`;
+    : db.backend === 'sqlite' ? sql`CROSS JOIN monitors mo ON mo.role_id = reach.id` : sql`JOIN monitors mo ON mo.role_id = reach.id`;
   const rows = await db.all(sql<MonitorGrant>`
     WITH RECURSIVE ${reachCte(userId)}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer

@@ -15,7 +15,16 @@ export interface DeviceRow {
 const COLUMNS = ['id', 'properties', 'last_update'] as const;
 /** `id IN (...)` with the list bound as one JSON parameter: one cached statement whatever the list's length */
 /** `{"<key>":true,...}` over the stored top-level keys, in stored order: the editabilities of a full editor */
-const ALL_EDITABLE = sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`;
+const ALL_EDITABLE = {
+  sqlite: sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`,
+  // json (not jsonb) keeps the stored key order
+  postgres: sql<string>`(SELECT coalesce(json_object_agg(key, true), '{}')::text FROM json_each(devices.properties::json))`,
+};
+/** `"true"`/`"false"` when the top-level isActive is that boolean */
+const IS_ACTIVE = {
+  sqlite: sql<string>`json_type(devices.properties, '$.isActive')`,
+  postgres: sql<string>`(devices.properties::jsonb -> 'isActive')::text`,
+};
 
 export async function findDevice(db: Db, id: number): Promise<DeviceRow | undefined> {
   return db.get(db.qb.selectFrom('devices').select(COLUMNS).where('id', '=', id));
@@ -37,7 +46,7 @@ export interface DeviceListRow extends DeviceRow {
  */
 export async function listDevices(db: Db, ids: readonly number[]): Promise<DeviceListRow[]> {
   return db.all(db.qb.selectFrom('devices')
-    .select([...COLUMNS, ALL_EDITABLE.as('all_editable')])
+    .select([...COLUMNS, ALL_EDITABLE[db.backend].as('all_editable')])
     .where('id', 'in', valuesIn(ids)).orderBy('id'));
 }
 
@@ -54,10 +63,10 @@ export async function scanDevices(
 ): Promise<ScannedDevice[]> {
   let q = db.qb.selectFrom('devices').select(['id', 'last_update']).where('id', 'in', valuesIn(ids));
   if (mode !== 'times') q = q.select('properties');
-  if (mode === 'listing') q = q.select(ALL_EDITABLE.as('all_editable'));
+  if (mode === 'listing') q = q.select(ALL_EDITABLE[db.backend].as('all_editable'));
   if (where.nodeId) q = q.where('node_id', 'in', valuesIn(where.nodeId));
   if (where.nodeType) q = q.where('node_type', 'in', valuesIn(where.nodeType));
-  if (where.isActive !== undefined) q = q.where(sql<string>`json_type(devices.properties, '$.isActive')`, '=', where.isActive ? 'true' : 'false');
+  if (where.isActive !== undefined) q = q.where(IS_ACTIVE[db.backend], '=', where.isActive ? 'true' : 'false');
   return db.all(q.orderBy('id'));
 }
 

@@ -8,7 +8,7 @@ import { htmlPolicy } from './security-headers.ts';
 
 const DOCS_POLICY = htmlPolicy(docsHtml);
 
-const Health = v.object({ status: v.literal('ok'), version: v.string(), backend: v.pipe(v.literal('sqlite'), v.description('the storage backend (ours)')) });
+const Health = v.object({ status: v.literal('ok'), version: v.string(), backend: v.pipe(v.picklist(['sqlite', 'postgres']), v.description('the storage backend (ours): the embedded SQLite database, or PostgreSQL')) });
 
 export function registerSystemRoutes({ api, deps }: RouteContext): void {
   api.route({
@@ -16,7 +16,7 @@ export function registerSystemRoutes({ api, deps }: RouteContext): void {
     responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'database unavailable' } },
   }, async (c) => {
     await deps.db.get(sql`SELECT 1 AS ok`);
-    return c.json({ status: 'ok' as const, version: deps.version, backend: 'sqlite' as const });
+    return c.json({ status: 'ok' as const, version: deps.version, backend: deps.db.backend });
   });
 
   api.route({

@@ -14,7 +14,7 @@ export async function wouldCycle(db: Db, parentId: number, childId: number): Pro
   if (parentId === childId) return true;
   const found = await db.get(sql<{ found: 1 }>`
     WITH RECURSIVE up(id) AS (
-      SELECT ${parentId}
+      SELECT CAST(${parentId} AS BIGINT)
       UNION
       SELECT m.parent_role_id FROM manages m JOIN up ON m.child_role_id = up.id
     )

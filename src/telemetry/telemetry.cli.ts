@@ -28,6 +28,9 @@ export const pruneTelemetryCommand: Command = {
         throw new ConfigError('telemetry prune: give --older-than DURATION (no GRIDKEEPER_TELEMETRY_RETENTION / --telemetry-retention is set)');
       }
     }
+    if (config.databaseUrl !== undefined) {
+      throw new ConfigError('telemetry prune: telemetry is stored in the embedded SQLite database only, for now (GRIDKEEPER_DATABASE_URL is set)');
+    }
     const db = openConfiguredDatabase(config);
     try {
       await migrate(db, Date.now());

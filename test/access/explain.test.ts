@@ -20,13 +20,13 @@ describe('explain a right over a role', () => {
   test('the shortest of several granting chains, from the member relation down to the target', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const a = addRole(app, 'a');
-    const [b, ab] = addChild(app, a, flags('deviceManagement'));
-    const [c, bc] = addChild(app, b);
-    const target = addRole(app, 'target');
-    addManages(app, c, target); // long: a -(X)-> b -> c -> target
-    const [d, ad] = addChild(app, a);
-    const dt = addManages(app, d, target, flags('deviceManagement')); // short: a -> d -(X)-> target
+    const a = await addRole(app, 'a');
+    const [b, ab] = await addChild(app, a, flags('deviceManagement'));
+    const [c, bc] = await addChild(app, b);
+    const target = await addRole(app, 'target');
+    await addManages(app, c, target); // long: a -(X)-> b -> c -> target
+    const [d, ad] = await addChild(app, a);
+    const dt = await addManages(app, d, target, flags('deviceManagement')); // short: a -> d -(X)-> target
     const u = await userIn(app, a);
     const res = await explain(app, u.token, `roleId=${target}&right=deviceManagement`);
     assert.equal(res.status, 200, res.text);
@@ -45,9 +45,9 @@ describe('explain a right over a role', () => {
   test('selfRights grant the role itself only (direct); direct and indirect modes differ', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const a = addRole(app, 'a', flags('alarmManagement'));
-    const [b, ab] = addChild(app, a, flags('reportManagement'));
-    const [c] = addChild(app, b);
+    const a = await addRole(app, 'a', flags('alarmManagement'));
+    const [b, ab] = await addChild(app, a, flags('reportManagement'));
+    const [c] = await addChild(app, b);
     const u = await userIn(app, a);
     assert.deepEqual((await explain(app, u.token, `roleId=${a}&right=alarmManagement`)).body,
       { allowed: true, grantedBy: 'selfRights', via: [mem(u.memberIds[0], a, u.email)] });
@@ -63,8 +63,8 @@ describe('explain a right over a role', () => {
   test('a role outside reach (or unknown) is 404; validation names the parameter', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const hidden = addRole(app);
-    const u = await userIn(app, addRole(app));
+    const hidden = await addRole(app);
+    const u = await userIn(app, await addRole(app));
     assert.equal(assertError(await explain(app, u.token, `roleId=${hidden}&right=roleManagement`), 404, 'NOT_FOUND').message, `role ${hidden} not found`);
     assertError(await explain(app, u.token, 'roleId=4242&right=roleManagement'), 404, 'NOT_FOUND');
     const cases: [string, string][] = [
@@ -86,11 +86,11 @@ describe('explain a right over a role', () => {
 describe('explain access to a device property', () => {
   async function world() {
     const t = await makeTestApp();
-    const [a, ra] = addChild(t, ROOT_ROLE_ID);
-    const [b, ab] = addChild(t, a);
-    const d = addDevice(t, { name: 'meter', power: 1 });
-    const readsName = addMonitors(t, a, d, { reads: ['name'] });
-    const editsPower = addMonitors(t, b, d, { edits: ['power'] });
+    const [a, ra] = await addChild(t, ROOT_ROLE_ID);
+    const [b, ab] = await addChild(t, a);
+    const d = await addDevice(t, { name: 'meter', power: 1 });
+    const readsName = await addMonitors(t, a, d, { reads: ['name'] });
+    const editsPower = await addMonitors(t, b, d, { edits: ['power'] });
     const u = await userIn(t, a);
     return { t, a, b, d, ra, ab, readsName, editsPower, u };
   }
@@ -117,18 +117,18 @@ describe('explain access to a device property', () => {
   test('monitorManagement grants every property; a device the caller cannot read is 404', async (t) => {
     const { t: app, d, u } = await world();
     t.after(() => app.close());
-    const [c, rc] = addChild(app, ROOT_ROLE_ID);
-    const mm = addMonitors(app, c, d, { mm: true });
+    const [c, rc] = await addChild(app, ROOT_ROLE_ID);
+    const mm = await addMonitors(app, c, d, { mm: true });
     const adminMember = (await app.deps.db.get(sql<{ id: number }>`SELECT id FROM members WHERE user_id = ${app.adminId}`))!.id;
     const res = await explain(app, app.adminToken, `deviceId=${d}&property=anything&action=edit`);
     assert.deepEqual(res.body, {
       allowed: true, grantedBy: 'monitorManagement',
       via: [mem(adminMember, ROOT_ROLE_ID, 'admin@localhost'), man(rc, ROOT_ROLE_ID, c), monitors(mm, c, d, { monitorManagement: true })],
     });
-    const outsider = await userIn(app, addRole(app));
+    const outsider = await userIn(app, await addRole(app));
     assert.equal(assertError(await explain(app, outsider.token, `deviceId=${d}&property=name`), 404, 'NOT_FOUND').message, `device ${d} not found`);
     assertError(await explain(app, u.token, 'deviceId=9999'), 404, 'NOT_FOUND');
-    const lonely = addDevice(app);
+    const lonely = await addDevice(app);
     assertError(await explain(app, app.adminToken, `deviceId=${lonely}`), 404, 'NOT_FOUND');
   });
 });

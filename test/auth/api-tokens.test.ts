@@ -4,11 +4,31 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
+import { testBackend } from '../support/postgres.ts';
 import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, type TestApp } from '../support/app.ts';
 import { accessFrom, assertRequiresAuth, enableTotp, loginRefresh, totpCode } from '../support/auth-helpers.ts';
-import { V1, writer } from '../telemetry/fixtures.ts';
+import { V1 } from '../telemetry/fixtures.ts';
+import { addDevice, addMember, addMonitors, addRole } from '../devices/fixtures.ts';
 
 const DAY = 86_400_000;
+
+let writers = 0;
+
+/** A user (premium tier) in a fresh role with monitorManagement on each named device (created when missing). */
+async function writer(t: TestApp, ...nodeIds: string[]): Promise<{ id: number; token: string }> {
+  const { db } = t.deps;
+  const user = await t.createUser(`writer${++writers}-${process.pid}@test`);
+  // the premium bucket, so that queries are not refused by the cost limiter (tested elsewhere)
+  await db.run(sql`UPDATE users SET tier = 'premium' WHERE id = ${user.id}`);
+  const roleId = await addRole(t, `role of ${user.id}`);
+  await addMember(t, roleId, user.id);
+  for (const nodeId of nodeIds) {
+    const device = (await db.get(sql<{ id: number }>`SELECT id FROM devices WHERE node_id = ${nodeId}`))?.id
+      ?? await addDevice(t, { nodeId, nodeType: 'smartgridController' });
+    await addMonitors(t, roleId, device, { mm: true });
+  }
+  return user;
+}
 
 const tokenCount = async (t: TestApp) => (await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens`))!.n;
 
@@ -78,7 +98,10 @@ describe('api tokens: happy', () => {
     assert.equal(await used(), t.clock.now());
   });
 
-  test('telemetry:write writes, telemetry:read queries, and neither does the other', async () => {
+  // (telemetry is stored in the embedded SQLite database only, for now: on PostgreSQL its routes answer 501)
+  const telemetry = { skip: testBackend() === 'postgres' ? 'telemetry is not on PostgreSQL yet' : false };
+
+  test('telemetry:write writes, telemetry:read queries, and neither does the other', telemetry, async () => {
     const t = await makeTestApp();
     const w = await writer(t, 'n1');
     const wt = (await newToken(t, ['telemetry:write'], w.token)).token;
@@ -98,7 +121,7 @@ describe('api tokens: happy', () => {
     assertError(await t.request('GET', '/v1/telemetry/namespaces', { token: wt }), 403, 'INSUFFICIENT_SCOPE');
   });
 
-  test('an API token acts with its user\'s rights, not more', async () => {
+  test('an API token acts with its user\'s rights, not more', telemetry, async () => {
     const t = await makeTestApp();
     const w = await writer(t, 'n1');
     const other = await writer(t, 'n2');
@@ -111,10 +134,10 @@ describe('api tokens: happy', () => {
   test('DELETE /user/tokens/{id}: refused at once afterwards', async () => {
     const t = await makeTestApp();
     const { id, token } = await newToken(t, ['api']);
-    assert.equal((await t.request('GET', '/v1/telemetry/namespaces', { token })).status, 200);
+    assert.equal((await t.request('POST', '/v1/role/query', { token, body: {} })).status, 200);
     const del = await t.request('DELETE', `/user/tokens/${id}`, { token: t.adminToken });
     assert.equal(del.status, 204);
-    assertError(await t.request('GET', '/v1/telemetry/namespaces', { token }), 401, 'UNAUTHENTICATED');
+    assertError(await t.request('POST', '/v1/role/query', { token, body: {} }), 401, 'UNAUTHENTICATED');
     assert.equal(await tokenCount(t), 0);
     assertError(await t.request('DELETE', `/user/tokens/${id}`, { token: t.adminToken }), 404, 'NOT_FOUND');
   });
@@ -123,9 +146,9 @@ describe('api tokens: happy', () => {
     const t = await makeTestApp();
     const { token } = await newToken(t, ['api'], t.adminToken, { expiresInDays: 1 });
     t.clock.advance(DAY - 1);
-    assert.equal((await t.request('GET', '/v1/telemetry/namespaces', { token })).status, 200);
+    assert.equal((await t.request('POST', '/v1/role/query', { token, body: {} })).status, 200);
     t.clock.advance(1);
-    const res = assertError(await t.request('GET', '/v1/telemetry/namespaces', { token }), 401, 'UNAUTHENTICATED');
+    const res = assertError(await t.request('POST', '/v1/role/query', { token, body: {} }), 401, 'UNAUTHENTICATED');
     assert.equal(res.message, 'token expired');
   });
 });

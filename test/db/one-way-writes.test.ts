@@ -2,6 +2,7 @@
 // its own nor an autocommitted statement. The spy counts writes that bypass it while a tour of write routes runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { compileQuery } from '../../src/db/open.ts';
 import { makeTestApp, ADMIN_EMAIL, ADMIN_PASSWORD, ROOT_ROLE_ID } from '../support/app.ts';
 import { accessFrom, enableTotp, loginRefresh, totpCode } from '../support/auth-helpers.ts';
@@ -15,6 +16,9 @@ test('role, member, manages, device, license, tier, password, session, 2FA, cust
   const app = await makeTestApp();
   t.after(() => app.close());
   const db = app.deps.db;
+  // fixtures are written straight into the database, before the spy: they are no route's writes
+  const other = await addDevice(app);
+  await addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
   // Inside a unit every statement runs on the transaction handle the unit was given; the root handle is for reads.
   // So a write on the root handle, or a transaction of its own, is a bypass.
   const { write, tx, run, get, all } = db;
@@ -43,8 +47,6 @@ test('role, member, manages, device, license, tier, password, session, 2FA, cust
   await ok('DELETE', `/v1/role/${roleId}/member/${member.member.id}`);
   const device = await ok('POST', `/v1/device?roleId=${roleId}`, { properties: { nodeId: 'ctl-1', nodeType: 'smartgridController' } });
   await ok('PATCH', `/v1/device/${device.device.id}`, [{ op: 'add', path: '/name', value: 'x' }]);
-  const other = addDevice(app);
-  addMonitors(app, ROOT_ROLE_ID, other, { mm: true });
   await ok('PUT', `/v1/role/${roleId}/monitors?deviceId=${other}`, { monitorManagement: false, reads: [], edits: [] });
   const [license] = (await ok('POST', '/v1/license', { type: 'residential', duration: 365 })).licenses;
   await ok('POST', '/v1/license/claim', { licenseKey: license.key, nodeId: 'ctl-1' });
@@ -70,7 +72,7 @@ test('role, member, manages, device, license, tier, password, session, 2FA, cust
   const apiToken = await ok('POST', '/user/tokens', { name: 'gateway', scopes: ['api'] }, 201, now);
   await ok('POST', '/v1/role/query', {}, 200, apiToken.token);
   await ok('DELETE', `/user/tokens/${apiToken.id}`, undefined, 204, now);
-  assert.equal(app.deps.db.sqlite.prepare('SELECT count(*) FROM api_tokens').pluck().get(), 0); // between requests: no transaction open
+  assert.equal((await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM api_tokens`))!.n, 0); // between requests: no transaction open
   const forgot = await app.request('POST', '/v1/auth/forgot-password', { body: { email: ADMIN_EMAIL } });
   assert.equal(forgot.status, 204, forgot.text);
   const reset = await app.request('POST', '/v1/auth/reset-password', { body: { token: 'A'.repeat(43), newPassword: 'yet-another-password' } });

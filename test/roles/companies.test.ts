@@ -2,14 +2,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
 import { ALL, NONE, addChild, addDevice, addManages, addMonitors, addRole, flags, row, userIn } from './fixtures.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-function markCompany(t: TestApp, roleId: number): string {
-  t.deps.db.sqlite.prepare('UPDATE roles SET is_company = 1, uuid = coalesce(uuid, ?) WHERE id = ?').run(randomUUID(), roleId);
-  return row(t, 'SELECT uuid FROM roles WHERE id = ?', roleId).uuid;
+async function markCompany(t: TestApp, roleId: number): Promise<string> {
+  await t.deps.db.run(sql`UPDATE roles SET is_company = 1, uuid = coalesce(uuid, ${randomUUID()}) WHERE id = ${roleId}`);
+  return (await row(t, 'SELECT uuid FROM roles WHERE id = ?', roleId)).uuid;
 }
 
 /**
@@ -19,18 +20,18 @@ function markCompany(t: TestApp, roleId: number): string {
  */
 async function world() {
   const t = await makeTestApp();
-  const [A] = addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company A');
-  const [R1] = addChild(t, A, ALL, NONE, 'r1');
-  const [R2] = addChild(t, R1, NONE, NONE, 'r2');
-  const [B] = addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company B');
-  const [R3] = addChild(t, B, ALL, NONE, 'r3');
-  const [X] = addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company X');
-  addManages(t, X, R1);
-  const [Y] = addChild(t, ROOT_ROLE_ID, ALL, NONE, 'y');
-  const uuids = { A: markCompany(t, A), B: markCompany(t, B), X: markCompany(t, X) };
+  const [A] = await addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company A');
+  const [R1] = await addChild(t, A, ALL, NONE, 'r1');
+  const [R2] = await addChild(t, R1, NONE, NONE, 'r2');
+  const [B] = await addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company B');
+  const [R3] = await addChild(t, B, ALL, NONE, 'r3');
+  const [X] = await addChild(t, ROOT_ROLE_ID, ALL, NONE, 'company X');
+  await addManages(t, X, R1);
+  const [Y] = await addChild(t, ROOT_ROLE_ID, ALL, NONE, 'y');
+  const uuids = { A: await markCompany(t, A), B: await markCompany(t, B), X: await markCompany(t, X) };
   const u = await userIn(t, R2);
-  const dev = (roleId: number) => { const d = addDevice(t, { name: `on-${roleId}` }); addMonitors(t, roleId, d, { mm: true }); return d; };
-  const devices = { dA: dev(A), d1: dev(R1), d2: dev(R2), d3: dev(R3), dY: dev(Y) };
+  const dev = async (roleId: number) => { const d = await addDevice(t, { name: `on-${roleId}` }); await addMonitors(t, roleId, d, { mm: true }); return d; };
+  const devices = { dA: await dev(A), d1: await dev(R1), d2: await dev(R2), d3: await dev(R3), dY: await dev(Y) };
   return { t, A, B, X, Y, R1, R2, R3, u, uuids, ...devices };
 }
 
@@ -45,7 +46,7 @@ describe('GET /v1/company', () => {
     const { t, A, X, R1, u, uuids } = await world();
     assert.deepEqual(await companies(t, u.token), { company: [{ id: A, uuid: uuids.A, name: 'company A' }, { id: X, uuid: uuids.X, name: 'company X' }] });
     // a member role that is itself a company counts (direct membership)
-    const r1uuid = markCompany(t, R1);
+    const r1uuid = await markCompany(t, R1);
     assert.deepEqual((await companies(t, u.token)).company.map((c: { id: number }) => c.id), [A, R1, X]);
     assert.equal((await companies(t, u.token)).company[1].uuid, r1uuid);
     // root's members sit above every company: root is no company, and companies below are not "theirs" as members
@@ -68,8 +69,8 @@ describe('GET /v1/company', () => {
 
   test('security: roleId naming a role the user cannot see matches nothing (no hint that a company manages it)', async () => {
     const { t, A, X, R1, u } = await world();
-    const hidden = addRole(t, 'hidden below A');
-    addManages(t, A, hidden);
+    const hidden = await addRole(t, 'hidden below A');
+    await addManages(t, A, hidden);
     assert.deepEqual(await companies(t, u.token, `?roleId=${hidden}`), { company: [] });
     assert.deepEqual(await companies(t, u.token, '?roleId=987654'), { company: [] });
     // the same user sees R1 (a company's chain names it), so the filter works there
@@ -100,7 +101,7 @@ describe('roles as companies', () => {
     const { id, uuid } = res.body.role;
     assert.match(uuid, UUID);
     assert.deepEqual(res.body.role, { id, name: 'acme', selfRights: NONE, userRights: {}, isCompany: true, uuid });
-    assert.deepEqual(row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', id), { is_company: 1, uuid });
+    assert.deepEqual(await row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', id), { is_company: 1, uuid });
     const plain = await t.request('POST', `/v1/role?parentRoleId=${ROOT_ROLE_ID}`, {
       token: t.adminToken, body: { manages: ALL, role: { name: 'plain', selfRights: NONE } },
     });
@@ -112,7 +113,7 @@ describe('roles as companies', () => {
 
   test('happy: PUT toggles isCompany; the uuid is stable across toggles; absent isCompany keeps the mark', async () => {
     const t = await makeTestApp();
-    const [r] = addChild(t, ROOT_ROLE_ID, ALL);
+    const [r] = await addChild(t, ROOT_ROLE_ID, ALL);
     const put = (body: Record<string, unknown>) => t.request('PUT', `/v1/role/${r}`, { token: t.adminToken, body: { name: 'r', selfRights: NONE, ...body } });
     const on = await put({ isCompany: true });
     assert.equal(on.status, 200, on.text);
@@ -121,19 +122,19 @@ describe('roles as companies', () => {
     assert.equal((await put({})).body.role.uuid, uuid, 'absent isCompany keeps the mark');
     const off = await put({ isCompany: false });
     assert.deepEqual(off.body.role, { id: r, name: 'r', selfRights: NONE, userRights: {}, isCompany: false });
-    assert.deepEqual(row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', r), { is_company: 0, uuid });
+    assert.deepEqual(await row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', r), { is_company: 0, uuid });
     assert.equal((await put({ isCompany: true })).body.role.uuid, uuid, 'marked again: the same uuid');
     await t.close();
   });
 
   test('rights: changing isCompany needs roleManagement over the role, like its name; 400 for a non-boolean', async () => {
     const t = await makeTestApp();
-    const [p] = addChild(t, ROOT_ROLE_ID, ALL);
-    const [r] = addChild(t, p, flags('userManagement'));
+    const [p] = await addChild(t, ROOT_ROLE_ID, ALL);
+    const [r] = await addChild(t, p, flags('userManagement'));
     const u = await userIn(t, p);
     const res = await t.request('PUT', `/v1/role/${r}`, { token: u.token, body: { name: 'r', selfRights: NONE, isCompany: true } });
     assertError(res, 403, 'FORBIDDEN');
-    assert.deepEqual(row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', r), { is_company: 0, uuid: null });
+    assert.deepEqual(await row(t, 'SELECT is_company, uuid FROM roles WHERE id = ?', r), { is_company: 0, uuid: null });
     const created = await t.request('POST', `/v1/role?parentRoleId=${r}`, { token: u.token, body: { manages: ALL, role: { name: 'c', selfRights: NONE, isCompany: true } } });
     assertError(created, 403, 'FORBIDDEN');
     assert.equal(assertError(await t.request('PUT', `/v1/role/${r}`, { token: t.adminToken, body: { name: 'r', selfRights: NONE, isCompany: 'yes' } }), 400, 'BAD_REQUEST').message,
@@ -158,7 +159,7 @@ describe('companyId filters', () => {
     const get = await t.request('GET', `/v1/role?companyId=${A},${B}`, { token: t.adminToken });
     assert.deepEqual(get.body.role.map((r: { id: number }) => r.id), [R1, R2, R3]);
     // a company below the user (in its reach, not one it belongs to) filters too, and is not listed as the user's company
-    markCompany(t, R1);
+    await markCompany(t, R1);
     const v = await userIn(t, A);
     assert.deepEqual(await q(v.token, [R1]), [R2]);
     assert.deepEqual((await companies(t, v.token)).company.map((c: { id: number }) => c.id), [A]);

@@ -24,26 +24,26 @@ describe('PUT /v1/role/{roleId}/member', () => {
   test('happy: adds an existing user (case-insensitive e-mail); repeating answers the same relation', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const [r] = await addChild(app, ROOT_ROLE_ID, flags('userManagement'));
     const existing = await userIn(app);
     const res = await put(app, app.adminToken, r, `userEmail=${existing.email.toUpperCase()}`);
     assert.equal(res.status, 200, res.text);
     const id = res.body.member.id;
     assert.deepEqual(res.body, { member: { id, roleId: r, userEmail: existing.email } });
-    assert.deepEqual(rows(app, 'SELECT role_id, user_id FROM members WHERE id = ?', id), [{ role_id: r, user_id: existing.id }]);
+    assert.deepEqual(await rows(app, 'SELECT role_id, user_id FROM members WHERE id = ?', id), [{ role_id: r, user_id: existing.id }]);
     const again = await put(app, app.adminToken, r, `userEmail=${existing.email}`);
     assert.deepEqual(again.body, { member: { id, roleId: r, userEmail: existing.email } });
-    assert.equal(count(app, 'members', 'role_id = ?', r), 1);
+    assert.equal(await count(app, 'members', 'role_id = ?', r), 1);
   });
 
   test('an unknown e-mail creates the user with the given password, who can then log in', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const [r] = await addChild(app, ROOT_ROLE_ID, flags('userManagement'));
     const log = captureLog(app);
     const res = await put(app, app.adminToken, r, 'userEmail=new.person@example.test&password=first-login-pw');
     assert.equal(res.status, 200, res.text);
-    const user = row(app, 'SELECT * FROM users WHERE email = ?', 'new.person@example.test');
+    const user = await row(app, 'SELECT * FROM users WHERE email = ?', 'new.person@example.test');
     assert.deepEqual(res.body, { member: { id: res.body.member.id, roleId: r, userEmail: 'new.person@example.test' } });
     assert.match(user.password_hash, /^scrypt\$/);
     assert.ok(await verifySecret('first-login-pw', user.password_hash));
@@ -55,7 +55,7 @@ describe('PUT /v1/role/{roleId}/member', () => {
   test('without a password the generated one is logged once (warn), usable, and nowhere in the response', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const [r] = await addChild(app, ROOT_ROLE_ID, flags('userManagement'));
     const log = captureLog(app);
     const res = await put(app, app.adminToken, r, 'userEmail=gen@example.test');
     assert.equal(res.status, 200, res.text);
@@ -67,7 +67,7 @@ describe('PUT /v1/role/{roleId}/member', () => {
     assert.ok(!res.text.includes(password));
     assert.ok(await loginRefresh(app, 'gen@example.test', password));
     // adding the same user elsewhere logs no password again
-    const [r2] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const [r2] = await addChild(app, ROOT_ROLE_ID, flags('userManagement'));
     await put(app, app.adminToken, r2, 'userEmail=gen@example.test');
     assert.equal(log.filter((l) => l.level === 'warn').length, 1);
     assert.equal(log.filter((l) => JSON.stringify(l).includes(password)).length, 1, 'the password is in exactly one line');
@@ -76,11 +76,11 @@ describe('PUT /v1/role/{roleId}/member', () => {
   test('security: a password never changes an existing user\'s password', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [r] = addChild(app, ROOT_ROLE_ID, flags('userManagement'));
-    const hash = row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId).password_hash;
+    const [r] = await addChild(app, ROOT_ROLE_ID, flags('userManagement'));
+    const hash = (await row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId)).password_hash;
     const res = await put(app, app.adminToken, r, `userEmail=${ADMIN_EMAIL}&password=attacker-choice-1`);
     assert.equal(res.status, 200);
-    assert.equal(row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId).password_hash, hash);
+    assert.equal((await row(app, 'SELECT password_hash FROM users WHERE id = ?', app.adminId)).password_hash, hash);
     assertError(await login(app, ADMIN_EMAIL, 'attacker-choice-1'), 401, 'PASSWORD_INCORRECT');
   });
 
@@ -88,34 +88,34 @@ describe('PUT /v1/role/{roleId}/member', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const target = await userIn(app);
-    const selfUm = addRole(app, 'selfUm', flags('userManagement'));
-    const [g1] = addChild(app, ROOT_ROLE_ID);
-    const [relUm] = addChild(app, g1, flags('userManagement'));
-    const [g2] = addChild(app, ROOT_ROLE_ID);
-    const [mid2] = addChild(app, g2, flags('userManagement'));
-    const [indirectUm] = addChild(app, mid2);
-    const [g3] = addChild(app, ROOT_ROLE_ID);
-    const [mid3] = addChild(app, g3, flags('roleManagement'));
-    const [indirectRm] = addChild(app, mid3);
+    const selfUm = await addRole(app, 'selfUm', flags('userManagement'));
+    const [g1] = await addChild(app, ROOT_ROLE_ID);
+    const [relUm] = await addChild(app, g1, flags('userManagement'));
+    const [g2] = await addChild(app, ROOT_ROLE_ID);
+    const [mid2] = await addChild(app, g2, flags('userManagement'));
+    const [indirectUm] = await addChild(app, mid2);
+    const [g3] = await addChild(app, ROOT_ROLE_ID);
+    const [mid3] = await addChild(app, g3, flags('roleManagement'));
+    const [indirectRm] = await addChild(app, mid3);
     for (const [member, role] of [[selfUm, selfUm], [g1, relUm], [g2, indirectUm], [g3, indirectRm]]) {
       const u = await userIn(app, member);
       const res = await put(app, u.token, role, `userEmail=${target.email}`);
       assert.equal(res.status, 200, `member of ${member} adding to ${role}: ${res.text}`);
-      assert.equal(count(app, 'members', 'role_id = ? AND user_id = ?', role, target.id), 1);
+      assert.equal(await count(app, 'members', 'role_id = ? AND user_id = ?', role, target.id), 1);
     }
   });
 
   test('security: direct roleManagement only (selfRights) and other rights are 403; an invisible role 404; no user created', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const r = addRole(app, 'r', allBut('userManagement'));
+    const r = await addRole(app, 'r', allBut('userManagement'));
     const u = await userIn(app, r);
-    const usersBefore = count(app, 'users');
+    const usersBefore = await count(app, 'users');
     const body = assertError(await put(app, u.token, r, 'userEmail=victim@example.test'), 403, 'FORBIDDEN');
     assert.equal(body.message, `missing right: direct or indirect userManagement over role ${r} or indirect roleManagement over role ${r}`);
     assertError(await put(app, u.token, ROOT_ROLE_ID, 'userEmail=victim@example.test'), 404, 'NOT_FOUND');
-    assert.equal(count(app, 'users'), usersBefore);
-    assert.equal(count(app, 'members', 'role_id = ?', r), 1);
+    assert.equal(await count(app, 'users'), usersBefore);
+    assert.equal(await count(app, 'members', 'role_id = ?', r), 1);
   });
 
   test('validation: body exactly {}, userEmail required and an address, password length', async (t) => {
@@ -131,16 +131,16 @@ describe('PUT /v1/role/{roleId}/member', () => {
     assert.match(assertError(await put(app, app.adminToken, ROOT_ROLE_ID, '', {}), 400, 'BAD_REQUEST').message, /^query\.userEmail: /);
     const noBody = await app.request('PUT', `/v1/role/${ROOT_ROLE_ID}/member?userEmail=a@b`, { token: app.adminToken });
     assert.match(assertError(noBody, 400, 'BAD_REQUEST').message, /^body: /);
-    assert.equal(count(app, 'users'), 1);
+    assert.equal(await count(app, 'users'), 1);
   });
 });
 
 /** root -> a (userManagement) -> b ; root -> c ; u member of a and c; v member of c */
 async function queryWorld() {
   const t = await makeTestApp();
-  const [a] = addChild(t, ROOT_ROLE_ID, NONE, flags('userManagement'));
-  const [b] = addChild(t, a, flags('userManagement'));
-  const [c] = addChild(t, ROOT_ROLE_ID);
+  const [a] = await addChild(t, ROOT_ROLE_ID, NONE, flags('userManagement'));
+  const [b] = await addChild(t, a, flags('userManagement'));
+  const [c] = await addChild(t, ROOT_ROLE_ID);
   const u = await userIn(t, a, c);
   const v = await userIn(t, c, b);
   return { t, a, b, c, u, v };
@@ -166,7 +166,7 @@ describe('member query and deprecated GET', () => {
   test('security: an invisible path role is 404', async (t) => {
     const { t: app, v } = await queryWorld();
     t.after(() => app.close());
-    const hidden = addRole(app);
+    const hidden = await addRole(app);
     assertError(await app.request('POST', `/v1/role/${hidden}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
     assertError(await app.request('POST', `/v1/role/${ROOT_ROLE_ID}/member/query`, { token: v.token, body: {} }), 404, 'NOT_FOUND');
   });
@@ -212,8 +212,8 @@ describe('DELETE /v1/role/{roleId}/member/{memberId}', () => {
       deletedNodeIds: [], deletedRelationIds: [v.memberIds[1]],
       deleted: { roles: [], devices: [], manages: [], members: [v.memberIds[1]], monitors: [] },
     });
-    assert.equal(count(app, 'members', 'id = ?', v.memberIds[1]), 0);
-    assert.equal(count(app, 'users', 'id = ?', v.id), 1);
+    assert.equal(await count(app, 'members', 'id = ?', v.memberIds[1]), 0);
+    assert.equal(await count(app, 'users', 'id = ?', v.id), 1);
   });
 
   test('own membership without any right is allowed; someone else\'s is 403 whether or not it exists', async (t) => {
@@ -223,11 +223,11 @@ describe('DELETE /v1/role/{roleId}/member/{memberId}', () => {
       `missing right: direct or indirect userManagement over role ${c} or indirect roleManagement over role ${c}`);
     assertError(await app.request('DELETE', `/v1/role/${c}/member/99999`, { token: v.token }), 403, 'FORBIDDEN');
     assertError(await app.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]},${u.memberIds[1]}`, { token: v.token }), 403, 'FORBIDDEN');
-    assert.equal(count(app, 'members', 'id IN (?, ?)', v.memberIds[0], u.memberIds[1]), 2, 'nothing deleted');
+    assert.equal(await count(app, 'members', 'id IN (?, ?)', v.memberIds[0], u.memberIds[1]), 2, 'nothing deleted');
     const own = await app.request('DELETE', `/v1/role/${c}/member/${v.memberIds[0]}`, { token: v.token });
     assert.equal(own.status, 200, own.text);
     assert.deepEqual(own.body.deletedRelationIds, [v.memberIds[0]]);
-    assert.equal(count(app, 'members', 'id = ?', v.memberIds[0]), 0);
+    assert.equal(await count(app, 'members', 'id = ?', v.memberIds[0]), 0);
     // and a role the caller no longer reaches is 404
     assertError(await app.request('DELETE', `/v1/role/${c}/member/${u.memberIds[1]}`, { token: v.token }), 404, 'NOT_FOUND');
   });
@@ -235,23 +235,23 @@ describe('DELETE /v1/role/{roleId}/member/{memberId}', () => {
   test('the last member of the root role cannot be removed (409), by itself or by anyone; the one before can', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const adminMember = row(app, 'SELECT id FROM members WHERE user_id = ?', app.adminId).id;
+    const adminMember = (await row(app, 'SELECT id FROM members WHERE user_id = ?', app.adminId)).id;
     const body = assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: app.adminToken }), 409, 'LAST_ROOT_MEMBER');
     assert.equal(body.message, 'the last member of the root role cannot be removed');
     const second = await userIn(app, ROOT_ROLE_ID);
     assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember},${second.memberIds[0]}`, { token: app.adminToken }), 409, 'LAST_ROOT_MEMBER');
-    assert.equal(count(app, 'members', 'role_id = ?', ROOT_ROLE_ID), 2);
+    assert.equal(await count(app, 'members', 'role_id = ?', ROOT_ROLE_ID), 2);
     const ok = await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${adminMember}`, { token: second.token });
     assert.equal(ok.status, 200, ok.text);
     assertError(await app.request('DELETE', `/v1/role/${ROOT_ROLE_ID}/member/${second.memberIds[0]}`, { token: second.token }), 409, 'LAST_ROOT_MEMBER');
-    assert.deepEqual(rows(app, 'SELECT user_id FROM members WHERE role_id = ?', ROOT_ROLE_ID), [{ user_id: second.id }]);
+    assert.deepEqual(await rows(app, 'SELECT user_id FROM members WHERE role_id = ?', ROOT_ROLE_ID), [{ user_id: second.id }]);
   });
 
   test('members of other roles may all be removed; a member id of another role is 404', async (t) => {
     const { t: app, a, b, u, v } = await queryWorld();
     t.after(() => app.close());
     assertError(await app.request('DELETE', `/v1/role/${a}/member/${v.memberIds[1]}`, { token: u.token }), 404, 'NOT_FOUND');
-    addMember(app, ROOT_ROLE_ID, v.id);
+    await addMember(app, ROOT_ROLE_ID, v.id);
     const res = await app.request('DELETE', `/v1/role/${b}/member/${v.memberIds[1]}`, { token: u.token });
     assert.equal(res.status, 200);
   });

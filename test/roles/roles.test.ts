@@ -15,7 +15,7 @@ describe('POST /v1/role', () => {
   test('happy: creates the role and the relation; answers both; the password is stored hashed and never returned', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const before = count(app, 'roles');
+    const before = await count(app, 'roles');
     const res = await create(app, app.adminToken, ROOT_ROLE_ID, { manages: flags('roleManagement', 'deviceManagement'), role: input('installer', { password: 'join-secret-123' }) });
     assert.equal(res.status, 200, res.text);
     const id = res.body.role.id;
@@ -24,14 +24,14 @@ describe('POST /v1/role', () => {
       role: role(id, 'installer', flags('alarmManagement')),
     });
     assert.doesNotMatch(res.text, /join-secret|scrypt|password/i);
-    assert.equal(count(app, 'roles'), before + 1);
-    const stored = row(app, 'SELECT * FROM roles WHERE id = ?', id);
+    assert.equal(await count(app, 'roles'), before + 1);
+    const stored = await row(app, 'SELECT * FROM roles WHERE id = ?', id);
     assert.equal(stored.name, 'installer');
     assert.equal(stored.self_alarm_management, 1);
     assert.equal(stored.self_role_management, 0);
     assert.match(stored.password_hash, /^scrypt\$/);
     assert.ok(await verifySecret('join-secret-123', stored.password_hash));
-    const rel = row(app, 'SELECT * FROM manages WHERE child_role_id = ?', id);
+    const rel = await row(app, 'SELECT * FROM manages WHERE child_role_id = ?', id);
     assert.equal(rel.parent_role_id, ROOT_ROLE_ID);
     assert.equal(rel.role_management, 1);
     assert.equal(rel.device_management, 1);
@@ -41,34 +41,34 @@ describe('POST /v1/role', () => {
   test('rights: direct (self flag, or flag on the relation into P) and indirect roleManagement over P are each enough', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const self = addRole(app, 'self', flags('roleManagement'));
-    const [viaRelParent] = addChild(app, ROOT_ROLE_ID);
-    const [viaRel] = addChild(app, viaRelParent, flags('roleManagement'));
-    const [top] = addChild(app, ROOT_ROLE_ID);
-    const [mid] = addChild(app, top, flags('roleManagement'));
-    const [deep] = addChild(app, mid);
+    const self = await addRole(app, 'self', flags('roleManagement'));
+    const [viaRelParent] = await addChild(app, ROOT_ROLE_ID);
+    const [viaRel] = await addChild(app, viaRelParent, flags('roleManagement'));
+    const [top] = await addChild(app, ROOT_ROLE_ID);
+    const [mid] = await addChild(app, top, flags('roleManagement'));
+    const [deep] = await addChild(app, mid);
     for (const [member, target] of [[self, self], [viaRelParent, viaRel], [top, deep]]) {
       const u = await userIn(app, member);
       const res = await create(app, u.token, target, { manages: NONE, role: input(`under-${target}`) });
       assert.equal(res.status, 200, `member of ${member} creating under ${target}: ${res.text}`);
-      assert.equal(row(app, 'SELECT parent_role_id FROM manages WHERE child_role_id = ?', res.body.role.id).parent_role_id, target);
+      assert.equal((await row(app, 'SELECT parent_role_id FROM manages WHERE child_role_id = ?', res.body.role.id)).parent_role_id, target);
     }
   });
 
   test('security: every other right is not enough (403); an invisible parent is 404; nothing is written', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [g] = addChild(app, ROOT_ROLE_ID);
-    const [p] = addChild(app, g, allBut('roleManagement'), allBut('roleManagement'));
+    const [g] = await addChild(app, ROOT_ROLE_ID);
+    const [p] = await addChild(app, g, allBut('roleManagement'), allBut('roleManagement'));
     const u = await userIn(app, g);
-    const before = count(app, 'roles');
+    const before = await count(app, 'roles');
     const body = assertError(await create(app, u.token, p, { manages: ALL, role: input('x') }), 403, 'FORBIDDEN');
     assert.equal(body.message, `missing right: direct or indirect roleManagement over role ${p}`);
-    const stranger = await userIn(app, addRole(app));
+    const stranger = await userIn(app, await addRole(app));
     const nf = assertError(await create(app, stranger.token, p, { manages: ALL, role: input('x') }), 404, 'NOT_FOUND');
     assert.equal(nf.message, `role ${p} not found`);
     assertError(await create(app, app.adminToken, 999, { manages: ALL, role: input('x') }), 404, 'NOT_FOUND');
-    assert.equal(count(app, 'roles'), before + 1, 'only the stranger\'s own role was added');
+    assert.equal(await count(app, 'roles'), before + 1, 'only the stranger\'s own role was added');
   });
 
   test('validation: 400 names the field; god is reserved; unknown fields and parameters are refused', async (t) => {
@@ -93,7 +93,7 @@ describe('POST /v1/role', () => {
     assert.match(missing.message, /^query\.parentRoleId: /);
     const partial = assertError(await create(app, app.adminToken, 1, { manages: { roleManagement: true }, role: input('a') }), 400, 'BAD_REQUEST');
     assert.match(partial.message, /^manages\.userManagement: /);
-    assert.equal(count(app, 'roles'), 1);
+    assert.equal(await count(app, 'roles'), 1);
   });
 });
 
@@ -104,24 +104,24 @@ describe('PUT /v1/role/{roleId}', () => {
     const created = await create(app, app.adminToken, ROOT_ROLE_ID, { manages: flags('roleManagement'), role: input('site', { password: 'first-secret-1' }) });
     const id = created.body.role.id;
     const put = (body: unknown) => app.request('PUT', `/v1/role/${id}`, { token: app.adminToken, body });
-    const hash = () => row(app, 'SELECT password_hash FROM roles WHERE id = ?', id).password_hash;
-    const first = hash();
+    const hash = async () => (await row(app, 'SELECT password_hash FROM roles WHERE id = ?', id)).password_hash;
+    const first = await hash();
 
     let res = await put({ name: 'site 2', selfRights: flags('userManagement') });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { role: role(id, 'site 2', flags('userManagement')) });
-    assert.equal(hash(), first, 'absent password: unchanged');
+    assert.equal(await hash(), first, 'absent password: unchanged');
 
     res = await put({ name: 'site 2', selfRights: NONE, password: 'second-secret-2' });
     assert.deepEqual(res.body, { role: role(id, 'site 2', NONE) });
     assert.doesNotMatch(res.text, /secret|scrypt/);
-    assert.ok(await verifySecret('second-secret-2', hash()));
-    assert.notEqual(hash(), first);
+    assert.ok(await verifySecret('second-secret-2', await hash()));
+    assert.notEqual(await hash(), first);
 
     res = await put({ name: 'site 2', selfRights: NONE, password: null });
     assert.equal(res.status, 200);
-    assert.equal(hash(), null);
-    const stored = row(app, 'SELECT * FROM roles WHERE id = ?', id);
+    assert.equal(await hash(), null);
+    const stored = await row(app, 'SELECT * FROM roles WHERE id = ?', id);
     assert.equal(stored.name, 'site 2');
     assert.equal(stored.self_user_management, 0);
   });
@@ -129,8 +129,8 @@ describe('PUT /v1/role/{roleId}', () => {
   test('rights: indirect roleManagement is needed — the role\'s own selfRights (direct) are not enough', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [g] = addChild(app, ROOT_ROLE_ID);
-    const [target] = addChild(app, g, flags('roleManagement'), ALL, 'target');
+    const [g] = await addChild(app, ROOT_ROLE_ID);
+    const [target] = await addChild(app, g, flags('roleManagement'), ALL, 'target');
     const manager = await userIn(app, g);
     const res = await app.request('PUT', `/v1/role/${target}`, { token: manager.token, body: input('renamed') });
     assert.equal(res.status, 200, res.text);
@@ -139,12 +139,12 @@ describe('PUT /v1/role/{roleId}', () => {
     const insider = await userIn(app, target); // member of target, which has every selfRight: direct only
     const body = assertError(await app.request('PUT', `/v1/role/${target}`, { token: insider.token, body: input('mine') }), 403, 'FORBIDDEN');
     assert.equal(body.message, `missing right: indirect roleManagement over role ${target}`);
-    const [other] = addChild(app, g, allBut('roleManagement'));
+    const [other] = await addChild(app, g, allBut('roleManagement'));
     assertError(await app.request('PUT', `/v1/role/${other}`, { token: manager.token, body: input('mine') }), 403, 'FORBIDDEN');
-    const stranger = await userIn(app, addRole(app));
+    const stranger = await userIn(app, await addRole(app));
     assertError(await app.request('PUT', `/v1/role/${target}`, { token: stranger.token, body: input('mine') }), 404, 'NOT_FOUND');
-    assert.equal(row(app, 'SELECT name FROM roles WHERE id = ?', target).name, 'renamed');
-    assert.equal(row(app, 'SELECT name FROM roles WHERE id = ?', other).name.startsWith('role-'), true);
+    assert.equal((await row(app, 'SELECT name FROM roles WHERE id = ?', target)).name, 'renamed');
+    assert.equal((await row(app, 'SELECT name FROM roles WHERE id = ?', other)).name.startsWith('role-'), true);
   });
 
   test('validation: the body is a RoleInput', async (t) => {
@@ -161,10 +161,10 @@ describe('PUT /v1/role/{roleId}', () => {
 /** root -> a (userManagement) -> b (selfRights: alarmManagement) ; root -> c ; an unreachable role z */
 async function queryWorld() {
   const t = await makeTestApp();
-  const [a] = addChild(t, ROOT_ROLE_ID, NONE, NONE, 'alpha');
-  const [b] = addChild(t, a, flags('userManagement'), flags('alarmManagement'), 'beta');
-  const [c] = addChild(t, ROOT_ROLE_ID, NONE, NONE, 'gamma');
-  const z = addRole(t, 'zeta');
+  const [a] = await addChild(t, ROOT_ROLE_ID, NONE, NONE, 'alpha');
+  const [b] = await addChild(t, a, flags('userManagement'), flags('alarmManagement'), 'beta');
+  const [c] = await addChild(t, ROOT_ROLE_ID, NONE, NONE, 'gamma');
+  const z = await addRole(t, 'zeta');
   const u = await userIn(t, a);
   return { t, a, b, c, z, u };
 }
@@ -266,9 +266,9 @@ describe('roles: selfRights never reach descendants', () => {
   test('a member of a role with every selfRight has no right over its children unless a relation carries it', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const [p] = addChild(app, ROOT_ROLE_ID, NONE, ALL, 'parent');
-    const child = addRole(app, 'child');
-    addManages(app, p, child, flags('deviceManagement'));
+    const [p] = await addChild(app, ROOT_ROLE_ID, NONE, ALL, 'parent');
+    const child = await addRole(app, 'child');
+    await addManages(app, p, child, flags('deviceManagement'));
     const u = await userIn(app, p);
     const res = await app.request('POST', '/v1/role/query', { token: u.token, body: { userRights: ALL } });
     assert.deepEqual(res.body, {

@@ -1,6 +1,7 @@
 // makeTestApp(): a fresh database (in memory, or on PostgreSQL when the suite runs on that backend) with migrations applied, a bootstrapped root user, a fake clock, and
 // request helpers. Each test builds its own app and fixtures: no shared state, no order dependence.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createApp } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { freshPostgres, testBackend } from './postgres.ts';
@@ -64,7 +65,10 @@ let userHash: Promise<string> | undefined;
 
 export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
   const clock = fakeClock(options.now ?? T0);
-  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...options.env }, []);
+  // On PostgreSQL the sealing key would live in the data dir: a test app brings a key of its own instead, as an
+  // in-memory SQLite app gets one (see runtime.openSecretBox).
+  const ownKey = testBackend() === 'postgres' ? { GRIDKEEPER_SECRET_KEY: randomBytes(32).toString('base64') } : {};
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...ownKey, ...options.env }, []);
   // the backend under test (test/run.mjs runs the suite once per backend): a fresh database either way
   const pg = testBackend() === 'postgres' ? await freshPostgres() : undefined;
   const db = pg?.db ?? openDatabase({ file: ':memory:' });

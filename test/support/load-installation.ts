@@ -1,5 +1,9 @@
 // Loads a generated installation (test/support/random-installation.ts) into a migrated database, ids preserved.
+// On the PostgreSQL run of the suite (GRIDKEEPER_TEST_BACKEND=postgres) it goes into one database per test process,
+// emptied before each installation: the oracle tests then check the recursive CTEs on PostgreSQL too.
+import { sql } from 'kysely';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { freshPostgres, testBackend } from './postgres.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { RIGHTS, RIGHT_COLUMN } from '../../src/access/rights.ts';
 import type { Installation, Flags6 } from './random-installation.ts';
@@ -7,7 +11,40 @@ import type { Installation, Flags6 } from './random-installation.ts';
 const flagColumns = (flags: Flags6, prefix = '') =>
   Object.fromEntries(RIGHTS.map((r) => [`${prefix}${RIGHT_COLUMN[r]}`, flags[r] ? 1 : 0]));
 
-export async function loadInstallation(inst: Installation, db: Db = openDatabase({ file: ':memory:' })): Promise<Db> {
+let shared: Promise<{ db: Db; drop(): Promise<void> }> | undefined;
+
+async function loadIntoPostgres(inst: Installation): Promise<Db> {
+  shared ??= freshPostgres().then((fresh) => {
+    process.once('beforeExit', () => { void fresh.drop(); });
+    return fresh;
+  });
+  const { db } = await shared;
+  await db.tx(async (tx) => {
+    await tx.script('TRUNCATE roles, users, devices RESTART IDENTITY CASCADE');
+    const rows = async (table: string, list: Record<string, unknown>[]) => {
+      for (let i = 0; i < list.length; i += 500) {
+        await tx.run(sql`INSERT INTO ${sql.table(table)} ${sql.raw(`(${Object.keys(list[0]).join(', ')})`)} VALUES ${sql.join(
+          list.slice(i, i + 500).map((r) => sql`(${sql.join(Object.values(r))})`))}`);
+      }
+    };
+    if (inst.roles.length) await rows('roles', inst.roles.map((r) => ({ id: r.id, name: `r${r.id}`, ...flagColumns(r.selfRights, 'self_'), created_at: 0 })));
+    if (inst.manages.length) await rows('manages', inst.manages.map((m) => ({ id: m.id, parent_role_id: m.parentRoleId, child_role_id: m.childRoleId, ...flagColumns(m.flags) })));
+    if (inst.users.length) await rows('users', inst.users.map((u) => ({ id: u.id, email: `u${u.id}@test`, password_hash: 'x', password_changed_at: 0, created_at: 0 })));
+    if (inst.members.length) await rows('members', inst.members.map((m) => ({ id: m.id, role_id: m.roleId, user_id: m.userId })));
+    if (inst.devices.length) await rows('devices', inst.devices.map((d) => ({ id: d.id, properties: '{}', last_update: 0, created_at: 0 })));
+    if (inst.monitors.length) {
+      await rows('monitors', inst.monitors.map((m) => ({
+        id: m.id, role_id: m.roleId, device_id: m.deviceId, monitor_management: m.monitorManagement ? 1 : 0, reads: JSON.stringify(m.reads), edits: JSON.stringify(m.edits),
+      })));
+    }
+  });
+  // the database is kept for the next installation: closing this handle closes nothing
+  return Object.assign(Object.create(db) as Db, { close: async () => {} });
+}
+
+export async function loadInstallation(inst: Installation, db?: Db): Promise<Db> {
+  if (db === undefined && testBackend() === 'postgres') return loadIntoPostgres(inst);
+  db ??= openDatabase({ file: ':memory:' });
   await migrate(db, 0);
   return db.exclusive(({ sqlite }) => {
   const insertRole = sqlite.prepare(`INSERT INTO roles (id, name, ${RIGHTS.map((r) => `self_${RIGHT_COLUMN[r]}`).join(', ')}, created_at)
