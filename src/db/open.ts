@@ -8,6 +8,7 @@
 // COMMIT, and statements of other requests wait for it — nothing interleaves inside a check-then-write, and no request
 // ever reads another's uncommitted data.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { closeSync, fdatasync, openSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import {
   DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
@@ -142,6 +143,13 @@ export function openDatabase(options: OpenOptions): Db {
   // releases or rolls back the most recent savepoint of that name).
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const beginRead = sqlite.prepare('BEGIN DEFERRED');
+  // Every commit is durable before anyone hears of it. The connection's setting is synchronous=FULL (SQLite fsyncs the
+  // WAL inside COMMIT, on the event loop); the transactions of Db.tx/write instead commit under NORMAL and sync the WAL
+  // themselves on the thread pool (walSync below). Synchronous transactions (Db.exclusive: migrations, telemetry
+  // prune) keep FULL.
+  const syncNormal = sqlite.prepare('PRAGMA synchronous = NORMAL');
+  const syncFull = sqlite.prepare('PRAGMA synchronous = FULL');
+  const walSync = options.file === ':memory:' || options.readonly ? undefined : walSyncer(options.file);
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
   const savepoint = sqlite.prepare('SAVEPOINT gk');
@@ -263,7 +271,14 @@ export function openDatabase(options: OpenOptions): Db {
     if (closed) throw new TypeError('the database is closed');
     await gate.acquire();
     const handle = txHandle();
+    // The commit's fsync, off the event loop: a write transaction commits under synchronous=NORMAL (the WAL is written,
+    // not synced; the level may only change outside a transaction), then fdatasync runs on libuv's thread pool while
+    // other requests are parsed, authenticated and validated. The connection stays ours until the WAL is on disk, so
+    // nobody reads data that is not yet durable, and the caller hears of success only then: a 2xx still survives power
+    // loss, exactly as under synchronous=FULL.
+    const ownSync = !readOnly && walSync !== undefined;
     try {
+      if (ownSync) syncNormal.run();
       (readOnly ? beginRead : begin).run();
       let result: T;
       try {
@@ -273,8 +288,10 @@ export function openDatabase(options: OpenOptions): Db {
         throw err;
       }
       done(false);
+      if (ownSync) await walSync.sync();
       return result;
     } finally {
+      if (ownSync && !sqlite.inTransaction) syncFull.run();
       handle.end();
       gate.release();
     }
@@ -300,11 +317,44 @@ export function openDatabase(options: OpenOptions): Db {
       closed = true;
       await gate.acquire();
       cache.clear();
+      walSync?.close();
       if (sqlite.open) sqlite.close();
       gate.release();
     },
   };
   return root;
+}
+
+/**
+ * fdatasync of the database's WAL file, on libuv's thread pool. The descriptor is opened on first use (the WAL exists
+ * once a transaction has written) and opened again should the file ever be replaced (another process deleted it when
+ * it closed the database last, and SQLite created a new one).
+ */
+function walSyncer(file: string): { sync(): Promise<void>; close(): void } {
+  const path = `${file}-wal`;
+  let fd: number | undefined;
+  let inode = -1;
+  const close = () => {
+    if (fd !== undefined) closeSync(fd);
+    fd = undefined;
+  };
+  const sync = () => new Promise<void>((resolve, reject) => {
+    try {
+      const current = statSync(path).ino;
+      if (fd === undefined || current !== inode) {
+        close();
+        fd = openSync(path, 'r+');
+        inode = current;
+      }
+    } catch (err) {
+      // no WAL file yet: nothing was ever written to one, so nothing waits for a sync
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') resolve();
+      else reject(err);
+      return;
+    }
+    fdatasync(fd, (err) => (err ? reject(err) : resolve()));
+  });
+  return { sync, close };
 }
 
 function applyPragmas(sqlite: Database.Database, memory: boolean): void {

@@ -1,7 +1,7 @@
 // The database layer: transactions (handles, nesting, rollback), the connection gate, pragmas, migrations.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -122,6 +122,27 @@ describe('executor and schema', () => {
     assert.deepEqual(await migrate(db, 0), []);
     db.sqlite.prepare("INSERT INTO schema_migrations VALUES ('9999_future', 0)").run();
     await assert.rejects(migrate(db, 0), /newer gridkeeper.*9999_future/);
+  });
+
+  test('a file database syncs each write transaction itself and keeps synchronous=FULL for everything else', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-db-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'x.db');
+    const db = openDatabase({ file });
+    t.after(() => db.close());
+    await db.script('CREATE TABLE t (v INTEGER)');
+    // a write unit that writes nothing (no WAL frames yet) and one that does
+    await db.write(async () => {});
+    await Promise.all([1, 2, 3].map((v) => db.write((tx) => insert(tx, v))));
+    assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2, 'FULL again once the transaction is over');
+    assert.ok(statSync(`${file}-wal`).size > 0, 'the commits went to the WAL');
+    // another connection (another process) sees every acknowledged write
+    const other = openDatabase({ file, readonly: true });
+    t.after(() => other.close());
+    assert.deepEqual(await values(other), [1, 2, 3]);
+    // a failed unit restores the level too
+    await assert.rejects(db.tx(async (tx) => { await insert(tx, 4); throw new Error('no'); }));
+    assert.equal(db.sqlite.pragma('synchronous', { simple: true }), 2);
   });
 
   test('a failing migration leaves nothing half-applied', async () => {
