@@ -13,6 +13,7 @@ import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 import { rotateSecretsCommand } from './auth/secrets.cli.ts';
 import { exportAuditCommand } from './audit/audit.cli.ts';
+import { copyCommand } from './db/copy.cli.ts';
 
 import type { Command, CommandIo } from './command.ts';
 
@@ -34,6 +35,8 @@ Commands:
   secrets rotate            seal every TOTP secret under a new key (the key file, or the first of GRIDKEEPER_SECRET_KEY)
   audit export [--from ISO] [--to ISO]
                             print the audit entries from <= time < to as JSON lines (oldest first), for a SIEM
+  copy --from <sqlite file|postgres://...> --to <postgres://...|sqlite file> [--skip-telemetry]
+                            move a whole installation between SQLite and PostgreSQL (target empty; one transaction; counts verified)
   version                   print the version
   --help                    this text
 
@@ -41,6 +44,7 @@ Options (flags win over environment variables):
   --port N        GRIDKEEPER_PORT          default 8080; 0 picks a free port
   --host H        GRIDKEEPER_HOST          default 127.0.0.1
   --data-dir D    GRIDKEEPER_DATA_DIR      default ./data (holds gridkeeper.db)
+  --database-url U  GRIDKEEPER_DATABASE_URL  postgres://user:pass@host:port/db: PostgreSQL instead of the embedded SQLite database
   --log L         GRIDKEEPER_LOG           info | debug | warn | error
   --trust-proxy   GRIDKEEPER_TRUST_PROXY   take the client IP from X-Forwarded-For
                   GRIDKEEPER_ADMIN_EMAIL   default admin@localhost (first start only)
@@ -152,7 +156,7 @@ const versionCommand: Command = {
 };
 
 export const commands: Command[] = [
-  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, exportAuditCommand, versionCommand,
+  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, exportAuditCommand, copyCommand, versionCommand,
 ];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {
