@@ -25,6 +25,10 @@ import { membersOfRoles } from '../src/roles/members.store.ts';
 import { writeRoleInstallation, ancestorAtLevel, levelOf, BENCH_PROPERTIES } from './lib/installation.mjs';
 import { percentile, rssOf } from './lib/load.mjs';
 import { queryPlan, recordStatements } from './lib/query-plans.mjs';
+import pg from 'pg';
+import { openPostgres, toPostgres } from '../src/db/postgres.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { copyInstallation } from '../src/db/copy.ts';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
@@ -71,6 +75,43 @@ async function printPlans(db, label, fn) {
       const full = TABLES.test(r.detail);
       if (full) fullScans++;
       console.log(`      ${'  '.repeat(depth.get(r.id) - 1)}${r.detail}${full ? '   <-- FULL SCAN' : ''}`);
+    }
+  }
+  return fullScans;
+}
+
+/** (a) on one backend: the same inputs, the same engine functions. */
+async function rightsChecks(db, backend, { held, random, roleChecks }) {
+  const check = async ({ u, d, p }) => canReadProperty(await deviceAccess(db, u, d), p);
+  console.log(`\n(a) one rights check in process on ${backend}, ${held.length} each (p50 / p99 / max):`);
+  const out = {};
+  for (const [label, inputs, fn] of [
+    ['device property, users of the owner\'s ancestors', held, check],
+    ['device property, random (user, device)', random, check],
+    ['deviceManagement over a deep role (either), top users', roleChecks, async ({ u, r }) => (await authorizersWithRight(db, u, r, 'deviceManagement', 'either')).length > 0],
+  ]) {
+    const s = await timeEach(inputs, fn);
+    out[label] = s;
+    console.log(`    ${label.padEnd(56)} ${ms(s.p50).padStart(9)} / ${ms(s.p99).padStart(9)} / ${ms(s.max).padStart(9)}   (${(s.yes * 100).toFixed(1)}% allowed)`);
+  }
+  return out;
+}
+
+const PG_TABLES = /Seq Scan on (roles|manages|members|monitors|devices|users|license_datalink)\b/;
+
+/** PostgreSQL's EXPLAIN of every distinct statement `fn(db)` runs; returns the sequential scans of big tables. */
+async function printPlansPostgres(db, client, label, fn) {
+  console.log(`\n  ${label}`);
+  let fullScans = 0;
+  for (const [sqlText, args] of await recordStatements(db, fn)) {
+    const q = toPostgres(sqlText, args);
+    console.log(`    SQL: ${q.text.replace(/\s+/g, ' ').trim().slice(0, 240)}`);
+    const rows = (await client.query(`EXPLAIN (COSTS OFF) ${q.text}`, q.values)).rows;
+    for (const r of rows) {
+      const line = r['QUERY PLAN'];
+      const full = PG_TABLES.test(line);
+      if (full) fullScans++;
+      console.log(`      ${line}${full ? '   <-- FULL SCAN' : ''}`);
     }
   }
   return fullScans;
@@ -127,16 +168,8 @@ try {
   const roleChecks = Array.from({ length: CHECKS }, () => ({
     u: layout.users[Math.floor(rand() * 445)].id, r: deepRoles[Math.floor(rand() * deepRoles.length)],
   }));
-  const check = async ({ u, d, p }) => canReadProperty(await deviceAccess(db, u, d), p);
-  console.log(`\n(a) one rights check in process, ${CHECKS} each (p50 / p99 / max):`);
-  for (const [label, inputs, fn] of [
-    ['device property, users of the owner\'s ancestors', held, check],
-    ['device property, random (user, device)', random, check],
-    ['deviceManagement over a deep role (either), top users', roleChecks, async ({ u, r }) => (await authorizersWithRight(db, u, r, 'deviceManagement', 'either')).length > 0],
-  ]) {
-    const s = await timeEach(inputs, fn);
-    console.log(`    ${label.padEnd(56)} ${ms(s.p50).padStart(9)} / ${ms(s.p99).padStart(9)} / ${ms(s.max).padStart(9)}   (${(s.yes * 100).toFixed(1)}% allowed)`);
-  }
+  const checks = { held, random, roleChecks };
+  const sqliteChecks = await rightsChecks(db, 'embedded SQLite', checks);
 
   // ---- query plans of the hot queries ----
   const top = distributorUser.id;
@@ -162,6 +195,50 @@ try {
     await readableDevices(db, top, [someDevice]); await readableDevices(db, top);
   });
   console.log(`\n  full table scans in hot queries: ${fullScans}`);
+
+  // ---- the same on PostgreSQL: the installation copied over (gridkeeper copy's code), the same checks and plans ----
+  const summary = { sqlite: sqliteChecks };
+  if (process.env.NO_PG !== '1') {
+    const server = process.env.GRIDKEEPER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const name = `gk_bench_roles_${process.pid}`;
+    const admin = new pg.Client({ connectionString: server });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    const pgDb = openPostgres({ url: url.toString(), poolSize: 2 });
+    const client = new pg.Client({ connectionString: url.toString() });
+    try {
+      await migrate(pgDb, Date.now());
+      t0 = performance.now();
+      await copyInstallation(db, pgDb);
+      await pgDb.script('ANALYZE');
+      console.log(`\ncopied into PostgreSQL in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+      summary.postgres = await rightsChecks(pgDb, 'PostgreSQL (loopback, one connection at a time)', checks);
+      await client.connect();
+      console.log('\nEXPLAIN of the hot queries on PostgreSQL (a Seq Scan of a big table is flagged):');
+      let pgScans = 0;
+      pgScans += await printPlansPostgres(pgDb, client, 'rights check on a device (deviceAccess)', (db) => deviceAccess(db, top, someDevice));
+      pgScans += await printPlansPostgres(pgDb, client, 'right over a role (authorizersWithRight) and visibility (reaches)', async (db) => {
+        await authorizersWithRight(db, top, someRole, 'roleManagement', 'either'); await reaches(db, top, someRole);
+      });
+      pgScans += await printPlansPostgres(pgDb, client, 'POST /v1/role/query: reach, rightsOverReach, roles by id, descendants', async (db) => {
+        await queryRoles(db, top, {}, {}); await queryRoles(db, top, { ancestorRoleId: [topReach[1]] }, { roleManagement: true });
+      });
+      pgScans += await printPlansPostgres(pgDb, client, 'device list (readableDevices), with and without an id list', async (db) => {
+        await readableDevices(db, top, [someDevice]); await readableDevices(db, top);
+      });
+      console.log(`\n  full table scans in hot queries on PostgreSQL: ${pgScans}`);
+    } finally {
+      await client.end().catch(() => {});
+      await pgDb.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+    const key = 'device property, users of the owner\'s ancestors';
+    console.log(`\nrights check p99, PostgreSQL / SQLite: ${(summary.postgres[key].p99 / summary.sqlite[key].p99).toFixed(1)}x (aim on PostgreSQL: p99 < 2 ms)`);
+  }
   const inProcessPeak = process.resourceUsage().maxRSS;
   await db.close();
 
