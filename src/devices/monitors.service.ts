@@ -36,7 +36,11 @@ export async function putMonitorsOnDevices(db: Db, roleId: number, deviceIds: re
 export async function updateMonitorsRows(db: Db, rows: readonly MonitorsRow[], input: MonitorsInput): Promise<Monitors[]> {
   return db.tx(async (tx) => {
     const updated: MonitorsRow[] = [];
-    for (const row of rows) updated.push(await updateMonitors(tx, row.id, input));
+    // An update that changes nothing writes nothing. On PostgreSQL every write unit is SERIALIZABLE (db/postgres.ts): N
+    // concurrent identical updates that all wrote the row would abort one another with 40001 until one used up the
+    // bounded retry and answered 500 (test/http/races.test.ts, last monitorManagement race); a read-only repeat does
+    // not conflict. No lock is needed: the check below still runs on what this transaction sees.
+    for (const row of rows) updated.push(sameMonitors(row, input) ? row : await updateMonitors(tx, row.id, input));
     for (const deviceId of new Set(rows.map((r) => r.device_id))) {
       await requireMonitorManagementLeft(tx, deviceId, rows.some((r) => r.device_id === deviceId && r.monitor_management === 1));
     }
@@ -63,6 +67,12 @@ export async function deleteMonitorsRows(db: Db, rows: readonly MonitorsRow[]): 
     }
     return { deletedNodeIds: deletedNodeIds.sort((a, b) => a - b), deletedRelationIds: [...relationIds].sort((a, b) => a - b) };
   });
+}
+
+/** Does the stored relation already hold exactly this input? (reads/edits are stored as JSON.stringify wrote them) */
+function sameMonitors(row: MonitorsRow, input: MonitorsInput): boolean {
+  return row.monitor_management === (input.monitorManagement ? 1 : 0)
+    && row.reads === JSON.stringify(input.reads) && row.edits === JSON.stringify(input.edits);
 }
 
 async function requireMonitorManagementLeft(db: Db, deviceId: number, hadMonitorManagement: boolean): Promise<void> {

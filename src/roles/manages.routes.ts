@@ -6,7 +6,9 @@ import { ApiError } from '../http/errors.ts';
 import { dummyHash, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
 import { findRole, rolePasswordHash } from './roles.store.ts';
-import { findManagesByIds, findManagesByPair, managesFromParents, updateManagesFlags, upsertManages, wouldCycle } from './manages.store.ts';
+import {
+  findManagesByIds, findManagesByPair, managesFromParents, sameManagesFlags, updateManagesFlags, upsertManages, wouldCycle,
+} from './manages.store.ts';
 import { diffFields, recordAudit, removed, type AuditEvent } from '../audit/record.ts';
 import { deleteManagesCascade, toDeletionInfo, type DeletionInfo } from './cascade.ts';
 import { releaseJoinAttempt, reserveJoinAttempt } from './password-throttle.ts';
@@ -99,7 +101,11 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
         throw new ApiError('ROLE_CYCLE', `a manages relation ${parentId} -> ${childId} would create a cycle`);
       }
       const before = await findManagesByPair(tx, parentId, childId);
-      const after = await upsertManages(tx, parentId, childId, body);
+      // An upsert that changes nothing writes nothing. On PostgreSQL every write unit is SERIALIZABLE (db/postgres.ts):
+      // a needless UPDATE makes each of N concurrent identical upserts a writer of the same row (and of a table every
+      // rights check reads), so they abort one another with 40001 and one could use up the bounded retry and answer
+      // 500 (test/http/races.test.ts, cycle race). A read-only repeat does not conflict; no lock is needed either.
+      const after = before && sameManagesFlags(before, body) ? before : await upsertManages(tx, parentId, childId, body);
       // that the child's join password was given is recorded; the password never is
       const event = managesPut(before, after, password !== undefined ? { childRolePassword: 'accepted' } : {});
       if (!before || Object.keys(event.changes!).length > 1 || password === undefined && Object.keys(event.changes!).length > 0) await recordAudit(tx, c, deps, event);

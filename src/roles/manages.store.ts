@@ -26,6 +26,11 @@ export async function findManagesByPair(db: Db, parentId: number, childId: numbe
   return db.get(sql<ManagesRow>`${SELECT} WHERE parent_role_id = ${parentId} AND child_role_id = ${childId}`);
 }
 
+/** Does the stored relation already carry exactly these flags? */
+export function sameManagesFlags(row: ManagesRow, flags: Flags): boolean {
+  return Object.entries(managesColumns(flags)).every(([column, value]) => row[column as keyof ManagesRow] === value);
+}
+
 /** Creates P -> C or updates its flags (the pair is unique); returns the row. */
 export async function upsertManages(db: Db, parentId: number, childId: number, flags: Flags): Promise<ManagesRow> {
   const cols = managesColumns(flags);
