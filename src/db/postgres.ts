@@ -4,7 +4,8 @@
 //
 // Isolation, chosen per kind of transaction:
 // - write units (Db.write, every write of the HTTP API) run SERIALIZABLE and are retried on a serialization failure
-//   or deadlock (40001, 40P01), a bounded number of times with a short random back-off. Every unit is a check-then-
+//   or deadlock (40001, 40P01) with a short random back-off; a unit that keeps failing finally runs alone (see
+//   serializable below), so every unit completes. Every unit is a check-then-
 //   write (If-Unmodified-Since, last root member, cycle refusal, license claim, nodeId uniqueness...); SERIALIZABLE makes
 //   each behave as if the units ran one after another — the guarantee the SQLite backend gives by running them on one
 //   connection — without a hand-placed lock per check. A unit must therefore be safe to run again: it only touches the
@@ -93,7 +94,10 @@ async function guarded<T>(step: () => Promise<T>): Promise<T> {
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
-const MAX_ATTEMPTS = 8;
+/** Optimistic attempts of a write unit before it runs alone (see serializable below). */
+const OPTIMISTIC_ATTEMPTS = 4;
+/** The advisory lock key that write units hold shared, and a unit that keeps failing holds alone ('gk' 'write'). */
+const WRITE_GATE = 0x676b7772697465;
 
 /** A serialization failure or deadlock: the transaction may simply be run again. */
 export function isRetryable(err: unknown): boolean {
@@ -183,11 +187,17 @@ export function openPostgres(options: PostgresOptions): Db {
     }
   }
 
-  async function once<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
+  async function once<T>(begin: string, body: (tx: Db) => Promise<T>, alone = false): Promise<T> {
     const client = await guarded(() => pool.connect());
     const handle = txHandle(client);
     let broken = false;
+    let locked = false;
     try {
+      if (alone) {
+        // taken BEFORE the transaction (a session lock): its snapshot then starts after every other unit committed
+        await guarded(() => client.query(`SELECT pg_advisory_lock(${WRITE_GATE})`));
+        locked = true;
+      }
       await guarded(() => client.query(begin));
       try {
         const result = await body(handle);
@@ -203,20 +213,36 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     } finally {
       handle.end();
+      if (locked && !broken) {
+        try {
+          await client.query(`SELECT pg_advisory_unlock(${WRITE_GATE})`);
+        } catch {
+          broken = true; // a session lock must never stay behind on a pooled connection
+        }
+      }
       client.release(broken);
     }
   }
 
+  /**
+   * A write unit: optimistic first — SERIALIZABLE, concurrent with the other units, retried after a serialization
+   * failure or deadlock with a short growing random back-off. Under heavy contention on a small table (every rights
+   * check reads `manages`, so its writers conflict with nearly every unit) retries alone could run out: after
+   * OPTIMISTIC_ATTEMPTS the unit runs alone. Every unit holds the advisory lock WRITE_GATE shared; the last attempt
+   * takes it exclusively before its transaction starts, so no other write unit runs beside it and it cannot fail on a
+   * conflict again. Readers (Db.read, statements outside units) never take the lock.
+   */
   async function serializable<T>(body: (tx: Db) => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       try {
-        return await once('BEGIN ISOLATION LEVEL SERIALIZABLE', body);
+        return await once(`BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${WRITE_GATE})`, body);
       } catch (err) {
-        if (!isRetryable(err) || attempt >= MAX_ATTEMPTS) throw err;
+        if (!isRetryable(err)) throw err;
         // back off a little, growing, with jitter, so the racers do not collide again in lockstep
         await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt));
       }
     }
+    return once('BEGIN ISOLATION LEVEL SERIALIZABLE', body, true);
   }
 
   const root = execute(pool);

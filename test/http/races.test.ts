@@ -153,6 +153,20 @@ describe(`check-then-write races, ${N} concurrent clients each`, () => {
     assert.equal(await cyclesInManages(app), 0, 'the stored manages graph has no cycle');
   });
 
+  test('50 different manages relations created at once: all 200, all stored (contention is no excuse for a 5xx)', async (t) => {
+    const app = await appFor(t);
+    const parents: number[] = [];
+    for (let i = 0; i < 5; i++) parents.push((await addChild(app, ROOT_ROLE_ID, ALL))[0]);
+    const children: number[] = [];
+    for (let i = 0; i < 10; i++) children.push((await addChild(app, ROOT_ROLE_ID, ALL))[0]);
+    // 5 x 10 distinct edges parent -> child: none closes a cycle, each conflicts with the others' rights checks
+    const results = await race(times(N, (i) => () => app.request('PUT', `/v1/role/${parents[i % 5]}/manages?childRoleId=${children[Math.floor(i / 5)]}`, {
+      token: app.adminToken, body: FLAGS_ALL,
+    })));
+    assert.deepEqual(results.filter((r) => r.status !== 200).map((r) => r.text), []);
+    assert.equal(await count(app, 'manages', `parent_role_id IN (${parents.join(', ')})`), N);
+  });
+
   test('license activation: one 200, the others 400 ALREADY_ACTIVATED; claim: one 200, the others 400 ALREADY_CLAIMED, one link', async (t) => {
     const app = await appFor(t);
     const license = await createLicense(app);
