@@ -91,6 +91,8 @@ export class Api {
         }
       }
       if (spec.auth) await spec.auth.authenticate(c);
+      // docs/api.md#bodies: U+0000 in a path or query value is refused like in a body
+      if (/%00/i.test(c.req.url)) throw new ApiError('BAD_REQUEST', 'the URL must not contain the NUL character (U+0000)');
       const params = spec.params ? parseWith(spec.params, c.req.param(), 'path') : undefined;
       const query = spec.looseQuery ? parseWith(spec.query ?? v.any(), queryObject(c), 'query')
         : parseWith(spec.query ?? NO_QUERY, queryObject(c), 'query');

@@ -11,16 +11,20 @@ export function parseJsonBody(text: string): unknown {
   const depth = jsonDepth(text);
   if (depth > MAX_JSON_DEPTH) throw new ApiError('BAD_REQUEST', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let forbidden: string | undefined;
+  let nul = false;
   let value: unknown;
   try {
     value = JSON.parse(text, function (key, val) {
       if (FORBIDDEN_KEYS.has(key) && !Array.isArray(this)) forbidden ??= key;
+      if (key.includes('\u0000') || (typeof val === 'string' && val.includes('\u0000'))) nul = true;
       return val;
     });
   } catch (err) {
     throw new ApiError('BAD_REQUEST', `body: malformed JSON (${(err as Error).message})`);
   }
   if (forbidden !== undefined) throw new ApiError('BAD_REQUEST', `body: the key "${forbidden}" is not allowed`);
+  // docs/api.md#bodies: no stored text can hold U+0000 on every backend (PostgreSQL text cannot), so none is accepted
+  if (nul) throw new ApiError('BAD_REQUEST', 'body: text must not contain the NUL character (U+0000)');
   return value;
 }
 

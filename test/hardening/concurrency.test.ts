@@ -3,6 +3,8 @@
 // no lost update (every client's own property is there; a compare-and-set counter counts every success), no duplicate
 // (one manages relation, one membership, one user, one license link, one device per nodeId, one monitors relation),
 // no deadlock (every request answered within its timeout), and never a 5xx or a SQLite error reaching a client.
+// On PostgreSQL the same, with `gridkeeper backup` being pg_dump (each archive restored into a fresh database and
+// checked) and without the telemetry bulk (not ported yet).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,8 +12,10 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient, type HttpResult } from '../support/http-client.ts';
+import { sql } from 'kysely';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, dataDbFile, envInt, loginOver, openDataDb, sleep, startGridkeeper,
+  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, assertIntact, databaseEnv, dropDatabases, envInt, loginOver, openBackup, openCheckDb, sleep,
+  startGridkeeper,
 } from '../support/harness.ts';
 import { FLAGS_ALL } from './write-load.ts';
 
@@ -32,6 +36,8 @@ const failures: string[] = [];
 const backups = { runs: 0, ok: 0, errors: [] as string[] };
 let backupLoop: Promise<void> | undefined;
 let stopBackups = false;
+/** PostgreSQL: set when the suite ends; requests a failed (todo) test left running are then cut off, not failures */
+let ending = false;
 
 /** Every answer of the suite goes through here: counted, and a 5xx, an unanswered request or a SQLite message is a failure. */
 function seen(r: HttpResult, what: string): HttpResult {
@@ -57,15 +63,19 @@ const count = (rs: HttpResult[], status: number) => rs.filter((r) => r.status ==
 
 /** `gridkeeper backup` in a loop, in another process, until told to stop; each copy must pass integrity_check. */
 async function backupsUntilStopped(dataDir: string): Promise<void> {
+  // PostgreSQL: the command needs the database's URL; SQLite: the environment as it always was
+  const env = BACKEND === 'postgres' ? { env: { ...process.env, ...await databaseEnv(dataDir) } } : {};
   while (!stopBackups) {
     const file = join(dir, `backup-${backups.runs++}.db`);
     const code = await new Promise<string | null>((resolve) => {
-      execFile(exe, ['backup', file, '--data-dir', dataDir], { timeout: 60_000 }, (err, _out, stderr) => resolve(err ? `${err.message} ${stderr}` : null));
+      execFile(exe, ['backup', file, '--data-dir', dataDir], { timeout: 60_000, ...env }, (err, _out, stderr) => resolve(err ? `${err.message} ${stderr}` : null));
     });
     if (code !== null) backups.errors.push(code);
     else if (existsSync(file)) {
-      const db = openDataDb(file);
-      try { assertIntact(db, file); backups.ok++; } catch (err) { backups.errors.push(String(err)); } finally { db.close(); }
+      try {
+        const copy = await openBackup(file);
+        try { await assertIntact(copy.db, file); backups.ok++; } finally { await copy.drop(); }
+      } catch (err) { backups.errors.push(String(err)); }
     }
     rmSync(file, { force: true });
     await sleep(20);
@@ -79,11 +89,11 @@ before(async () => {
   admin = httpClient(run.url, { maxSockets: 8 });
   adminToken = (await loginOver(admin, ADMIN_EMAIL, ADMIN_PASSWORD)).access;
   hub = expect200(await as('admin', 'POST', '/v1/role?parentRoleId=1', { manages: FLAGS_ALL, role: { name: 'hub', selfRights: FLAGS_ALL } }), 'hub role').role.id;
-  // Bulk for the backups to copy while the clients write: ~60,000 telemetry points.
+  // Bulk for the backups to copy while the clients write: ~60,000 telemetry points (SQLite: telemetry is not ported yet).
   const bulk = expect200(await as('admin', 'POST', `/v1/device?roleId=${hub}`, { properties: { nodeId: 'bulk', nodeType: 'powerMeter' } }), 'bulk device');
   void bulk;
   const t0 = Date.now() - 86_400_000;
-  for (let b = 0; b < 6; b++) {
+  for (let b = 0; b < (BACKEND === 'postgres' ? 0 : 6); b++) {
     const lines = Array.from({ length: 10_000 }, (_, i) => `bulk,nodeId=bulk,phase=${i % 3} p=${i}.5,q=${b}i ${t0 + b * 10_000 + i}`).join('\n');
     const r = await admin.request('POST', '/v1/telemetry?db=bulk&rp=autogen&precision=ms', { token: adminToken, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(r.status, 204, r.text);
@@ -95,23 +105,32 @@ before(async () => {
       await as('admin', 'PUT', `/v1/role/${hub}/member?userEmail=${encodeURIComponent(email)}&password=client-password-1`, {}), 'add client')));
   }
   // all of them log in at once, from one address (more than the per-IP throttle's 20 in flight)
-  clients = await Promise.all(emails.map(async (email, index) => {
-    const http = httpClient(run.url, { maxSockets: 1 });
-    const s = await loginOver(http, email, 'client-password-1');
-    return { http, token: s.access, email, index };
-  }));
+  const together = emails.length;
+  clients = [];
+  for (let i = 0; i < emails.length; i += together) {
+    clients.push(...await Promise.all(emails.slice(i, i + together).map(async (email, j) => {
+      const http = httpClient(run.url, { maxSockets: 1 });
+      const s = await loginOver(http, email, 'client-password-1');
+      return { http, token: s.access, email, index: i + j };
+    })));
+  }
   backupLoop = backupsUntilStopped(dataDir);
 });
 
 after(async () => {
+  ending = true;
   stopBackups = true;
   await backupLoop;
   for (const c of clients ?? []) c.http.close();
   admin?.close();
-  if (run) {
-    assert.equal(await run.stop('SIGTERM'), 0);
-    const db = openDataDb(dataDbFile(join(dir, 'data')));
-    try { assertIntact(db, 'after the concurrency suite'); } finally { db.close(); }
+  try {
+    if (run) {
+      assert.equal(await run.stop('SIGTERM'), 0);
+      const db = await openCheckDb(join(dir, 'data'));
+      try { await assertIntact(db, 'after the concurrency suite'); } finally { await db.close(); }
+    }
+  } finally {
+    await dropDatabases();
   }
   rmSync(dir, { recursive: true, force: true });
   const fiveHundreds = [...statuses].filter(([s]) => s >= 500).reduce((n, [, c]) => n + c, 0);
@@ -215,10 +234,12 @@ describe(`${CLIENTS} concurrent clients against the executable, with backups run
     // exactly one of the passwords works: the user was created once
     const logins = await Promise.all([0, 1, 2, 3].map((i) => admin.request('POST', '/auth/login', { body: { username: 'newcomer@concurrency.test', password: `newcomer-pass-${i}` } })));
     assert.ok(logins.filter((r) => r.status === 200).length <= 1);
-    const db = openDataDb(dataDbFile(join(dir, 'data')));
+    const db = await openCheckDb(join(dir, 'data'));
     try {
-      assert.equal(db.prepare("SELECT count(*) FROM users WHERE email = 'newcomer@concurrency.test' COLLATE NOCASE").pluck().get(), 1);
-    } finally { db.close(); }
+      // users.email: TEXT COLLATE NOCASE on SQLite, CITEXT on PostgreSQL
+      const nocase = db.backend === 'sqlite' ? sql` COLLATE NOCASE` : sql``;
+      assert.equal((await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM users WHERE email = 'newcomer@concurrency.test'${nocase}`))!.n, 1);
+    } finally { await db.close(); }
   });
 
   it('monitors upserts of the same (role, device) pair: one relation', async () => {

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, envInt, loginOver, startGridkeeper } from '../support/harness.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, dropDatabases, envInt, loginOver, startGridkeeper } from '../support/harness.ts';
 
 const USERS = envInt('LOGIN_USERS', 50);
 
@@ -31,7 +31,11 @@ before(async () => {
 
 after(async () => {
   http?.close();
-  if (run) assert.equal(await run.stop(), 0);
+  try {
+    if (run) assert.equal(await run.stop(), 0);
+  } finally {
+    await dropDatabases();
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -5,8 +5,10 @@
 //     serves it.
 //   - graceful SIGTERM in the middle of a burst: requests the server was already reading finish with their 2xx, the
 //     process exits 0, and after a restart every acknowledged write is there.
+// On PostgreSQL `gridkeeper backup` is pg_dump: a copy is restored with pg_restore into a fresh database and served from
+// there; the load writes no telemetry and `telemetry prune` is not run (the telemetry engine is not ported yet).
 // BACKUPS (default 3), WORKERS (default 8).
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -15,7 +17,8 @@ import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, dataDbFile, envInt, kill9, loginOver, openDataDb, sleep, startGridkeeper, type Session,
+  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, assertIntact, serverErrors, attachDatabase, dataDbFile, databaseEnv, dropDatabases, envInt, kill9, loginOver,
+  openBackup, openCheckDb, sleep, startGridkeeper, type Session,
 } from '../support/harness.ts';
 import { checkLedger, createFixture, newLoadState, observe, presence, runWorker, type Fixture, type LoadState, type Write } from './write-load.ts';
 
@@ -29,6 +32,7 @@ const running: RunningBinary[] = [];
 before(() => { ({ dir, exe } = isolatedBinary()); });
 after(async () => {
   for (const r of running) await kill9(r);
+  await dropDatabases();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -43,21 +47,34 @@ function backup(dataDir: string, file: string): Promise<void> {
 }
 
 /** Runs a gridkeeper command in another process; resolves with its stdout, rejects on a non-zero exit. */
-function cli(args: string[]): Promise<string> {
+async function cli(args: string[]): Promise<string> {
+  // the data dir's database (PostgreSQL: its URL; nothing on SQLite)
+  const dataDir = args[args.indexOf('--data-dir') + 1];
+  const dbEnv = await databaseEnv(dataDir);
   return new Promise((resolve, reject) => {
-    execFile(exe, args, { timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GRIDKEEPER_LOG: 'warn' } },
+    execFile(exe, args, { timeout: 60_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GRIDKEEPER_LOG: 'warn', ...dbEnv } },
       (err, out, stderr) => (err ? reject(new Error(`gridkeeper ${args.join(' ')}: ${err.message} ${stderr}`)) : resolve(out)));
   });
 }
 
 /** ~100,000 telemetry points, so a backup takes long enough for writes to land while it copies. */
 async function bulk(client: HttpClient, token: string, fixture: Fixture): Promise<void> {
+  if (BACKEND === 'postgres') return; // telemetry is not ported to PostgreSQL yet
   const t0 = fixture.telemetryBase - 86_400_000;
   for (let b = 0; b < 5; b++) {
     const lines = Array.from({ length: 20_000 }, (_, i) => `bulk,nodeId=${fixture.controllers[1].nodeId},k=${i % 7} a=${i}.25,b=${b}i,c="x${i}" ${t0 + b * 20_000 + i}`).join('\n');
     const r = await client.request('POST', `/v1/telemetry?db=${fixture.db}bulk&rp=autogen&precision=ms`, { token, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(r.status, 204, r.text);
   }
+}
+
+/**
+ * The load's answers that are not 2xx (a 5xx among them shown with what the server logged).
+ */
+async function failedWrites(_t: TestContext, server: RunningBinary, statuses: Map<number, number>): Promise<[number, number][]> {
+  const bad = [...statuses].filter(([s]) => s < 200 || s >= 300);
+  if ((statuses.get(500) ?? 0) > 0) console.log(`server errors: ${serverErrors(server).slice(0, 3).join(' | ')}`);
+  return bad;
 }
 
 const MONOTONE = new Set<Write['kind']>(['patch', 'create', 'licenses', 'activate', 'claim', 'telemetry']);
@@ -103,30 +120,32 @@ describe('operations under write load', () => {
       stop = true;
       await Promise.all(workers);
     }
-    assert.equal([...state.statuses].filter(([s]) => s < 200 || s >= 300).length, 0, JSON.stringify(Object.fromEntries(state.statuses)));
+    assert.equal((await failedWrites(t, live, state.statuses)).length, 0, JSON.stringify(Object.fromEntries(state.statuses)));
     // the live database holds everything acknowledged
-    const liveDb = openDataDb(dataDbFile(dataDir));
+    const liveDb = await openCheckDb(dataDir);
     t.after(() => liveDb.close()); // closing twice is harmless
     const report = checkLedger(state.writes, await observe(client, session.access, fixture, WORKERS, liveDb), 'live');
-    liveDb.close();
+    await liveDb.close();
 
     for (const [i, copy] of copies.entries()) {
-      const db = openDataDb(copy.file);
-      try { assertIntact(db, `backup ${i}`); } finally { db.close(); }
-      // restore: a data dir holding nothing but the copy
+      const opened = await openBackup(copy.file);
+      t.after(() => opened.drop()); // dropping twice is harmless
+      try { await assertIntact(opened.db, `backup ${i}`); } finally { await opened.db.close(); }
+      // restore: a data dir holding nothing but the copy (PostgreSQL: an empty data dir, and the restored database)
       const restoredDir = join(dir, `restored-${i}`);
       mkdirSync(restoredDir);
-      copyFileSync(copy.file, dataDbFile(restoredDir));
+      if (opened.database) attachDatabase(restoredDir, opened.database);
+      else copyFileSync(copy.file, dataDbFile(restoredDir));
       const restored = await start(restoredDir);
       const rc = httpClient(restored.url);
       try {
         // the admin's session was in the database before the copy: its refresh token works on the restored one
         const access = await rc.request('GET', '/auth/accesstoken', { token: session.refresh });
         assert.equal(access.status, 200, access.text);
-        const rdb = openDataDb(dataDbFile(restoredDir));
+        const rdb = await openCheckDb(restoredDir);
         t.after(() => rdb.close()); // closing twice is harmless
         const observed = await observe(rc, access.text, fixture, WORKERS, rdb);
-        rdb.close();
+        await rdb.close();
         const missing = copy.ackedBefore.filter((w) => MONOTONE.has(w.kind) && presence(w, observed) !== 'all');
         assert.deepEqual(missing.slice(0, 5), [], `backup ${i}: ${missing.length} of ${copy.ackedBefore.length} writes acknowledged before it started are missing`);
         assertPrefixes(state.writes, observed, `backup ${i}`);
@@ -143,7 +162,7 @@ describe('operations under write load', () => {
     assert.equal(await live.stop(), 0);
   });
 
-  it('the other commands (user add, license create, telemetry prune, migrate, backup) while writers write: no 5xx, their effects visible', { timeout: 120_000 }, async () => {
+  it('the other commands (user add, license create, telemetry prune, migrate, backup) while writers write: no 5xx, their effects visible', { timeout: 120_000 }, async (t) => {
     const dataDir = join(dir, 'commands');
     const live = await start(dataDir);
     const client = httpClient(live.url, { maxSockets: WORKERS + 2 });
@@ -156,8 +175,12 @@ describe('operations under write load', () => {
     const writeOld = () => client.request('POST', '/v1/telemetry?db=cmdold&rp=autogen&precision=ms', {
       token: session.access, raw: `old,nodeId=${fixture.controllers[1].nodeId} v=1i ${old}`, headers: { 'content-type': 'text/plain' },
     });
-    assert.equal((await writeOld()).status, 204);
-    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
+    // telemetry (and so `telemetry prune`) is SQLite only for now: on PostgreSQL the prune part is left out
+    const telemetry = BACKEND === 'sqlite';
+    if (telemetry) {
+      assert.equal((await writeOld()).status, 204);
+      assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
+    }
     const state = newLoadState(WORKERS);
     let stop = false;
     const workers = Array.from({ length: WORKERS }, (_, w) => runWorker({
@@ -170,7 +193,7 @@ describe('operations under write load', () => {
       const [, created] = await Promise.all([
         cli(['user', 'add', 'operator@commands.test', '--password', 'operator-password-1', '--role', '1', ...dd]),
         cli(['license', 'create', '--type', 'commercial', '--duration', '30', '--count', '25', ...dd]),
-        cli(['telemetry', 'prune', '--older-than', '60d', ...dd]),
+        telemetry ? cli(['telemetry', 'prune', '--older-than', '60d', ...dd]) : Promise.resolve(''),
         cli(['migrate', ...dd]),
         backup(dataDir, join(dir, 'commands-copy.db')),
       ]);
@@ -180,25 +203,27 @@ describe('operations under write load', () => {
       stop = true;
       await Promise.all(workers);
     }
-    assert.deepEqual([...state.statuses].filter(([s]) => s < 200 || s >= 300), [], 'every write of the load succeeded');
+    assert.deepEqual(await failedWrites(t, live, state.statuses), [], 'every write of the load succeeded');
     // effects, seen by the running service
     const operator = await loginOver(client, 'operator@commands.test', 'operator-password-1');
     assert.equal((await client.request('POST', '/v1/role/query', { token: operator.access, body: { filter: { id: [1] } } })).body.role.length, 1);
     assert.equal(keys.length, 25);
     const activated = await client.request('POST', '/v1/license/activate', { token: session.access, body: { key: keys[0] } });
     assert.equal(activated.status, 200, activated.text);
-    const pruned = await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery });
-    assert.equal(pruned.status, 200, pruned.text);
-    assert.equal(pruned.body.series, undefined, 'the pruned points are gone');
-    // ... and the dropped shard comes back on the next write into its window
-    assert.equal((await writeOld()).status, 204);
-    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
-    const db = openDataDb(dataDbFile(dataDir));
+    if (telemetry) {
+      const pruned = await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery });
+      assert.equal(pruned.status, 200, pruned.text);
+      assert.equal(pruned.body.series, undefined, 'the pruned points are gone');
+      // ... and the dropped shard comes back on the next write into its window
+      assert.equal((await writeOld()).status, 204);
+      assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
+    }
+    const db = await openCheckDb(dataDir);
     try {
-      assertIntact(db, 'after the commands');
+      await assertIntact(db, 'after the commands');
       checkLedger(state.writes, await observe(client, session.access, fixture, WORKERS, db), 'after the commands');
     } finally {
-      db.close();
+      await db.close();
     }
     client.close();
     assert.equal(await live.stop(), 0);
@@ -237,15 +262,15 @@ describe('operations under write load', () => {
 
     server = await start(dataDir);
     client = httpClient(server.url);
-    const db = openDataDb(dataDbFile(dataDir));
+    const db = await openCheckDb(dataDir);
     try {
-      assertIntact(db, 'after SIGTERM');
+      await assertIntact(db, 'after SIGTERM');
       const access = (await client.request('GET', '/auth/accesstoken', { token: session.refresh })).text;
       const report = checkLedger(state.writes, await observe(client, access, fixture, WORKERS, db), 'after SIGTERM and restart');
       console.log(`sigterm: ${report.acked} writes acknowledged and verified after the restart (6 of them in flight at the signal); `
         + `${unanswered.length} refused by the closed port (never sent)`);
     } finally {
-      db.close();
+      await db.close();
       client.close();
       assert.equal(await server.stop(), 0);
     }

@@ -10,11 +10,14 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { openDatabase } from '../../src/db/open.ts';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/open.ts';
 import { rotateSigningKey } from '../../src/auth/keys.ts';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, dataDbFile, kill9, loginOver, openDataDb, startGridkeeper } from '../support/harness.ts';
+import {
+  ADMIN_EMAIL, ADMIN_PASSWORD, dropDatabases, kill9, loginOver, openCheckDb, openWritableDb, startGridkeeper,
+} from '../support/harness.ts';
 
 let dir: string;
 let exe: string;
@@ -31,10 +34,11 @@ async function restart(how: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
 }
 
 /** With the server stopped: change the data dir's database directly (as an operator's tool would). */
-async function whileStopped(change: (file: string) => Promise<void> | void): Promise<void> {
+async function whileStopped(change: (db: Db) => Promise<void>): Promise<void> {
   http.close();
   assert.equal(await run.stop('SIGTERM'), 0);
-  await change(dataDbFile(dataDir));
+  const db = await openWritableDb(dataDir);
+  try { await change(db); } finally { await db.close(); }
   run = await startGridkeeper(exe, dataDir);
   http = httpClient(run.url);
 }
@@ -52,9 +56,11 @@ async function forge(key: JWK, header: { kid?: string; alg?: string }, claims: R
     .sign(priv);
 }
 
-function signingKeys(): { kid: string; private_jwk: string; public_jwk: string; retired_at: number | null }[] {
-  const db = openDataDb(dataDbFile(dataDir));
-  try { return db.prepare('SELECT kid, private_jwk, public_jwk, retired_at FROM signing_keys ORDER BY created_at').all() as never; } finally { db.close(); }
+async function signingKeys(): Promise<{ kid: string; private_jwk: string; public_jwk: string; retired_at: number | null }[]> {
+  const db = await openCheckDb(dataDir);
+  try {
+    return await db.all(sql<{ kid: string; private_jwk: string; public_jwk: string; retired_at: number | null }>`SELECT kid, private_jwk, public_jwk, retired_at FROM signing_keys ORDER BY created_at`);
+  } finally { await db.close(); }
 }
 
 before(async () => {
@@ -67,6 +73,7 @@ before(async () => {
 after(async () => {
   http?.close();
   if (run) await kill9(run);
+  await dropDatabases();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -122,13 +129,10 @@ describe('token attacks on the executable', () => {
     const before = await loginOver(http, ADMIN_EMAIL, ADMIN_PASSWORD);
     const oldKid = kid(before.access);
     assert.equal(kid(before.refresh), oldKid);
-    const oldKey = signingKeys().find((k) => k.kid === oldKid)!;
+    const oldKey = (await signingKeys()).find((k) => k.kid === oldKid)!;
     assert.ok(oldKey && oldKey.retired_at === null);
     let newKid = '';
-    await whileStopped(async (file) => {
-      const db = openDatabase({ file });
-      try { newKid = await rotateSigningKey(db, Date.now()); } finally { await db.close(); }
-    });
+    await whileStopped(async (db) => { newKid = await rotateSigningKey(db, Date.now()); });
     assert.notEqual(newKid, oldKid);
     // tokens signed before the rotation keep working
     assert.equal(await canRead(before.access), 200);
@@ -143,10 +147,7 @@ describe('token attacks on the executable', () => {
     const byRetired = await forge(JSON.parse(oldKey.private_jwk) as JWK, { kid: oldKid }, { sub, sid });
     assert.equal(await canRead(byRetired), 200);
     // the retired key removed from the database: everything it signed is refused, the new key's tokens are not
-    await whileStopped((file) => {
-      const db = openDataDb(file, { readonly: false });
-      try { db.prepare('DELETE FROM signing_keys WHERE kid = ?').run(oldKid); } finally { db.close(); }
-    });
+    await whileStopped(async (db) => { await db.run(sql`DELETE FROM signing_keys WHERE kid = ${oldKid}`); });
     assert.equal(await canRead(before.access), 401);
     assert.equal(await status('GET', '/auth/accesstoken', before.refresh), 401);
     assert.equal(await canRead(byRetired), 401);
@@ -156,7 +157,7 @@ describe('token attacks on the executable', () => {
 
   it('forged tokens are refused; the same claims signed with the real key pass (the control)', async () => {
     const admin = await loginOver(http, ADMIN_EMAIL, ADMIN_PASSWORD);
-    const current = signingKeys().find((k) => k.retired_at === null)!;
+    const current = (await signingKeys()).find((k) => k.retired_at === null)!;
     const realKey = JSON.parse(current.private_jwk) as JWK;
     const { sid, sub } = decodeJwt(admin.refresh) as { sid: string; sub: string };
     // control: the real key and real claims pass

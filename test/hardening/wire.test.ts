@@ -2,7 +2,8 @@
 // slow clients (trickled headers, stalled bodies) that must not hold up anyone else or the database, bodies over the
 // limit without a Content-Length (streamed, chunked) and with a lying one, a gzip bomb on the telemetry write,
 // malformed HTTP, many idle connections. The server stays responsive, answers in the contract's shape, and its
-// memory stays bounded.
+// memory stays bounded. On PostgreSQL the telemetry write answers 501 TELEMETRY_UNAVAILABLE (not ported yet): the gzip
+// bomb is then refused before anything is inflated, which the memory bound still checks.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, envInt, loginOver, sleep, startGridkeeper } from '../support/harness.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, dropDatabases, envInt, loginOver, sleep, startGridkeeper } from '../support/harness.ts';
 
 const SLOW = envInt('SLOW_CLIENTS', 200);
 
@@ -72,7 +73,11 @@ before(async () => {
 after(async () => {
   for (const s of sockets) s.destroy();
   http?.close();
-  if (run) assert.equal(await run.stop(), 0, 'still stops gracefully after all that');
+  try {
+    if (run) assert.equal(await run.stop(), 0, 'still stops gracefully after all that');
+  } finally {
+    await dropDatabases();
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -142,8 +147,9 @@ describe('hostile clients on the wire', () => {
     const bomb = gzipSync(Buffer.alloc(256 * 1024 * 1024, 'a'), { level: 9 });
     assert.ok(bomb.length < 1024 * 1024, 'a small request');
     const r = await http.request('POST', '/v1/telemetry?db=bomb&rp=autogen', { token, raw: bomb, headers: { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, timeoutMs: 30_000 });
-    assert.equal(r.status, 413, r.text);
-    assert.equal(r.body.code, 'PAYLOAD_TOO_LARGE');
+    const [status, code] = BACKEND === 'postgres' ? [501, 'TELEMETRY_UNAVAILABLE'] : [413, 'PAYLOAD_TOO_LARGE'];
+    assert.equal(r.status, status, r.text);
+    assert.equal(r.body.code, code);
     await sleep(200);
     const grown = rssMb(run.child.pid!) - rssBefore;
     assert.ok(grown < 200, `RSS grew ${grown.toFixed(0)} MB inflating a bomb`);

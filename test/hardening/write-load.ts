@@ -10,10 +10,11 @@
 // A write is `acked` when a 2xx arrived, `unknown` when no answer did (the server died, the connection was reset), and
 // `refused` for any other answer. The checks: every acked write is present with the value written; an unknown one is
 // present entirely or not at all; a refused one is absent.
+// On PostgreSQL the telemetry engine is not ported yet (501 TELEMETRY_UNAVAILABLE): the load writes no telemetry there.
 import assert from 'node:assert/strict';
-import type Database from 'better-sqlite3';
+import { sql } from 'kysely';
 import type { HttpClient, HttpResult } from '../support/http-client.ts';
-import { seeded } from '../support/harness.ts';
+import { BACKEND, seeded, type CheckDb } from '../support/harness.ts';
 
 export type Outcome = 'acked' | 'unknown' | 'refused';
 
@@ -109,7 +110,8 @@ export function newLoadState(workers: number): LoadState {
 }
 
 export const DEFAULT_MIX: Record<WriteKind, number> = {
-  patch: 40, create: 5, 'member-put': 12, 'member-delete': 8, licenses: 0, activate: 12, claim: 8, telemetry: 15,
+  patch: 40, create: 5, 'member-put': 12, 'member-delete': 8, licenses: 0, activate: 12, claim: 8,
+  telemetry: BACKEND === 'postgres' ? 0 : 15,
 };
 
 function outcomeOf(r: HttpResult): Outcome {
@@ -244,11 +246,40 @@ export interface Observed {
   points: Map<string, number>;
 }
 
-/** Reads devices, members and telemetry through the API, licenses and links from the database file. */
-export async function observe(client: HttpClient, token: string, fixture: Fixture, workers: number, db: Database.Database): Promise<Observed> {
+/** Reads devices, members and telemetry (SQLite) through the API, licenses and links from the database. */
+export async function observe(client: HttpClient, token: string, fixture: Fixture, workers: number, db: CheckDb): Promise<Observed> {
   const devices = ok(await client.request('POST', '/v1/device/query', { token, body: {} }), 'device query').body.device as { id: number; properties: Record<string, unknown> }[];
   const members = ok(await client.request('POST', '/v1/role/*/member/query', { token, body: {} }), 'member query').body.member as { roleId: number; userEmail: string }[];
   const points = new Map<string, number>();
+  if (db.backend === 'sqlite') await observeTelemetry(client, token, fixture, points);
+  void workers;
+  const nodeIds = new Map<string, number>();
+  for (const d of devices) {
+    const n = d.properties.nodeId;
+    if (typeof n === 'string') nodeIds.set(n, (nodeIds.get(n) ?? 0) + 1);
+  }
+  const licenses = new Map<string, number | null>();
+  for (const row of await db.all(sql<{ key: string; activation_date: number | null }>`SELECT key, activation_date FROM licenses`)) {
+    licenses.set(row.key, row.activation_date);
+  }
+  const claims = new Map<string, string>();
+  const nodeIdOf = db.backend === 'postgres' ? sql`d.node_id` : sql`json_extract(d.properties, '$.nodeId')`;
+  for (const row of await db.all(sql<{ key: string; nodeId: string }>`SELECT l.key AS key, ${nodeIdOf} AS "nodeId"
+      FROM license_datalink k JOIN licenses l ON l.id = k.license_id JOIN devices d ON d.id = k.device_id`)) {
+    claims.set(row.key, row.nodeId);
+  }
+  return {
+    devices: new Map(devices.map((d) => [d.id, d.properties])),
+    nodeIds,
+    members: new Set(members.map((m) => `${m.roleId}|${m.userEmail.toLowerCase()}`)),
+    licenses,
+    claims,
+    points,
+  };
+}
+
+/** The load's telemetry points, read through the API. */
+async function observeTelemetry(client: HttpClient, token: string, fixture: Fixture, points: Map<string, number>): Promise<void> {
   const q = await client.request('POST', '/v1/telemetry/query', {
     token,
     body: {
@@ -264,29 +295,6 @@ export async function observe(client: HttpClient, token: string, fixture: Fixtur
     assert.deepEqual(s.columns, ['time', 'v']);
     for (const [time, v] of s.values) points.set(`${s.tags.w}|${Date.parse(time)}`, v);
   }
-  void workers;
-  const nodeIds = new Map<string, number>();
-  for (const d of devices) {
-    const n = d.properties.nodeId;
-    if (typeof n === 'string') nodeIds.set(n, (nodeIds.get(n) ?? 0) + 1);
-  }
-  const licenses = new Map<string, number | null>();
-  for (const row of db.prepare('SELECT key, activation_date FROM licenses').all() as { key: string; activation_date: number | null }[]) {
-    licenses.set(row.key, row.activation_date);
-  }
-  const claims = new Map<string, string>();
-  for (const row of db.prepare(`SELECT l.key AS key, json_extract(d.properties, '$.nodeId') AS nodeId
-      FROM license_datalink k JOIN licenses l ON l.id = k.license_id JOIN devices d ON d.id = k.device_id`).all() as { key: string; nodeId: string }[]) {
-    claims.set(row.key, row.nodeId);
-  }
-  return {
-    devices: new Map(devices.map((d) => [d.id, d.properties])),
-    nodeIds,
-    members: new Set(members.map((m) => `${m.roleId}|${m.userEmail.toLowerCase()}`)),
-    licenses,
-    claims,
-    points,
-  };
 }
 
 /** Whether the effect of one write is visible: 'all', 'none', or 'partial' (a torn write). Members: see checkLedger. */

@@ -27,3 +27,21 @@ test('on PostgreSQL the telemetry and InfluxDB endpoints answer 501 TELEMETRY_UN
   const tables = await app.deps.db.all<{ n: number }>(app.deps.db.qb.selectFrom('telemetry_namespaces').select((eb) => eb.fn.countAll<number>().as('n')));
   assert.deepEqual(tables, [{ n: 0 }]);
 });
+
+test('U+0000 is refused (400) in a JSON body and in the URL, on every backend, and nothing is stored', async (t) => {
+  const app = await makeTestApp();
+  t.after(() => app.close());
+  const token = app.adminToken;
+  const body = assertError(await app.request('POST', '/v1/license/activate', { token, body: { key: 'GK-\u0000' } }), 400, 'BAD_REQUEST');
+  assert.match(body.message, /U\+0000/);
+  const flags = { roleManagement: true, userManagement: true, viewManagement: false, deviceManagement: true, reportManagement: false, alarmManagement: false };
+  assertError(await app.request('POST', '/v1/role?parentRoleId=1', { token, body: { role: { name: 'a\u0000b', selfRights: flags }, manages: flags } }), 400, 'BAD_REQUEST');
+  assertError(await app.request('POST', '/v1/device?roleId=1', { token, body: { properties: { nodeId: 'n\u0000' } } }), 400, 'BAD_REQUEST');
+  assertError(await app.request('POST', '/v1/device?roleId=1', { token, body: { properties: { ['k\u0000']: 1 } } }), 400, 'BAD_REQUEST');
+  assertError(await app.request('GET', '/v1/license/controller/n%00x', { token }), 400, 'BAD_REQUEST');
+  const counts = await app.deps.db.all<{ n: number }>(app.deps.db.qb.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')));
+  assert.deepEqual(counts, [{ n: 0 }]);
+  // a backslash followed by u0000 is ordinary text
+  const ok = await app.request('POST', '/v1/device?roleId=1', { token, body: { properties: { note: '\\u0000' } } });
+  assert.equal(ok.status, 200, ok.text);
+});

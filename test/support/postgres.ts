@@ -88,3 +88,22 @@ export async function freshPostgres(): Promise<{ db: Db; name: string; drop(): P
     },
   };
 }
+
+/**
+ * A fresh EMPTY database on the test server (no schema: whoever connects first migrates it, e.g. the executable with
+ * GRIDKEEPER_DATABASE_URL) and its URL; `drop` removes it, also while something is still connected to it.
+ */
+export async function emptyPostgres(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+  const name = `gk_empty_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  await admin((client) => client.query(`CREATE DATABASE ${name}`));
+  let dropped = false;
+  return {
+    name,
+    url: databaseUrl(name),
+    async drop() {
+      if (dropped) return;
+      dropped = true;
+      await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
