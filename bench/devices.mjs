@@ -3,10 +3,13 @@
 //  - PATCH of one property with 16 connections, requests/s as a ratio of /healthz in the same run (aim >= 0.25);
 //  - peak RSS of the server.
 // The server is a separate process on loopback (dist/gridkeeper when GK_EXE is set, else the sources through the
-// test loader). Every load is bounded by a request count and a time cap. Run: node bench/devices.mjs
+// test loader). Every load is bounded by a request count and a time cap. Both storage backends in one run: the embedded
+// SQLite database, then PostgreSQL (GRIDKEEPER_TEST_DATABASE_URL's server; the same installation moved there with
+// gridkeeper copy's code). Run: node bench/devices.mjs   (BACKENDS=sqlite or BACKENDS=postgres for one)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cpuMs, load, percentile, rssOf } from './lib/load.mjs';
 import { accessToken, call } from './lib/http.mjs';
@@ -20,8 +23,10 @@ const ADMIN_PASSWORD = 'bench-password-1';
 const USER_PASSWORD = 'bench-user-password-1';
 const fmt = (n, d = 1) => Number(n).toFixed(d);
 
-function server(dir) {
-  const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir };
+const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',');
+
+function server(dir, extraEnv = {}) {
+  const env = { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_DATA_DIR: dir, ...extraEnv };
   if (process.env.GK_EXE) return startServer(process.env.GK_EXE, ['serve'], { env, timeoutMs: 60_000 });
   return startServer(process.execPath, ['--import', join(root, 'test/support/register.mjs'), join(root, 'src/main.ts'), 'serve'], { env, timeoutMs: 60_000 });
 }
@@ -62,7 +67,61 @@ async function main() {
     const layout = writeDevicesInstallation(join(dir, 'gridkeeper.db'));
     const generatedS = (performance.now() - t0) / 1000;
 
-    const gk = await server(dir);
+    const results = {};
+    for (const backend of BACKENDS) {
+      let dropDatabase = async () => {};
+      let extraEnv = {};
+      if (backend === 'postgres') {
+        const moved = await intoPostgres(join(dir, 'gridkeeper.db'));
+        dropDatabase = moved.drop;
+        extraEnv = { GRIDKEEPER_DATABASE_URL: moved.url };
+        console.log(`\ncopied into PostgreSQL in ${fmt(moved.seconds)} s`);
+      }
+      try {
+        results[backend] = await measure(dir, layout, backend, extraEnv, generatedS);
+      } finally {
+        await dropDatabase();
+      }
+    }
+    if (results.sqlite && results.postgres) {
+      const r = (k) => fmt(results.postgres.query[k].p50 / results.sqlite.query[k].p50, 2);
+      console.log(`\nPostgreSQL / SQLite: device query p50 operatorAll ${r('operatorAll')}x, operatorPage ${r('operatorPage')}x, skipHash ${r('operatorSkipHash')}x; `
+        + `PATCH req/s ${fmt(results.postgres.patchRps / results.sqlite.patchRps, 2)}x; PATCH/healthz ${fmt(results.sqlite.ratio, 3)} vs ${fmt(results.postgres.ratio, 3)}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The installation of the SQLite file moved into a fresh PostgreSQL database by `gridkeeper copy` itself. */
+async function intoPostgres(file) {
+  const { default: pg } = await import('pg');
+  const serverUrl = process.env.GRIDKEEPER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `gk_bench_devices_${process.pid}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const t0 = performance.now();
+  const [command, ...args] = process.env.GK_EXE ? [process.env.GK_EXE] : [process.execPath, '--import', join(root, 'test/support/register.mjs'), join(root, 'src/main.ts')];
+  const copied = spawnSync(command, [...args, 'copy', '--from', file, '--to', url.toString()], { encoding: 'utf8', env: { ...process.env, GRIDKEEPER_DATA_DIR: dirname(file) } });
+  if (copied.status !== 0) throw new Error(`copy failed: ${copied.stderr}`);
+  const analyze = new pg.Client({ connectionString: url.toString() });
+  await analyze.connect();
+  await analyze.query('ANALYZE');
+  await analyze.end();
+  return {
+    url: url.toString(),
+    seconds: (performance.now() - t0) / 1000,
+    drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end(); },
+  };
+}
+
+async function measure(dir, layout, backend, extraEnv, generatedS) {
+  {
+    const gk = await server(dir, extraEnv);
     const admin = await accessToken(gk.url, 'admin@localhost', ADMIN_PASSWORD);
     // members through the API (creates the users with a password)
     const operator = 'operator@bench.test';
@@ -118,6 +177,7 @@ async function main() {
     const mem = rssOf(gk.child.pid);
     await gk.stop();
 
+    console.log(`\n=== ${backend} ===`);
     const row = (name, q) => `  ${name.padEnd(18)} ${String(q.devices).padStart(6)} devices ${fmt(q.kb, 0).padStart(6)} KiB   p50 ${fmt(q.p50).padStart(6)} ms   p90 ${fmt(q.p90).padStart(6)} ms   max ${fmt(q.max).padStart(6)} ms   server CPU ${fmt(q.cpu).padStart(6)} ms/req`;
     console.log(`installation: ${layout.roles} roles, ${layout.devices} devices, ${layout.monitors} monitors relations (written in ${fmt(generatedS)} s)`);
     console.log(`POST /v1/device/query, ${QUERY_RUNS} sequential requests each (aim: operator p50 < 150 ms)`);
@@ -128,9 +188,9 @@ async function main() {
     console.log(`  server CPU per /healthz: ${fmt(healthCpuPerReq, 3)} ms`);
     console.log(`ratio PATCH / healthz: ${fmt(patchRps / healthRps, 3)} (aim >= 0.25); by server CPU per request: ${fmt(healthCpuPerReq / patchCpuPerReq, 3)}; non-2xx or errors: ${errors}`);
     console.log(`server RSS: idle after start ${fmt(idle.rss, 0)} MB, now ${fmt(mem.rss, 0)} MB, peak ${fmt(mem.peak, 0)} MB`);
-    console.log(JSON.stringify({ layout: { roles: layout.roles, devices: layout.devices, monitors: layout.monitors }, query, patchRps, patchCpuPerReq, healthRps, healthCpuPerReq, ratio: patchRps / healthRps, rssPeakMb: mem.peak }));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+    const result = { backend, layout: { roles: layout.roles, devices: layout.devices, monitors: layout.monitors }, query, patchRps, patchCpuPerReq, healthRps, healthCpuPerReq, ratio: patchRps / healthRps, rssPeakMb: mem.peak };
+    console.log(JSON.stringify(result));
+    return result;
   }
 }
 

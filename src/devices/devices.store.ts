@@ -17,8 +17,10 @@ const COLUMNS = ['id', 'properties', 'last_update'] as const;
 /** `{"<key>":true,...}` over the stored top-level keys, in stored order: the editabilities of a full editor */
 const ALL_EDITABLE = {
   sqlite: sql<string>`(SELECT json_group_object(key, json('true')) FROM json_each(devices.properties))`,
-  // json (not jsonb) keeps the stored key order
-  postgres: sql<string>`(SELECT coalesce(json_object_agg(key, true), '{}')::text FROM json_each(devices.properties::json))`,
+  // json (not jsonb) keeps the stored key order; written out by hand because json_object_agg's text has spaces
+  // (`{ "a" : true }`), and this text goes into the answer verbatim: compact, as on SQLite
+  postgres: sql<string>`(SELECT '{' || coalesce(string_agg(to_json(k)::text || ':true', ',' ORDER BY n), '') || '}'
+    FROM json_object_keys(devices.properties::json) WITH ORDINALITY AS t(k, n))`,
 };
 /** `"true"`/`"false"` when the top-level isActive is that boolean */
 const IS_ACTIVE = {

@@ -45,3 +45,18 @@ test('U+0000 is refused (400) in a JSON body and in the URL, on every backend, a
   const ok = await app.request('POST', '/v1/device?roleId=1', { token, body: { properties: { note: '\\u0000' } } });
   assert.equal(ok.status, 200, ok.text);
 });
+
+test('answers are compact JSON, byte for byte what JSON.stringify writes (the listing fast path included)', async (t) => {
+  const app = await makeTestApp();
+  t.after(() => app.close());
+  const token = app.adminToken;
+  const created = await app.request('POST', '/v1/device?roleId=1', { token, body: { properties: { nodeId: 'n1', name: 'Main', 'ü "q"': [1, { a: null }], z: 'x\ny' } } });
+  assert.equal(created.status, 200, created.text);
+  for (const [method, path, body] of [['POST', '/v1/device/query', {}], ['GET', '/v1/device', undefined], ['POST', '/v1/role/query', {}]] as const) {
+    const res = await app.request(method, path, { token, body });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, JSON.stringify(JSON.parse(res.text)), `${method} ${path}`);
+  }
+  const listed = (await app.request('POST', '/v1/device/query', { token, body: {} })).body.device[0];
+  assert.deepEqual(Object.keys(listed.userRights.propertyEditabilities), ['nodeId', 'name', 'ü "q"', 'z'], 'in stored key order');
+});
