@@ -5,8 +5,9 @@
 // The statements run synchronously on the connection (Db.exclusive), while the read rights of the series' nodeIds come
 // from the shared rules, which are asynchronous: they are checked between attempts, never inside one. An attempt runs
 // every statement with the rights known so far, a series of an unchecked nodeId counting as unreadable, and notes
-// those nodeIds. The first attempt knows no right, so it reads no point: it gives the charge and the nodeIds to check;
-// the next one answers, unless a series of another unchecked nodeId appeared in between (checked, then run again).
+// those nodeIds. The first attempt knows no right, so it only plans (and runs the SHOWs): it gives the charge and the
+// nodeIds to check; the next one answers, unless a series of another unchecked nodeId appeared in between (checked,
+// then run again).
 import type { Db } from '../db/open.ts';
 import type { Statement } from './ast.ts';
 import { StatementError } from './errors.ts';
@@ -47,23 +48,27 @@ interface Attempt {
 /** The answer `{"results":[…]}` as JSON text. */
 export async function executeQuery(db: Db, request: QueryRequest, statements: Statement[], options: ExecuteOptions): Promise<string> {
   const rights = new Map<string, boolean>();
-  let charged = false;
-  for (;;) {
-    const attempt = await db.exclusive((conn) => conn.sqlite.transaction((): Attempt => {
-      const catalogue = catalogueOf(conn);
-      catalogue.sync();
-      const memo = newMemo(rights);
-      return { ...runStatements({ ...request, conn, catalogue }, statements, memo, options.epoch), unknown: memo.unknown };
-    }).deferred());
-    if (!charged) {
-      await options.charge(attempt.cost);
-      charged = true;
+  const lists: RequestMemo['lists'] = new Map();
+  const attempt = (tx: Db) => tx.exclusive((conn): Attempt => {
+    const catalogue = catalogueOf(conn);
+    catalogue.sync();
+    const memo = newMemo(rights, lists);
+    return { ...runStatements({ ...request, conn, catalogue }, statements, memo, options.epoch), unknown: memo.unknown };
+  });
+  // the first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier)
+  const first = await db.read(attempt);
+  await options.charge(first.cost);
+  if (first.unknown.size === 0) return first.body;
+  // then rights and answer in ONE read snapshot: the rights checked are those of the data read
+  return db.read(async (tx) => {
+    for (let unknown = first.unknown; ;) {
+      const readable = await readableNodeIds(tx, request.userId, unknown);
+      for (const nodeId of unknown) rights.set(nodeId, readable.has(nodeId));
+      const next = await attempt(tx);
+      if (next.unknown.size === 0) return next.body;
+      unknown = next.unknown; // every attempt but the last adds at least one nodeId
     }
-    if (attempt.unknown.size === 0) return attempt.body;
-    // every attempt but the last adds at least one nodeId here
-    const readable = await readableNodeIds(db, request.userId, attempt.unknown);
-    for (const nodeId of attempt.unknown) rights.set(nodeId, readable.has(nodeId));
-  }
+  });
 }
 
 /** One attempt: every statement planned, then executed, with the rights in the memo. */
@@ -78,10 +83,13 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
     }
   });
   const cost = planned.flatMap((p) => (p.kind === 'select' ? p.plan.cost : []));
+  // Planning met nodeIds whose right is not known yet: this attempt's answer will be thrown away, so its SELECTs read
+  // no point (the SHOWs still run: they may meet more nodeIds to check before the next attempt).
+  const discarded = memo.unknown.size > 0;
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
-      if (p.kind === 'select') return selectResult(id, runSelect(ctx.catalogue, p.plan, epoch), epoch, p.plan.stmt.tz);
+      if (p.kind === 'select') return discarded ? '' : selectResult(id, runSelect(ctx.catalogue, p.plan, epoch), epoch, p.plan.stmt.tz);
       const stmt = p.stmt;
       if (stmt.kind === 'unsupported') {
         return errorResult(id, `${stmt.text || 'this statement'} is not supported by gridkeeper's InfluxDB door (only SELECT and SHOW DATABASES, RETENTION POLICIES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS and SERIES run)`);

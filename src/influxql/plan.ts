@@ -63,9 +63,15 @@ export interface RequestMemo {
   rights: ReadonlyMap<string, boolean>;
   series: Map<string, SeriesRef[]>;
   unknown: Set<string>;
+  /**
+   * Every series of a measurement, read once per request and shared by its attempts (the catalogue generation they
+   * were read in is checked: a changed catalogue reads them again).
+   */
+  lists: Map<string, { generation: number; all: SeriesRef[] }>;
 }
 
-export const newMemo = (rights: ReadonlyMap<string, boolean>): RequestMemo => ({ rights, series: new Map(), unknown: new Set() });
+export const newMemo = (rights: ReadonlyMap<string, boolean>, lists: RequestMemo['lists'] = new Map()): RequestMemo =>
+  ({ rights, series: new Map(), unknown: new Set(), lists });
 
 /**
  * The series of a measurement the caller may read, by the rights in the memo (checked through the telemetry rules,
@@ -76,7 +82,11 @@ export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: Namespac
   const key = `${ns.id}\u0000${measurement}`;
   const cached = memo.series.get(key);
   if (cached !== undefined) return cached;
-  const all = seriesOfMeasurement(ctx.conn, ns, measurement);
+  let listed = memo.lists.get(key);
+  if (listed === undefined || listed.generation !== ctx.catalogue.generation) {
+    memo.lists.set(key, listed = { generation: ctx.catalogue.generation, all: seriesOfMeasurement(ctx.conn, ns, measurement) });
+  }
+  const { all } = listed;
   const { rights, unknown } = memo;
   const visible = all.filter((s) => {
     const ok = rights.get(s.nodeId);

@@ -27,7 +27,10 @@ export interface SeriesPoints {
 export function seriesOfMeasurement(conn: SqliteConnection, ns: NamespaceInfo, measurement: string): SeriesRef[] {
   const rows = conn.prepare('SELECT id, node_id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ?')
     .raw(true).all(ns.id, measurement) as Array<[number, string, string]>;
-  const list = rows.map(([id, nodeId, tags]) => ({ id, nodeId, tags: JSON.parse(tags) as Record<string, string>, key: seriesKeyOf(measurement, JSON.parse(tags)) }));
+  const list = rows.map(([id, nodeId, text]) => {
+    const tags = JSON.parse(text) as Record<string, string>;
+    return { id, nodeId, tags, key: seriesKeyOf(measurement, tags) };
+  });
   list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return list.map(({ id, nodeId, tags }) => ({ id, nodeId, tags }));
 }
