@@ -3,7 +3,7 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { ApiError } from './errors.ts';
-import { parseJsonBody, parseWith } from './validate.ts';
+import { parseJsonBody, parseWith, refuseNul } from './validate.ts';
 import type { AppEnv } from './env.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -100,6 +100,7 @@ export class Api {
       if (spec.body !== undefined) {
         const text = bytes && bytes.length > 0 ? decodeUtf8(bytes) : undefined;
         body = parseWith(spec.body, text === undefined ? undefined : parseJsonBody(text), 'body');
+        refuseNul(body);
       }
       return handler(c, { body, query, params, raw: spec.rawBody ? bytes : undefined } as RouteInput<B, Q, P>);
     };

@@ -11,21 +11,36 @@ export function parseJsonBody(text: string): unknown {
   const depth = jsonDepth(text);
   if (depth > MAX_JSON_DEPTH) throw new ApiError('BAD_REQUEST', `body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   let forbidden: string | undefined;
-  let nul = false;
   let value: unknown;
   try {
     value = JSON.parse(text, function (key, val) {
       if (FORBIDDEN_KEYS.has(key) && !Array.isArray(this)) forbidden ??= key;
-      if (key.includes('\u0000') || (typeof val === 'string' && val.includes('\u0000'))) nul = true;
       return val;
     });
   } catch (err) {
     throw new ApiError('BAD_REQUEST', `body: malformed JSON (${(err as Error).message})`);
   }
   if (forbidden !== undefined) throw new ApiError('BAD_REQUEST', `body: the key "${forbidden}" is not allowed`);
-  // docs/api.md#bodies: no stored text can hold U+0000 on every backend (PostgreSQL text cannot), so none is accepted
-  if (nul) throw new ApiError('BAD_REQUEST', 'body: text must not contain the NUL character (U+0000)');
   return value;
+}
+
+/**
+ * docs/api.md#bodies: U+0000 in a key or string of a validated body is refused, naming where: no backend may be asked
+ * to store it (PostgreSQL text cannot hold it), and every backend answers alike. Runs after the schema, so a field
+ * the schema refuses is named by the schema's own message.
+ */
+export function refuseNul(value: unknown, path = ''): void {
+  if (typeof value === 'string') {
+    if (value.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: text must not contain the NUL character (U+0000)`);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => refuseNul(v, `${path}[${i}]`));
+  } else if (typeof value === 'object' && value !== null) {
+    for (const [k, v] of Object.entries(value)) {
+      const at = path ? `${path}.${k}` : k;
+      if (k.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: a key must not contain the NUL character (U+0000)`);
+      refuseNul(v, at);
+    }
+  }
 }
 
 /** Maximum bracket nesting outside strings: a linear scan, so deep input is refused before JSON.parse recurses. */
