@@ -8,6 +8,8 @@
 //   (a check-then-write such as If-Unmodified-Since still lets exactly one of N racing writers win);
 // - the transaction holds the connection from BEGIN to COMMIT, so no other request reads uncommitted data;
 // - every caller's promise settles only after the commit returned: a success answer still means durable.
+// The same batching serves PostgreSQL (postgres.ts): the units of one turn share one SERIALIZABLE transaction and one
+// commit there too — no two units of one process conflict, and the server's fsync is paid once per batch.
 // (A telemetry write keeps a transaction of its own: it is already a batch of thousands of points, and its in-memory
 // catalogue must be reset exactly when that transaction rolls back.)
 
@@ -33,9 +35,20 @@ interface Job<H> {
 /** Bounds the work done in one transaction; the rest goes to the next batch. */
 const MAX_BATCH = 256;
 
-export function groupCommit<H extends Savepoints<H>>(transact: Transact<H>): GroupCommit<H> {
+export interface GroupCommitOptions {
+  /**
+   * An error of a unit that dooms the whole batch's transaction rather than the unit alone (PostgreSQL: a
+   * serialization failure or deadlock): it is rethrown, so the transaction runs again with every unit.
+   */
+  abortsBatch?: (error: unknown) => boolean;
+}
+
+export function groupCommit<H extends Savepoints<H>>(transact: Transact<H>, options: GroupCommitOptions = {}): GroupCommit<H> {
   let queue: Job<H>[] = [];
   let scheduled = false;
+  // One batch at a time: units arriving while a batch commits wait for the next one (and share its commit). On SQLite
+  // the connection orders batches anyway; on PostgreSQL two batches of one process would otherwise conflict.
+  let previous: Promise<void> = Promise.resolve();
 
   async function flush(): Promise<void> {
     scheduled = false;
@@ -45,10 +58,13 @@ export function groupCommit<H extends Savepoints<H>>(transact: Transact<H>): Gro
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
       await transact(async (tx) => {
+        // a transaction may be run again (PostgreSQL retries a serialization failure): each run starts afresh
+        outcomes.length = 0;
         for (const job of jobs) {
           try {
             outcomes.push({ ok: true, value: await tx.tx(job.unit) }); // a savepoint
           } catch (error) {
+            if (options.abortsBatch?.(error)) throw error;
             outcomes.push({ ok: false, error });
           }
         }
@@ -68,7 +84,10 @@ export function groupCommit<H extends Savepoints<H>>(transact: Transact<H>): Gro
   function schedule(): void {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(() => { void flush(); });
+    setImmediate(() => {
+      // the batch is taken when its turn comes, so it holds every unit that arrived meanwhile
+      previous = previous.then(() => (scheduled ? flush() : undefined)).catch(() => {});
+    });
   }
 
   return {

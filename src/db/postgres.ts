@@ -19,6 +19,7 @@ import {
 } from 'kysely';
 import type { Schema } from './schema.ts';
 import { compileQuery, type Db, type Query } from './open.ts';
+import { groupCommit } from './group-commit.ts';
 
 const builder = new Kysely<Schema>({
   dialect: {
@@ -245,6 +246,10 @@ export function openPostgres(options: PostgresOptions): Db {
     return once('BEGIN ISOLATION LEVEL SERIALIZABLE', body, true);
   }
 
+  // Write units of one event-loop turn share one transaction (group commit, as on SQLite): they run one after another,
+  // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
+  // server) serves them all. A serialization failure against another process runs the whole batch again.
+  const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: isRetryable });
   const root = execute(pool);
   let closed = false;
   return {
@@ -258,7 +263,7 @@ export function openPostgres(options: PostgresOptions): Db {
     script: (text) => guarded(() => root.script(text)),
     tx: (fn) => once('BEGIN', fn),
     read: (fn) => once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
-    write: (unit) => serializable(unit),
+    write: (unit) => writes.run(unit),
     exclusive: () => Promise.reject(new TypeError('exclusive() is SQLite only (this database is PostgreSQL)')),
     async close() {
       if (closed) return;
