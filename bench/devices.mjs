@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { cpuMs, load, percentile, rssOf } from './lib/load.mjs';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
+import { benchDatabase } from './lib/postgres.mjs';
 import { writeDevicesInstallation } from './lib/devices-installation.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -96,27 +97,17 @@ async function main() {
 /** The installation of the SQLite file moved into a fresh PostgreSQL database by `gridkeeper copy` itself. */
 async function intoPostgres(file) {
   const { default: pg } = await import('pg');
-  const serverUrl = process.env.GRIDKEEPER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const name = `gk_bench_devices_${process.pid}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
+  const database = await benchDatabase(`gk_bench_devices_${process.pid}`);
+  const url = database.url;
   const t0 = performance.now();
   const [command, ...args] = process.env.GK_EXE ? [process.env.GK_EXE] : [process.execPath, '--import', join(root, 'test/support/register.mjs'), join(root, 'src/main.ts')];
-  const copied = spawnSync(command, [...args, 'copy', '--from', file, '--to', url.toString()], { encoding: 'utf8', env: { ...process.env, GRIDKEEPER_DATA_DIR: dirname(file) } });
+  const copied = spawnSync(command, [...args, 'copy', '--from', file, '--to', url], { encoding: 'utf8', env: { ...process.env, GRIDKEEPER_DATA_DIR: dirname(file) } });
   if (copied.status !== 0) throw new Error(`copy failed: ${copied.stderr}`);
-  const analyze = new pg.Client({ connectionString: url.toString() });
+  const analyze = new pg.Client({ connectionString: url });
   await analyze.connect();
   await analyze.query('ANALYZE');
   await analyze.end();
-  return {
-    url: url.toString(),
-    seconds: (performance.now() - t0) / 1000,
-    drop: async () => { await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); await admin.end(); },
-  };
+  return { url, seconds: (performance.now() - t0) / 1000, drop: database.drop };
 }
 
 async function measure(dir, layout, backend, extraEnv, generatedS) {

@@ -26,6 +26,7 @@ import { writeRoleInstallation, ancestorAtLevel, levelOf, BENCH_PROPERTIES } fro
 import { percentile, rssOf } from './lib/load.mjs';
 import { queryPlan, recordStatements } from './lib/query-plans.mjs';
 import pg from 'pg';
+import { benchDatabase } from './lib/postgres.mjs';
 import { openPostgres, toPostgres } from '../src/db/postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { copyInstallation } from '../src/db/copy.ts';
@@ -199,16 +200,9 @@ try {
   // ---- the same on PostgreSQL: the installation copied over (gridkeeper copy's code), the same checks and plans ----
   const summary = { sqlite: sqliteChecks };
   if (process.env.NO_PG !== '1') {
-    const server = process.env.GRIDKEEPER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const name = `gk_bench_roles_${process.pid}`;
-    const admin = new pg.Client({ connectionString: server });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(server);
-    url.pathname = `/${name}`;
-    const pgDb = openPostgres({ url: url.toString(), poolSize: 2 });
-    const client = new pg.Client({ connectionString: url.toString() });
+    const database = await benchDatabase(`gk_bench_roles_${process.pid}`);
+    const pgDb = openPostgres({ url: database.url, poolSize: 2 });
+    const client = new pg.Client({ connectionString: database.url });
     try {
       await migrate(pgDb, Date.now());
       t0 = performance.now();
@@ -233,8 +227,7 @@ try {
     } finally {
       await client.end().catch(() => {});
       await pgDb.close();
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     }
     const key = 'device property, users of the owner\'s ancestors';
     console.log(`\nrights check p99, PostgreSQL / SQLite: ${(summary.postgres[key].p99 / summary.sqlite[key].p99).toFixed(1)}x (aim on PostgreSQL: p99 < 2 ms)`);

@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { sql } from 'kysely';
 import { runCli } from '../../src/cli.ts';
 import { createApp } from '../../src/app.ts';
@@ -15,25 +14,17 @@ import { parseConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { databaseUrl, TEST_SERVER_URL } from '../support/postgres.ts';
+import { emptyPostgres } from '../support/postgres.ts';
 
 const ADMIN_PASSWORD = 'copy-admin-password';
 const SECRET_KEY = randomBytes(32).toString('base64');
 const FLAGS = { roleManagement: true, userManagement: true, viewManagement: false, deviceManagement: true, reportManagement: false, alarmManagement: false };
 
-async function emptyPostgres(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const name = `gk_copy_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  t.after(async () => {
-    const c = new pg.Client({ connectionString: TEST_SERVER_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
-  return databaseUrl(name);
+/** An empty database on the test server, dropped when the test ends. */
+async function emptyTarget(t: { after(fn: () => Promise<void>): void }): Promise<string> {
+  const db = await emptyPostgres();
+  t.after(() => db.drop());
+  return db.url;
 }
 
 type Api = (method: string, path: string, body?: unknown, token?: string) => Promise<{ status: number; body: any }>;
@@ -113,7 +104,7 @@ test('copy SQLite -> PostgreSQL -> SQLite: the same answers, counts verified, an
   await source.close();
 
   // to PostgreSQL: the telemetry must be left behind on purpose
-  const pgUrl = await emptyPostgres(t);
+  const pgUrl = await emptyTarget(t);
   const refused = capture();
   assert.equal(await runCli(['copy', '--from', first, '--to', pgUrl], env, refused.io), 2);
   assert.match(refused.err.join('\n'), /holds telemetry .*--skip-telemetry/);

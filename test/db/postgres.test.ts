@@ -4,27 +4,18 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase } from '../../src/runtime.ts';
 import { ConfigError, parseConfig } from '../../src/config.ts';
-import { freshPostgres, databaseUrl, TEST_SERVER_URL } from '../support/postgres.ts';
+import { freshPostgres, emptyPostgres } from '../support/postgres.ts';
 
+/** An empty database on the test server, dropped when the test ends. */
 async function emptyDatabase(t: { after(fn: () => Promise<void>): void }): Promise<string> {
-  const name = `gk_empty_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: TEST_SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  t.after(async () => {
-    const c = new pg.Client({ connectionString: TEST_SERVER_URL });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await c.end();
-  });
-  return databaseUrl(name);
+  const db = await emptyPostgres();
+  t.after(() => db.drop());
+  return db.url;
 }
 
 describe('PostgreSQL data layer', () => {
