@@ -56,6 +56,22 @@ async function requirePostgres() {
   }
 }
 
+// This run's id: every database its tests make on the PostgreSQL server starts with gk_test_<run>_ (test/support/postgres.ts)
+const RUN = process.env.GRIDKEEPER_TEST_RUN ?? Math.random().toString(36).slice(2, 10);
+
+/** Drops the databases whose name starts with `prefix` on the test server. */
+async function dropDatabases(prefix) {
+  const client = new pg.Client({ connectionString: TEST_SERVER_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
+    for (const { datname } of rows) await client.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+    return rows.length;
+  } finally {
+    await client.end();
+  }
+}
+
 function pass(backend, list) {
   console.log(`\n=== test files on ${backend}: ${list.length} ===\n`);
   const r = spawnSync(process.execPath, [
@@ -70,6 +86,7 @@ function pass(backend, list) {
       GRIDKEEPER_LOG: process.env.GRIDKEEPER_LOG ?? 'error',
       GRIDKEEPER_CHECK_DB_HANDLES: '1',
       GRIDKEEPER_TEST_BACKEND: backend,
+      GRIDKEEPER_TEST_RUN: RUN,
     },
   });
   return r.status ?? 1;
@@ -81,4 +98,7 @@ let status = 0;
 if (only === undefined || only === 'sqlite') status ||= pass('sqlite', chosen);
 const onPostgres = chosen.filter((f) => !SQLITE_ONLY.some(([prefix]) => f.startsWith(prefix)));
 if ((only === undefined || only === 'postgres') && onPostgres.length > 0) status = pass('postgres', onPostgres) || status;
+// a test that never closed its app (or was killed) leaves its database behind: the run removes all of its own
+const left = await dropDatabases(`gk_test_${RUN}_`);
+if (left > 0) console.log(`test/run.mjs: dropped ${left} test database(s) left open by this run`);
 process.exit(status);

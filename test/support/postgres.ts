@@ -69,11 +69,17 @@ function ensureTemplate(): Promise<void> {
 }
 
 let counter = 0;
+/**
+ * Every database a test makes is named `gk_test_<run>_…`: test/run.mjs gives each run an id (GRIDKEEPER_TEST_RUN) and
+ * drops the run's databases when its PostgreSQL pass ends, also those of a test that never closed its app.
+ */
+export const RUN_PREFIX = `gk_test_${(process.env.GRIDKEEPER_TEST_RUN ?? 'adhoc').replace(/[^a-z0-9]/g, '')}_`;
+const newName = (kind: string) => `${RUN_PREFIX}${kind}${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
 
 /** A fresh, migrated database of its own; `drop` closes the handle and removes the database. */
 export async function freshPostgres(): Promise<{ db: Db; name: string; drop(): Promise<void> }> {
   await ensureTemplate();
-  const name = `gk_test_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const name = newName('a');
   await admin((client) => client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`));
   const db = openPostgres({ url: databaseUrl(name), poolSize: 4 });
   let dropped = false;
@@ -94,7 +100,7 @@ export async function freshPostgres(): Promise<{ db: Db; name: string; drop(): P
  * GRIDKEEPER_DATABASE_URL) and its URL; `drop` removes it, also while something is still connected to it.
  */
 export async function emptyPostgres(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
-  const name = `gk_empty_${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
+  const name = newName('e');
   await admin((client) => client.query(`CREATE DATABASE ${name}`));
   let dropped = false;
   return {
