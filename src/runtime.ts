@@ -38,13 +38,13 @@ export function openConfiguredDatabase(config: Config): Db {
 }
 
 /** Fails with a ConfigError naming the setting when the configured database cannot be used (checked at start). */
-export async function checkDatabase(db: Db): Promise<void> {
+export async function checkDatabase(db: Db, setting = 'GRIDKEEPER_DATABASE_URL / --database-url'): Promise<void> {
   if (db.backend !== 'postgres') return;
   try {
     await db.get(sql`SELECT 1 AS ok`);
   } catch (err) {
     if (err instanceof DatabaseUnavailable) {
-      throw new ConfigError(`GRIDKEEPER_DATABASE_URL / --database-url: ${err.message}`);
+      throw new ConfigError(`${setting}: ${err.message}`);
     }
     throw err;
   }

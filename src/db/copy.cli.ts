@@ -38,10 +38,10 @@ export const copyCommand: Command = {
       if (isPostgres(location)) {
         const db = openPostgres({ url: location });
         try {
-          await checkDatabase(db);
+          await checkDatabase(db, `copy: ${flag}`);
         } catch (err) {
           await db.close();
-          throw new ConfigError(`copy: ${flag}: ${(err as Error).message.replace(/^GRIDKEEPER_DATABASE_URL \/ --database-url: /, '')}`);
+          throw err;
         }
         return db;
       }

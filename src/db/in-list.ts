@@ -1,14 +1,10 @@
 // The one way a list of values is bound for `IN`: a single JSON-text parameter expanded by json_each. The statement's
 // text does not change with the list's length, so it is prepared once and cached, and no list is too long to bind.
+// (PostgreSQL: src/db/postgres.ts rewrites exactly this text into `= ANY($n)` with the list bound as an array.)
 import { sql, type RawBuilder } from 'kysely';
 
-/** SQL text `IN (SELECT value FROM json_each(<param>))`, for hand-written statements; bind listParam(values). */
-export function inJson(param = '?'): string {
-  return `IN (SELECT value FROM json_each(${param}))`;
-}
-
-/** The bound value for inJson(). */
-export function listParam(values: readonly unknown[]): string {
+/** The bound value: the list as one JSON text. */
+function listParam(values: readonly unknown[]): string {
   return JSON.stringify(values);
 }
 

@@ -37,7 +37,6 @@ const backups = { runs: 0, ok: 0, errors: [] as string[] };
 let backupLoop: Promise<void> | undefined;
 let stopBackups = false;
 /** PostgreSQL: set when the suite ends; requests a failed (todo) test left running are then cut off, not failures */
-let ending = false;
 
 /** Every answer of the suite goes through here: counted, and a 5xx, an unanswered request or a SQLite message is a failure. */
 function seen(r: HttpResult, what: string): HttpResult {
@@ -118,7 +117,6 @@ before(async () => {
 });
 
 after(async () => {
-  ending = true;
   stopBackups = true;
   await backupLoop;
   for (const c of clients ?? []) c.http.close();

@@ -8,7 +8,7 @@
 // On PostgreSQL `gridkeeper backup` is pg_dump: a copy is restored with pg_restore into a fresh database and served from
 // there; the load writes no telemetry and `telemetry prune` is not run (the telemetry engine is not ported yet).
 // BACKUPS (default 3), WORKERS (default 8).
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
@@ -71,7 +71,7 @@ async function bulk(client: HttpClient, token: string, fixture: Fixture): Promis
 /**
  * The load's answers that are not 2xx (a 5xx among them shown with what the server logged).
  */
-async function failedWrites(_t: TestContext, server: RunningBinary, statuses: Map<number, number>): Promise<[number, number][]> {
+async function failedWrites(server: RunningBinary, statuses: Map<number, number>): Promise<[number, number][]> {
   const bad = [...statuses].filter(([s]) => s < 200 || s >= 300);
   if ((statuses.get(500) ?? 0) > 0) console.log(`server errors: ${serverErrors(server).slice(0, 3).join(' | ')}`);
   return bad;
@@ -120,7 +120,7 @@ describe('operations under write load', () => {
       stop = true;
       await Promise.all(workers);
     }
-    assert.equal((await failedWrites(t, live, state.statuses)).length, 0, JSON.stringify(Object.fromEntries(state.statuses)));
+    assert.equal((await failedWrites(live, state.statuses)).length, 0, JSON.stringify(Object.fromEntries(state.statuses)));
     // the live database holds everything acknowledged
     const liveDb = await openCheckDb(dataDir);
     t.after(() => liveDb.close()); // closing twice is harmless
@@ -203,7 +203,7 @@ describe('operations under write load', () => {
       stop = true;
       await Promise.all(workers);
     }
-    assert.deepEqual(await failedWrites(t, live, state.statuses), [], 'every write of the load succeeded');
+    assert.deepEqual(await failedWrites(live, state.statuses), [], 'every write of the load succeeded');
     // effects, seen by the running service
     const operator = await loginOver(client, 'operator@commands.test', 'operator-password-1');
     assert.equal((await client.request('POST', '/v1/role/query', { token: operator.access, body: { filter: { id: [1] } } })).body.role.length, 1);
