@@ -129,13 +129,23 @@ const backupCommand: Command = {
   },
 };
 
+/** Times a pg_dump that raced a table drop is run again (each race needs a drop inside pg_dump's first moments). */
+const PG_DUMP_RETRIES = 5;
+
 /**
  * On PostgreSQL the database server's own tool makes the backup: `pg_dump` (custom format, one consistent snapshot),
  * run here when it is installed; restore with `pg_restore`. Without it, say so (exit 2) rather than half-do it.
  */
 function backupPostgres(url: string, dest: string, io: CommandIo): number {
   const tmp = `${dest}.${process.pid}.partial`;
-  const run = spawnSync('pg_dump', ['--format=custom', `--file=${tmp}`, `--dbname=${url}`], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  const dump = () => spawnSync('pg_dump', ['--format=custom', `--file=${tmp}`, `--dbname=${url}`], { stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8' });
+  let run = dump();
+  // pg_dump lists the tables, then locks each: a telemetry shard dropped in between (retention or `telemetry prune` in a
+  // running service) fails it with "relation … does not exist". Nothing is wrong with the database; a new listing is.
+  for (let retry = 0; retry < PG_DUMP_RETRIES && run.status !== 0 && / relation "[^"]*" does not exist/.test(run.stderr ?? ''); retry++) {
+    rmSync(tmp, { force: true });
+    run = dump();
+  }
   if (run.error && (run.error as NodeJS.ErrnoException).code === 'ENOENT') {
     throw new ConfigError('backup: on PostgreSQL (GRIDKEEPER_DATABASE_URL) the backup tool is pg_dump, which is not installed here; '
       + 'run pg_dump --format=custom against the database, or install the PostgreSQL client tools');

@@ -31,12 +31,8 @@ const SQLITE_ONLY = [
   ['test/db/postgres.test.ts', 'always on PostgreSQL: it runs in the first pass already'],
   ['test/db/copy.test.ts', 'uses both backends itself: it runs in the first pass already'],
   ['test/code/', 'reads the source, not a database'],
-  ['test/telemetry/', 'the telemetry engine is not yet ported to PostgreSQL (501 TELEMETRY_UNAVAILABLE there)'],
-  ['test/influx/', 'the InfluxDB door sits on the telemetry engine'],
-  ['test/influxql/', 'InfluxQL sits on the telemetry engine'],
-  ['test/rate-limit/', 'telemetry query costs sit on the telemetry engine'],
+  ['test/influxql/', 'the parser alone: no database'],
   ['test/e2e/', 'drives the built executable on its data dir'],
-  ['test/cli/', 'drives the built executable on its data dir'],
   ['test/console/browser.test.ts', 'drives the built executable in Chromium'],
 ];
 

@@ -1,13 +1,15 @@
-// Telemetry benchmark (issue 7): gridkeeper side by side with InfluxDB 1.x on the same machine, in the same run, on
-// loopback, fed the same bytes.
+// Telemetry benchmark (issues 7, 12): gridkeeper on each storage backend side by side with InfluxDB 1.x on the same
+// machine, in the same run, on loopback, fed the same bytes.
 //   ingest: 1,000,000 points (100 series x 10,000 timestamps 10 s apart, 5 fields: 3 floats and 2 integers) over
-//           HTTP in 200 batches of 5,000 lines (ns timestamps, one client, batch i to gridkeeper then batch i to
-//           InfluxDB, so background load hits both alike); points/s = points / sum of request times. Peak RSS of
+//           HTTP in 200 batches of 5,000 lines (ns timestamps, one client, batch i to each gridkeeper then to
+//           InfluxDB, so background load hits all alike); points/s = points / sum of request times. Peak RSS of
 //           gridkeeper (VmHWM) after ingest.
 //   query:  last 1,000 points of 3 fields of one series; a 1-day mean of one field; a batch of 1,000 queries (latest
 //           point of one field within the last hour, 10 per series) in one request — medians of interleaved runs.
-// Both stores fsync every write (gridkeeper synchronous=FULL, InfluxDB wal-fsync-delay 0s).
-// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, INFLUXD, NO_BUILD=1)
+// Every store fsyncs every write (gridkeeper on SQLite synchronous=FULL or its WAL fdatasync, PostgreSQL's commit,
+// InfluxDB wal-fsync-delay 0s). A 429 (the cost bucket) is waited out as its Retry-After says, outside the timed
+// request, so the script runs on any machine.
+// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +20,7 @@ import { rssOf } from '../lib/load.mjs';
 import { startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from './influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
+import { benchDatabase } from '../lib/postgres.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const POINTS = Number(process.env.POINTS ?? 1_000_000);
@@ -25,6 +28,7 @@ const SERIES = 100;
 const BATCH = 5000;
 const STEP_MS = 10_000;
 const RUNS = Number(process.env.RUNS ?? 15);
+const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',');
 const PASSWORD = 'bench-password-1';
 const log = (msg) => console.error(`[bench] ${msg}`);
 const fmt = (n, d = 1) => Number(n).toFixed(d);
@@ -32,13 +36,23 @@ const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-/** One HTTP request; retried once when a kept-alive socket was closed under it (both stores' writes are idempotent). */
+/**
+ * One HTTP request; retried once when a kept-alive socket was closed under it (the stores' writes are idempotent), and
+ * after waiting out a 429's Retry-After (the wait is not part of the time returned).
+ */
 async function request(url, options = {}) {
-  try {
-    return await requestOnce(url, options);
-  } catch (err) {
-    if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
-    return requestOnce(url, options);
+  for (;;) {
+    let r;
+    try {
+      r = await requestOnce(url, options);
+    } catch (err) {
+      if (err.code !== 'ECONNRESET' && err.code !== 'EPIPE') throw err;
+      r = await requestOnce(url, options);
+    }
+    if (r.status !== 429) return r;
+    const wait = Number(r.headers['retry-after'] ?? 1);
+    log(`429 from ${new URL(url).pathname}: waiting ${wait} s (Retry-After)`);
+    await new Promise((resolve) => setTimeout(resolve, wait * 1000));
   }
 }
 
@@ -51,7 +65,7 @@ function requestOnce(url, { method = 'GET', headers = {}, body } = {}) {
       headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
     });
     req.on('error', reject);
     if (body !== undefined) req.write(body);
@@ -76,47 +90,64 @@ function cpuSeconds(pid) {
 
 const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SERIES, batch: BATCH, stepMs: STEP_MS });
 
+/** A gridkeeper on one backend: started, its admin's token, premium tier, one device per nodeId in the root role. */
+async function startGridkeeper(backend, dir) {
+  const db = backend === 'postgres' ? await benchDatabase('gk_bench_telemetry') : undefined;
+  const env = { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
+  const server = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', dir], { env });
+  const refresh = (await expect(request(`${server.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
+  const token = (await expect(request(`${server.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
+  const auth = { authorization: `Bearer ${token}` };
+  // The premium cost bucket (docs/api.md#rate-limit): the query rounds below spend about 40,000 of its 60,000 per minute.
+  await expect(request(`${server.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
+  for (let s = 0; s < SERIES; s++) {
+    await expect(request(`${server.url}/v1/device?roleId=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
+  }
+  return {
+    backend, label: `gridkeeper (${backend === 'postgres' ? 'PostgreSQL' : 'SQLite'})`, server, auth, db, ms: 0, cpu: 0, rss: undefined,
+    async stop() {
+      await server.stop();
+      await db?.drop();
+    },
+  };
+}
+
 async function main() {
   const influxd = ensureInfluxd(log);
   if (!process.env.NO_BUILD) {
     log('building dist/gridkeeper.cjs');
     execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
   }
-  const gkDir = mkdtempSync(join(tmpdir(), 'gk-tbench-'));
-  const inDir = mkdtempSync(join(tmpdir(), 'influx-tbench-'));
-  let gk;
+  const dirs = [];
+  const tempDir = (prefix) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
+  const gks = [];
   let influx;
   try {
-    gk = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', gkDir], { env: { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD } });
-    influx = await startInflux(influxd, inDir);
-    log(`gridkeeper ${gk.url}, InfluxDB ${influx.version} ${influx.url}`);
-
-    // gridkeeper: an access token of the admin, and one device per nodeId in the root role (monitorManagement).
-    const refresh = (await expect(request(`${gk.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
-    const token = (await expect(request(`${gk.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
-    const auth = { authorization: `Bearer ${token}` };
-    // The premium cost bucket (docs/api.md#rate-limit): the query rounds below spend about 40,000 of its 60,000 per minute.
-    await expect(request(`${gk.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' },
-      body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
-    for (let s = 0; s < SERIES; s++) {
-      await expect(request(`${gk.url}/v1/device?roleId=1`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
-    }
+    for (const backend of BACKENDS) gks.push(await startGridkeeper(backend, tempDir('gk-tbench-')));
+    influx = await startInflux(influxd, tempDir('influx-tbench-'));
+    log(`${gks.map((g) => `${g.label} ${g.server.url}`).join(', ')}, InfluxDB ${influx.version} ${influx.url}`);
     await expect(request(`${influx.url}/query?q=${encodeURIComponent('CREATE DATABASE energy')}`, { method: 'POST' }), 200, 'create database');
 
     // ---- ingest
-    log(`ingesting ${POINTS} points in ${POINTS / BATCH} batches into both`);
-    let gkMs = 0;
+    log(`ingesting ${POINTS} points in ${POINTS / BATCH} batches into each store`);
     let inMs = 0;
-    const cpu0 = [cpuSeconds(gk.child.pid), cpuSeconds(influx.child.pid)];
+    for (const g of gks) g.cpu = cpuSeconds(g.server.child.pid);
+    let inCpu = cpuSeconds(influx.child.pid);
     for (let b = 0; b < POINTS / BATCH; b++) {
       const body = Buffer.from(batchBody(b));
-      gkMs += (await expect(request(`${gk.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body }), 204, 'gridkeeper write')).ms;
+      for (const g of gks) {
+        g.ms += (await expect(request(`${g.server.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...g.auth, 'content-type': 'text/plain' }, body }), 204, `${g.label} write`)).ms;
+      }
       inMs += (await expect(request(`${influx.url}/write?db=energy`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write')).ms;
     }
-    const cpu = [cpuSeconds(gk.child.pid) - cpu0[0], cpuSeconds(influx.child.pid) - cpu0[1]];
-    const gkRss = rssOf(gk.child.pid);
+    for (const g of gks) {
+      g.cpu = cpuSeconds(g.server.child.pid) - g.cpu;
+      g.rss = rssOf(g.server.child.pid);
+    }
+    inCpu = cpuSeconds(influx.child.pid) - inCpu;
     const inRss = rssOf(influx.child.pid);
 
     // ---- queries
@@ -137,58 +168,64 @@ async function main() {
       mean1day: `SELECT mean(power) FROM energy WHERE nodeId = '${one}' AND time >= ${dayFrom}ms AND time < ${endMs}ms`,
       batch1000: Array.from({ length: 1000 }, (_, i) => `SELECT power FROM energy WHERE nodeId = '${nodeId(i % SERIES)}' AND time >= ${hourFrom}ms ORDER BY time DESC LIMIT 1`).join('; '),
     };
-    const gkQuery = (body) => expect(request(`${gk.url}/v1/telemetry/query`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }), 200, 'gridkeeper query');
+    const gkQuery = (g, body) => expect(request(`${g.server.url}/v1/telemetry/query`, { method: 'POST', headers: { ...g.auth, 'content-type': 'application/json' }, body: JSON.stringify(body) }), 200, `${g.label} query`);
     const inQuery = (q) => expect(request(`${influx.url}/query?db=energy`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `q=${encodeURIComponent(q)}` }), 200, 'influx query');
 
-    // The two stores must agree before their speed is compared.
-    const check = JSON.parse((await gkQuery(gkQueries.last1000)).text);
+    // The stores must agree before their speed is compared.
     const checkIn = JSON.parse((await inQuery(inQueries.last1000)).text);
-    const gkRows = check.series[0].values;
     const inRows = checkIn.results[0].series[0].values;
-    if (gkRows.length !== 1000 || inRows.length !== 1000 || gkRows[0][1] !== inRows[0][1] || gkRows[999][3] !== inRows[999][3]) {
-      throw new Error(`results differ: ${JSON.stringify(gkRows[0])} vs ${JSON.stringify(inRows[0])}`);
-    }
-    const gkMean = JSON.parse((await gkQuery(gkQueries.mean1day)).text).series[0].values[0][1];
     const inMean = JSON.parse((await inQuery(inQueries.mean1day)).text).results[0].series[0].values[0][1];
-    if (Math.abs(gkMean - inMean) > 1e-9 * Math.abs(inMean)) throw new Error(`means differ: ${gkMean} vs ${inMean}`);
+    for (const g of gks) {
+      const gkRows = JSON.parse((await gkQuery(g, gkQueries.last1000)).text).series[0].values;
+      if (gkRows.length !== 1000 || inRows.length !== 1000 || gkRows[0][1] !== inRows[0][1] || gkRows[999][3] !== inRows[999][3]) {
+        throw new Error(`${g.label}: results differ: ${JSON.stringify(gkRows[0])} vs ${JSON.stringify(inRows[0])}`);
+      }
+      const gkMean = JSON.parse((await gkQuery(g, gkQueries.mean1day)).text).series[0].values[0][1];
+      if (Math.abs(gkMean - inMean) > 1e-9 * Math.abs(inMean)) throw new Error(`${g.label}: means differ: ${gkMean} vs ${inMean}`);
+    }
 
     const times = {};
     for (const name of Object.keys(gkQueries)) {
-      times[name] = { gk: [], in: [] };
-      for (let r = 0; r < 3; r++) { await gkQuery(gkQueries[name]); await inQuery(inQueries[name]); } // warm-up
+      times[name] = { gk: gks.map(() => []), in: [] };
+      for (let r = 0; r < 3; r++) { for (const g of gks) await gkQuery(g, gkQueries[name]); await inQuery(inQueries[name]); } // warm-up
       for (let r = 0; r < RUNS; r++) {
-        times[name].gk.push((await gkQuery(gkQueries[name])).ms);
+        for (const [k, g] of gks.entries()) times[name].gk[k].push((await gkQuery(g, gkQueries[name])).ms);
         times[name].in.push((await inQuery(inQueries[name])).ms);
       }
     }
 
     // The HTTP floor of each server, for reading the query figures: an empty round trip from the same client.
-    const floor = { gk: [], in: [] };
+    const floor = { gk: gks.map(() => []), in: [] };
     for (let r = 0; r < 200; r++) {
-      floor.gk.push((await request(`${gk.url}/healthz`)).ms);
+      for (const [k, g] of gks.entries()) floor.gk[k].push((await request(`${g.server.url}/healthz`)).ms);
       floor.in.push((await request(`${influx.url}/ping`)).ms);
     }
 
-    const gkPps = POINTS / (gkMs / 1000);
     const inPps = POINTS / (inMs / 1000);
     console.log(`telemetry benchmark: gridkeeper vs InfluxDB ${influx.version} (${POINTS} points, ${SERIES} series, 5 fields, batches of ${BATCH} lines)`);
-    console.log(`  ingest            gridkeeper ${fmt(gkPps, 0).padStart(8)} points/s   InfluxDB ${fmt(inPps, 0).padStart(8)} points/s   ratio ${fmt(gkPps / inPps, 2)}   (aim >= 1.0)`);
-    console.log(`  ingest CPU        gridkeeper ${fmt(cpu[0], 2).padStart(8)} s          InfluxDB ${fmt(cpu[1], 2).padStart(8)} s          (user + system, whole ingest)`);
+    console.log(`  ingest                InfluxDB ${fmt(inPps, 0).padStart(8)} points/s, CPU ${fmt(inCpu, 2)} s (user + system, whole ingest)`);
+    for (const g of gks) {
+      const pps = POINTS / (g.ms / 1000);
+      const aim = g.backend === 'postgres' ? '>= 0.5' : '>= 1.0';
+      console.log(`  ingest                ${g.label.padEnd(24)} ${fmt(pps, 0).padStart(8)} points/s, CPU ${fmt(g.cpu, 2)} s   ratio ${fmt(pps / inPps, 2)}   (aim ${aim})`);
+    }
     const labels = { last1000: 'last 1000 x 3 fields', mean1day: '1-day mean', batch1000: '1000-query batch' };
     for (const [name, t] of Object.entries(times)) {
-      const g = median(t.gk);
       const i = median(t.in);
-      console.log(`  ${labels[name].padEnd(21)} gridkeeper ${fmt(g, 2).padStart(8)} ms   InfluxDB ${fmt(i, 2).padStart(8)} ms   ratio ${fmt(g / i, 2)}   (median of ${RUNS}; aim <= 1.0)`);
+      console.log(`  ${labels[name].padEnd(21)} InfluxDB ${fmt(i, 2).padStart(8)} ms (median of ${RUNS})`);
+      for (const [k, g] of gks.entries()) {
+        const m = median(t.gk[k]);
+        console.log(`  ${labels[name].padEnd(21)} ${g.label.padEnd(24)} ${fmt(m, 2).padStart(8)} ms   ratio ${fmt(m / i, 2)}   (aim <= 1.0)`);
+      }
     }
-    console.log(`  HTTP floor            gridkeeper ${fmt(median(floor.gk), 2).padStart(8)} ms   InfluxDB ${fmt(median(floor.in), 2).padStart(8)} ms   (GET /healthz vs GET /ping, median of 200)`);
-    console.log(`  peak RSS          gridkeeper ${fmt(gkRss.peak)} MB   (InfluxDB ${fmt(inRss.peak)} MB)`);
+    console.log(`  HTTP floor            InfluxDB GET /ping ${fmt(median(floor.in), 2)} ms; ${gks.map((g, k) => `${g.label} GET /healthz ${fmt(median(floor.gk[k]), 2)} ms`).join('; ')} (median of 200)`);
+    console.log(`  peak RSS              ${gks.map((g) => `${g.label} ${fmt(g.rss.peak)} MB`).join('; ')} (InfluxDB ${fmt(inRss.peak)} MB)`);
   } finally {
     agent.destroy();
-    await gk?.stop();
+    for (const g of gks) await g.stop();
     await influx?.stop();
-    rmSync(gkDir, { recursive: true, force: true });
-    rmSync(inDir, { recursive: true, force: true });
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }
 

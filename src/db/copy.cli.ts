@@ -1,6 +1,7 @@
 // `gridkeeper copy --from <sqlite file | postgres url> --to <postgres url | sqlite file> [--skip-telemetry]`: moves a
-// whole installation between the two backends (see copy.ts). Both sides are migrated first (forward-only, as a start
-// of the service would), then the target must be empty. A progress line per table; counts verified at the end.
+// whole installation between the two backends, telemetry included unless --skip-telemetry (see copy.ts). Both sides
+// are migrated first (forward-only, as a start of the service would), then the target must be empty. A progress line
+// per table and shard table; counts verified before the commit.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../config.ts';
@@ -57,7 +58,10 @@ export const copyCommand: Command = {
       io.err(`copy: ${describe(values.from)} -> ${describe(values.to)}`);
       const report = await copyInstallation(source, target, { skipTelemetry, progress: (line) => io.err(line) });
       const rows = report.tables.reduce((n, t) => n + t.rows, 0);
-      io.out(`copied ${rows} rows in ${report.tables.length} tables; row counts verified${report.telemetrySkipped ? ' (telemetry not copied: --skip-telemetry)' : ''}`);
+      const points = report.shards.reduce((n, t) => n + t.points, 0);
+      const telemetry = report.telemetrySkipped ? '; row counts verified (telemetry not copied: --skip-telemetry)'
+        : ` and ${points} telemetry points in ${report.shards.length} shard tables; row and point counts verified`;
+      io.out(`copied ${rows} rows in ${report.tables.length} tables${telemetry}`);
       return 0;
     } catch (err) {
       if (err instanceof CopyError) throw new ConfigError(`copy: ${err.message}`);

@@ -2,7 +2,6 @@
 // §7.4) before any point is read, answered in InfluxDB's shape. `q` (and db, rp, params, epoch) come from the query
 // string or, on POST, from a form body. `chunked=true` is answered with one un-chunked JSON document, which chunk-reading
 // clients read as a single chunk.
-import { requireTelemetryStorage } from '../telemetry/storage.ts';
 import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
@@ -51,7 +50,6 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
         429: { description: '{ error } with Retry-After: the telemetry bucket is too full' },
       },
     }, async (c, { raw }) => {
-      requireTelemetryStorage(deps.db);
       const params = requestParams(c, raw);
       const q = params.get('q') ?? '';
       if (q.trim() === '') throw badRequest('missing required parameter "q"');

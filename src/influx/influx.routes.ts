@@ -9,7 +9,6 @@ import type { Precision } from '../telemetry/line-scanner.ts';
 import { decodeContentEncoding } from '../telemetry/gunzip.ts';
 import { writeLineProtocol } from '../telemetry/ingest.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
-import { requireTelemetryStorage } from '../telemetry/storage.ts';
 import { WRITE_BODY_LIMIT } from '../telemetry/telemetry.routes.ts';
 import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
 import { registerInfluxQueryRoutes } from './influx-query.routes.ts';
@@ -42,7 +41,6 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     renderError: renderInfluxError,
     responses: { 204: { description: 'every point was stored' } },
   }, async (c, { raw }) => {
-    requireTelemetryStorage(db);
     const params = searchParams(c);
     const database = params.get('db') ?? '';
     if (database === '') throw badRequest('database is required');

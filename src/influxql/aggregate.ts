@@ -11,10 +11,10 @@ import {
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
-import { addWindowSums, type PointValue } from '../telemetry/query-points.ts';
-import { rangeStats } from '../telemetry/query-aggregate.ts';
+import type { PointValue } from '../telemetry/reads-types.ts';
 import { IntegerOverflow } from '../telemetry/block-stats.ts';
-import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
+import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
+import type { TelemetryReads } from '../telemetry/reads-types.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
 
 const MAX_WINDOWS = 1_000_000;
@@ -27,7 +27,7 @@ export function isSimpleSum(e: Expr, m: MeasurementInfo): boolean {
 }
 
 /** The rows of count/sum/mean selects from per-window sums computed by SQLite; undefined when a sum overflows. */
-export function sqlAggregateRows(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[],
+export function sqlAggregateRows(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[],
   timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] | undefined {
   const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
   const firstMs = timeDim ? windowStart(plan.explicitFromMs!, intervalMs, timeDim.offsetNs / 1e6) : src.fromMs;
@@ -38,11 +38,11 @@ export function sqlAggregateRows(catalogue: Catalogue, plan: SelectPlan, src: Pl
       for (const s of g.series) {
         if (timeDim === undefined) {
           // one window: the telemetry layer's block statistics answer whole blocks without reading their rows
-          const st = rangeStats(catalogue, src.shards, s.id, f, src.fromMs, src.toMs);
+          const st = reads.rangeStats(src.shards, s.id, f, src.fromMs, src.toMs);
           acc.count[0] = (acc.count[0] ?? 0) + st.count;
           acc.sum[0] = (acc.sum[0] ?? 0) + Number(st.sum);
         } else {
-          addWindowSums(catalogue, src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
+          reads.addWindowSums(src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
         }
       }
       sums.set(f.name, acc);

@@ -2,7 +2,7 @@
 // request charged once through the telemetry cost limiter (the SELECTs' cost queries), then every statement executed
 // inside one read transaction — one consistent snapshot, as the JSON queries have.
 //
-// The statements run synchronously on the connection (Db.exclusive), while the read rights of the series' nodeIds come
+// The statements run synchronously over the backend's reads (telemetry/reads.ts), while the read rights of the series' nodeIds come
 // from the shared rules, which are asynchronous: they are checked between attempts, never inside one. An attempt runs
 // every statement with the rights known so far, a series of an unchecked nodeId counting as unreadable, and notes
 // those nodeIds. The first attempt knows no right, so it only plans (and runs the SHOWs): it gives the charge and the
@@ -16,9 +16,9 @@ import { runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
-import { catalogueOf } from '../telemetry/catalogue.ts';
+import { readAttempts } from '../telemetry/reads.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
-import type { PointValue } from '../telemetry/query-points.ts';
+import type { PointValue } from '../telemetry/reads-types.ts';
 
 /** Who asks, when, and the request's ?db= and ?rp=. */
 export interface QueryRequest {
@@ -49,11 +49,10 @@ interface Attempt {
 export async function executeQuery(db: Db, request: QueryRequest, statements: Statement[], options: ExecuteOptions): Promise<string> {
   const rights = new Map<string, boolean>();
   const lists: RequestMemo['lists'] = new Map();
-  const attempt = (tx: Db) => tx.exclusive((conn): Attempt => {
-    const catalogue = catalogueOf(conn);
-    catalogue.sync();
+  const attempts = readAttempts(db);
+  const attempt = (tx: Db) => attempts.run(tx, (reads): Attempt => {
     const memo = newMemo(rights, lists);
-    return { ...runStatements({ ...request, conn, catalogue }, statements, memo, options.epoch), unknown: memo.unknown };
+    return { ...runStatements({ ...request, reads }, statements, memo, options.epoch), unknown: memo.unknown };
   });
   // the first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier)
   const first = await db.read(attempt);
@@ -89,7 +88,7 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
-      if (p.kind === 'select') return discarded ? '' : selectResult(id, runSelect(ctx.catalogue, p.plan, epoch), epoch, p.plan.stmt.tz);
+      if (p.kind === 'select') return discarded ? '' : selectResult(id, runSelect(ctx.reads, p.plan, epoch), epoch, p.plan.stmt.tz);
       const stmt = p.stmt;
       if (stmt.kind === 'unsupported') {
         return errorResult(id, `${stmt.text || 'this statement'} is not supported by gridkeeper's InfluxDB door (only SELECT and SHOW DATABASES, RETENTION POLICIES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS and SERIES run)`);

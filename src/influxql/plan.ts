@@ -1,23 +1,20 @@
 // Planning an InfluxQL SELECT onto the telemetry query layer: its sources become namespaces and measurements of the
 // catalogue, its WHERE time range becomes the same half-open range a JSON query has (docs/api.md#telemetry-query: no upper bound =
 // now, no lower bound = the namespace's worst-case range), hence the same shard tables and the same cost query.
-import type { SqliteConnection } from '../db/open.ts';
 import type { SelectStatement, Source } from './ast.ts';
 import { splitCondition } from './condition.ts';
 import { StatementError } from './errors.ts';
 import type { Expr } from './ast.ts';
 import { checkZone } from './time.ts';
-import type { Catalogue, MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue.ts';
+import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
 import { shardsOverlapping } from '../telemetry/query-plan.ts';
-import { seriesOfMeasurement, type SeriesRef } from '../telemetry/query-points.ts';
+import type { SeriesRef, TelemetryReads } from '../telemetry/reads-types.ts';
 
-/** One attempt at a request (execute.ts): it lives inside one exclusive section of the connection. */
+/** One attempt at a request (execute.ts): synchronous, over the backend's reads (telemetry/reads.ts). */
 export interface QueryContext {
-  conn: SqliteConnection;
-  /** the connection's telemetry catalogue, synced */
-  catalogue: Catalogue;
+  reads: TelemetryReads;
   nowMs: number;
   /** ?db= and ?rp= of the request */
   database?: string;
@@ -83,8 +80,11 @@ export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: Namespac
   const cached = memo.series.get(key);
   if (cached !== undefined) return cached;
   let listed = memo.lists.get(key);
-  if (listed === undefined || listed.generation !== ctx.catalogue.generation) {
-    memo.lists.set(key, listed = { generation: ctx.catalogue.generation, all: seriesOfMeasurement(ctx.conn, ns, measurement) });
+  if (listed === undefined || listed.generation !== ctx.reads.generation) {
+    const all = ctx.reads.seriesOfMeasurement(ns, measurement);
+    listed = { generation: ctx.reads.generation, all };
+    // PostgreSQL answers a list it has not fetched yet as empty: not one to keep
+    if (!ctx.reads.lacking) memo.lists.set(key, listed);
   }
   const { all } = listed;
   const { rights, unknown } = memo;
@@ -139,7 +139,7 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
       const q: CostQuery = { from: { namespace }, where: { time }, ...(raw && stmt.limit > 0 && stmt.dimensions.length === 0 ? { limit: stmt.limit + stmt.offset } : {}) };
       cost.push(q);
       const { fromMs, toMs } = queryRange(q, ctx.nowMs);
-      const ns = ctx.catalogue.find(namespace);
+      const ns = ctx.reads.find(namespace);
       const p: PlannedSource = {
         namespace, ns, measurements: [], fromMs, toMs,
         shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),

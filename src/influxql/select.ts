@@ -7,18 +7,19 @@ import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './conditi
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
 import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
-import { readPoints, readRowsJson, type PointValue } from '../telemetry/query-points.ts';
-import type { Catalogue, FieldInfo, MeasurementInfo } from '../telemetry/catalogue.ts';
+import type { PointValue } from '../telemetry/reads-types.ts';
+import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
+import type { TelemetryReads } from '../telemetry/reads-types.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
 
 export type { OutSeries } from './rows.ts';
 
 /** `epoch`: the answer's time unit (RFC3339 text when undefined), which decides whether SQLite may write the rows. */
-export function runSelect(catalogue: Catalogue, plan: SelectPlan, epoch?: string): OutSeries[] {
+export function runSelect(reads: TelemetryReads, plan: SelectPlan, epoch?: string): OutSeries[] {
   const stmt = plan.stmt;
   const out: OutSeries[] = [];
   for (const src of plan.sources) {
-    for (const m of src.measurements) out.push(...selectMeasurement(catalogue, plan, src, m, epoch));
+    for (const m of src.measurements) out.push(...selectMeasurement(reads, plan, src, m, epoch));
   }
   out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const from = stmt.soffset;
@@ -98,7 +99,7 @@ function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
   return [...new Set(out)].sort();
 }
 
-function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined): OutSeries[] {
+function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined): OutSeries[] {
   const stmt = plan.stmt;
   const resolver = resolverOf(m);
   const visible = src.seriesOf(m.name);
@@ -154,17 +155,17 @@ function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedS
       && fields.every((f) => f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast) && m.fields.has(f.expr.name))) {
       const selectedFields = fields.map((f) => m.fields.get((f.expr as { name: string }).name)!);
       const take = stmt.limit > 0 ? stmt.limit + stmt.offset : Number.MAX_SAFE_INTEGER;
-      const text = readRowsJson(catalogue, src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take).slice(stmt.offset);
+      const text = reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take).slice(stmt.offset);
       if (text.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
       continue;
     }
     let rows: OutRow[] | undefined;
     if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
       && fields.every((f) => isSimpleSum(f.expr, m))) {
-      rows = sqlAggregateRows(catalogue, plan, src, g, fields, fieldInfos, dim);
+      rows = sqlAggregateRows(reads, plan, src, g, fields, fieldInfos, dim);
     }
     if (rows === undefined) {
-      const stream = readGroup(catalogue, src, g, fieldInfos, pointFilter, edge);
+      const stream = readGroup(reads, src, g, fieldInfos, pointFilter, edge);
       if (stream.ms.length === 0) continue;
       rows = aggregate ? aggregateRows(plan, src, fields, stream, fieldInfos, dim) : rawRows(fields, stream, resolver);
     }
@@ -178,9 +179,9 @@ function selectMeasurement(catalogue: Catalogue, plan: SelectPlan, src: PlannedS
 }
 
 
-function readGroup(catalogue: Catalogue, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
+function readGroup(reads: TelemetryReads, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
   edge: { desc: boolean; limit: number } | undefined): Stream {
-  const parts = g.series.map((s) => ({ s, p: readPoints(catalogue, src.shards, s.id, fieldInfos, src.fromMs, src.toMs, edge) }));
+  const parts = g.series.map((s) => ({ s, p: reads.readPoints(src.shards, s.id, fieldInfos, src.fromMs, src.toMs, edge) }));
   const order: Array<[number, number]> = [];
   parts.forEach(({ p }, k) => { for (let i = 0; i < p.ms.length; i++) order.push([k, i]); });
   if (parts.length > 1) {

@@ -5,8 +5,9 @@ import { evaluate, truthy } from './condition.ts';
 import { StatementError } from './errors.ts';
 import { matchMeasurements, namespaceOf, visibleSeries, type QueryContext, type RequestMemo } from './plan.ts';
 import { FIELD_TYPES } from '../telemetry/line-scanner.ts';
-import type { NamespaceInfo } from '../telemetry/catalogue.ts';
-import { seriesKeyOf, type SeriesRef } from '../telemetry/query-points.ts';
+import type { NamespaceInfo } from '../telemetry/catalogue-types.ts';
+import { seriesKeyOf } from '../telemetry/query-points.ts';
+import type { SeriesRef } from '../telemetry/reads-types.ts';
 
 export interface ShowSeries {
   name?: string;
@@ -18,12 +19,10 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Every version-1 namespace, loaded through the catalogue. */
 function v1Namespaces(ctx: QueryContext): NamespaceInfo[] {
-  const rows = ctx.conn.prepare('SELECT namespace FROM telemetry_namespaces ORDER BY key').pluck().all() as string[];
   const out: NamespaceInfo[] = [];
-  for (const text of rows) {
-    const namespace = JSON.parse(text) as { version: string };
+  for (const namespace of ctx.reads.namespaces()) {
     if (namespace.version !== '1') continue;
-    const ns = ctx.catalogue.find(namespace as never);
+    const ns = ctx.reads.find(namespace);
     if (ns !== undefined) out.push(ns);
   }
   return out;

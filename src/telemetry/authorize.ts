@@ -5,6 +5,7 @@
 // synchronous exclusive sections, never inside one.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
+import { ApiError } from '../http/errors.ts';
 import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
 import { inValues } from '../db/in-list.ts';
 import { isRootMember } from '../access/root.ts';
@@ -39,6 +40,16 @@ export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<strin
   else for (const a of await readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
   return out;
+}
+
+/** A write's rule: every nodeId it carries must be writable by the user; else 403 naming the first that is not. */
+export async function requireTelemetryWrite(db: Db, userId: number, nodeIds: Set<string>): Promise<void> {
+  const allowed = await nodeRights(db, userId, nodeIds, 'write');
+  const forbidden = [...nodeIds].find((n) => !allowed.get(n));
+  if (forbidden !== undefined) {
+    throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
+      + `(needs monitorManagement on its device, or the ${TELEMETRY_PROPERTY} property editable); nothing was stored`);
+  }
 }
 
 /**

@@ -34,6 +34,16 @@ interface Witness {
   params: unknown[];
 }
 
+/**
+ * CREATE TABLE of an SQLite shard table with value columns c0 .. c<columns - 1>. Untyped columns (no affinity) keep
+ * each value's storage class; the field's type is in telemetry_fields.
+ */
+export function createShardTableSql(table: string, columns: number): string {
+  const valueColumns = Array.from({ length: columns }, (_, i) => `, c${i}`).join('');
+  return `CREATE TABLE "${table}" (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL${valueColumns},
+    PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`;
+}
+
 /** The shard table of window k of namespace id: a pure function of both. */
 export function shardTableName(namespaceId: number, window: number): string {
   return `telemetry_shard_${namespaceId}_${window < 0 ? `m${-window}` : window}`;
@@ -211,10 +221,7 @@ export class Catalogue {
     const width = Math.max(columns, ns.maxFields);
     const startMs = window * ns.profile.shardDurationMs;
     const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width };
-    // Untyped value columns (no affinity) keep each value's storage class; the field's type is in telemetry_fields.
-    const valueColumns = Array.from({ length: width }, (_, i) => `, c${i}`).join('');
-    this.conn.sqlite.exec(`CREATE TABLE "${table}" (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL${valueColumns},
-      PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`);
+    this.conn.sqlite.exec(createShardTableSql(table, width));
     this.conn.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(ns.id, window, table, shard.startMs, shard.endMs, width, now);
     this.witness = shardWitness(ns, shard);
@@ -260,7 +267,7 @@ function nodeKey(measurement: string, nodeId: string): string {
 }
 
 /** Tag sets with keys in sorted order (as stored), compared key by key then value by value; a prefix sorts first. */
-function compareTagSets(a: Record<string, string>, b: Record<string, string>): number {
+export function compareTagSets(a: Record<string, string>, b: Record<string, string>): number {
   const ea = Object.entries(a);
   const eb = Object.entries(b);
   for (let i = 0; i < ea.length && i < eb.length; i++) {
@@ -270,7 +277,7 @@ function compareTagSets(a: Record<string, string>, b: Record<string, string>): n
   return ea.length - eb.length;
 }
 
-function measurementOf(ns: NamespaceInfo, name: string): MeasurementInfo {
+export function measurementOf(ns: NamespaceInfo, name: string): MeasurementInfo {
   let m = ns.measurements.get(name);
   if (m === undefined) {
     m = { uid: nextUid++, name, fields: new Map(), list: [] };

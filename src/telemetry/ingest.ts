@@ -11,21 +11,14 @@
 // loops stay free of promises), the rights check between them goes through the shared, asynchronous rules.
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { nodeRights } from './authorize.ts';
+import { requireTelemetryWrite } from './authorize.ts';
 import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
-import { LineProtocolError, LineScanner, type Precision } from './line-scanner.ts';
-import type { Namespace } from './namespaces.ts';
+import { LineProtocolError, LineScanner } from './line-scanner.ts';
+import { writeLineProtocolPg } from './pg/pg-ingest.ts';
 import { ShardWriter } from './shard-writer.ts';
+import { nulLine, NUL_REASON, type WriteRequest } from './write-request.ts';
 
-export interface WriteRequest {
-  userId: number;
-  namespace: Namespace;
-  body: string;
-  precision: Precision;
-  now: number;
-  /** points older than this (unix ms) are beyond retention: accepted but not stored */
-  retainFromMs?: number;
-}
+export type { WriteRequest } from './write-request.ts';
 
 /** What scanning the body left for the rest of the request: the buffered rows and the nodeIds to authorize. */
 interface Scanned {
@@ -38,6 +31,15 @@ let requestSeq = 0;
 
 /** Stores the body's points; returns how many were stored. Throws ApiError LINE_PROTOCOL (400) or FORBIDDEN (403). */
 export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<number> {
+  try {
+    return await (db.backend === 'postgres' ? writeLineProtocolPg(db, req) : writeSqlite(db, req));
+  } catch (err) {
+    if (err instanceof LineProtocolError) throw new ApiError('LINE_PROTOCOL', `${err.message}; nothing was stored`);
+    throw err;
+  }
+}
+
+async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
   const request = ++requestSeq;
   let catalogue: Catalogue | undefined;
   let failed = false;
@@ -50,12 +52,7 @@ export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<numb
           return scan(catalogue, req, request);
         });
         // 2. The rights, through the shared rules (asynchronous), in the same transaction.
-        const allowed = await nodeRights(tx, req.userId, scanned.nodeIds, 'write');
-        const forbidden = [...scanned.nodeIds].find((n) => !allowed.get(n));
-        if (forbidden !== undefined) {
-          throw new ApiError('FORBIDDEN', `no right to write telemetry of nodeId ${JSON.stringify(forbidden)} `
-            + '(needs monitorManagement on its device, or the nodeInfluxSeries property editable); nothing was stored');
-        }
+        await requireTelemetryWrite(tx, req.userId, scanned.nodeIds);
         // 3. Store the buffered rows (synchronous again).
         const { writer } = scanned;
         if (writer !== undefined) {
@@ -79,7 +76,6 @@ export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<numb
     // BEGIN or COMMIT failed: reset too (a request that took the connection in between has already noticed a failed
     // COMMIT through the catalogue's witness).
     if (!failed) catalogue?.reset();
-    if (err instanceof LineProtocolError) throw new ApiError('LINE_PROTOCOL', `${err.message}; nothing was stored`);
     throw err;
   }
 }
@@ -90,11 +86,13 @@ function scan(catalogue: Catalogue, req: WriteRequest, request: number): Scanned
   const retainFrom = req.retainFromMs ?? -Infinity;
   const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
   const isText = (text: string) => sc.seriesTextIs(text);
+  const badLine = nulLine(req.body);
   let ns: NamespaceInfo | undefined;
   let writer: ShardWriter | undefined;
   const nodeIds = new Set<string>();
   let stored = 0;
   while (sc.nextLine()) {
+    if (sc.line === badLine) throw new LineProtocolError(sc.line, NUL_REASON);
     // Created with the first point: an empty body creates nothing.
     ns ??= catalogue.ensure(req.namespace, req.now);
     let series: SeriesInfo | undefined = catalogue.seriesByText(ns, sc.seriesHash, isText);

@@ -55,8 +55,8 @@ export class LineProtocolError extends Error {
 }
 
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
 const UINT64_MAX = 2n ** 64n - 1n;
 
 // InfluxDB's valid time range is ±(2^63 - 2) ns. Per precision: how many trailing digits are sub-ms, the most digits a

@@ -4,7 +4,7 @@ import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { blockMs, emptyStats, IntegerOverflow, mergeStats, statsFromRow, statsSql, type Stats } from './block-stats.ts';
 import { FLOAT } from './line-scanner.ts';
 import { columnIn, columnsKey, isInteger, statement, StatementError, type Column } from './query-columns.ts';
-import type { PlannedQuery } from './query-plan.ts';
+import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson, valueJson } from './query-result.ts';
 
 /** The one row of a query with functions: `["<range start>",agg,...]`; '' when no selected field has a value. */
@@ -18,6 +18,11 @@ export function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: nu
     if (!(err instanceof IntegerOverflow)) throw err;
     stats = scanAll(catalogue, q, seriesId, columns);
   }
+  return aggregateRowJson(q, columns, stats);
+}
+
+/** The row of a query with functions from each column's stats over the range; '' when none has a value. */
+export function aggregateRowJson(q: PlannedQuery, columns: readonly Column[], stats: readonly Stats[]): string {
   if (stats.every((s) => s.count === 0)) return '';
   let row = `[${isoTimeJson(q.fromMs, 0)}`;
   columns.forEach((c, i) => {

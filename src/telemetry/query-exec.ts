@@ -11,41 +11,48 @@
 //   is an error, as is a function of a string or boolean field, or functions mixed with plain fields.
 import type { Db } from '../db/open.ts';
 import { nodeRights } from './authorize.ts';
-import { catalogueOf, type Catalogue } from './catalogue.ts';
-import { aggregateRow } from './query-aggregate.ts';
 import { resolveColumns, StatementError } from './query-columns.ts';
-import { planQueries, type PlannedQuery, type QueryPlan } from './query-plan.ts';
-import { rawRows } from './query-rows.ts';
+import { planQueries } from './query-plan.ts';
+import type { PlannedQuery, QueryPlan } from './query-types.ts';
+import type { QueryBody } from './telemetry.schemas.ts';
+import { inReadSnapshot, readAttempts } from './reads.ts';
+import type { TelemetryReads } from './reads-types.ts';
 import type { SeriesResult, StatementResult } from './query-result.ts';
 
 export { appendRows } from './query-rows.ts';
 
 /**
+ * Plans against the catalogue as it is now. No transaction is needed: runQueries executes in one and plans again if
+ * the catalogue changed in between (a write created a shard, a prune in another process dropped one).
+ */
+export async function planQueryRequest(db: Db, body: QueryBody, nowMs: number): Promise<QueryPlan> {
+  return readAttempts(db).run(db, (reads) => planQueries(reads, body, nowMs));
+}
+
+/**
  * Runs every query of the plan and returns the results in request order. The rights come first (the shared rules are
- * asynchronous); the queries then run synchronously on the connection, in one read transaction.
+ * asynchronous); the queries then run synchronously over the backend's reads (reads.ts), in one read snapshot.
  */
 export async function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: number): Promise<StatementResult[]> {
   // A query's nodeId comes from its body (where.tags.nodeId), so planning again below does not change this list.
   const allowed = await nodeRights(db, userId, plan.queries.flatMap((q) => (q.nodeId === undefined ? [] : [q.nodeId])), 'read');
-  return db.exclusive((conn) => conn.sqlite.transaction(() => {
-    const catalogue = catalogueOf(conn);
-    catalogue.sync();
+  return inReadSnapshot(db, (reads) => {
     // The catalogue may have changed since planning (a write created a shard, a prune dropped one): plan again.
-    const current = plan.generation === catalogue.generation ? plan : planQueries(catalogue, plan.queries.map((q) => q.query), nowMs);
+    const current = plan.generation === reads.generation ? plan : planQueries(reads, plan.queries.map((q) => q.query), nowMs);
     return current.queries.map((q): StatementResult => {
       if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
       try {
-        const series = runQuery(catalogue, q);
+        const series = runQuery(reads, q);
         return series.length === 0 ? { statement_id: q.index } : { statement_id: q.index, series };
       } catch (err) {
         if (err instanceof StatementError) return { statement_id: q.index, error: err.message };
         throw err;
       }
     });
-  }).deferred());
+  });
 }
 
-function runQuery(catalogue: Catalogue, q: PlannedQuery): SeriesResult[] {
+function runQuery(reads: TelemetryReads, q: PlannedQuery): SeriesResult[] {
   const ns = q.stored;
   const m = ns?.measurements.get(q.query.from.measurement);
   if (ns === undefined || m === undefined) return [];
@@ -55,10 +62,10 @@ function runQuery(catalogue: Catalogue, q: PlannedQuery): SeriesResult[] {
   const out: SeriesResult[] = [];
   const names = ['time', ...columns.map((c) => c.name)];
   const aggregate = columns[0].fn !== undefined;
-  for (const { id: seriesId, tags } of catalogue.seriesOfNode(ns, m.name, q.nodeId!)) {
+  for (const { id: seriesId, tags } of reads.seriesOfNode(ns, m.name, q.nodeId!)) {
     // nodeId already matched; other wanted tags are checked here.
     if (wanted.length > 1 && !wanted.every(([k, v]) => Object.hasOwn(tags, k) && tags[k] === v)) continue;
-    const valuesJson = aggregate ? aggregateRow(catalogue, q, seriesId, columns) : rawRows(catalogue, q, seriesId, columns);
+    const valuesJson = aggregate ? reads.aggregateRow(q, seriesId, columns) : reads.rawRows(q, seriesId, columns);
     if (valuesJson !== '') out.push({ name: m.name, tags, columns: names, valuesJson });
   }
   return out;

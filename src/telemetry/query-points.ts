@@ -7,26 +7,19 @@ import { BOOLEAN } from './line-scanner.ts';
 import { columnIn, statement } from './query-columns.ts';
 import { jsonColumn } from './query-rows.ts';
 
-export type PointValue = number | string | boolean | null;
+import type { PointValue, SeriesPoints, SeriesRef } from './reads-types.ts';
 
-export interface SeriesRef {
-  id: number;
-  nodeId: string;
-  /** full tag set, keys sorted */
-  tags: Record<string, string>;
-}
-
-/** Points of one series in time order: ms, the sub-millisecond nanoseconds, and one value array per field. */
-export interface SeriesPoints {
-  ms: number[];
-  sub: number[];
-  values: PointValue[][];
-}
+export type { PointValue, SeriesPoints, SeriesRef } from './reads-types.ts';
 
 /** Every series of a measurement, in series-key order (tags by key, a prefix first). Inside an exclusive section. */
 export function seriesOfMeasurement(conn: SqliteConnection, ns: NamespaceInfo, measurement: string): SeriesRef[] {
   const rows = conn.prepare('SELECT id, node_id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ?')
     .raw(true).all(ns.id, measurement) as Array<[number, string, string]>;
+  return bySeriesKey(measurement, rows);
+}
+
+/** Series rows (id, node_id, tags as stored) as SeriesRefs in series-key order (InfluxDB's). */
+export function bySeriesKey(measurement: string, rows: ReadonlyArray<readonly [number, string, string]>): SeriesRef[] {
   const list = rows.map(([id, nodeId, text]) => {
     const tags = JSON.parse(text) as Record<string, string>;
     return { id, nodeId, tags, key: seriesKeyOf(measurement, tags) };

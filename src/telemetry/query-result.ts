@@ -51,6 +51,11 @@ const PAD3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 let cachedDay = Number.NaN;
 let cachedPrefix = '';
 
+/** InfluxDB's RFC3339 text of a time, quoted: the fraction without trailing zeros (none when whole seconds). ms >= 0. */
+export function rfc3339NanoJson(ms: number, subNs: number): string {
+  return isoTimeJson(ms, subNs).replace(/\.?0+Z"$/, 'Z"');
+}
+
 /**
  * `"2026-01-02T03:04:05.678Z"` (quoted: JSON) for unix ms; with nanoseconds (9 fraction digits) when the point has a
  * sub-millisecond part. Consecutive rows mostly share their day, whose text is computed once.

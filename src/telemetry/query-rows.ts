@@ -2,7 +2,7 @@
 import type { Catalogue, FieldInfo } from './catalogue.ts';
 import { BOOLEAN, FLOAT } from './line-scanner.ts';
 import { columnIn, columnsKey, statement, type Column } from './query-columns.ts';
-import type { PlannedQuery } from './query-plan.ts';
+import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson } from './query-result.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */

@@ -14,14 +14,14 @@
 import type { Statement } from 'better-sqlite3';
 import type { Catalogue, FieldInfo, MeasurementInfo, NamespaceInfo, SeriesInfo, ShardInfo } from './catalogue.ts';
 import { MAX_FIELDS_PER_MEASUREMENT } from './catalogue.ts';
-import { BOOLEAN, FIELD_TYPES, FLOAT, INTEGER, LineProtocolError, STRING, UNSIGNED, type FieldKind, type LineScanner } from './line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind, type LineScanner } from './line-scanner.ts';
 import { blockOf } from './block-stats.ts';
 import { floorDiv } from './namespaces.ts';
+import { checkNewField, storedUnsigned, typeConflict } from './write-request.ts';
 
 /** Most rows per statement (a power of two); also bounded by SQLite's 32766 parameters. */
 const MAX_ROWS = 64;
 const MAX_PARAMS = 32766;
-const INT64_MAX = 2n ** 63n - 1n;
 
 interface Group {
   shard: ShardInfo;
@@ -100,9 +100,7 @@ export class ShardWriter {
     const list = m.list;
     for (let k = 0; k < n; k++) {
       const field = list[ordinals[k]];
-      if (field.kind !== sc.fieldKinds[k]) {
-        throw new LineProtocolError(sc.line, `field type conflict: "${field.name}" of measurement "${m.name}" is ${FIELD_TYPES[field.kind]}, got ${FIELD_TYPES[sc.fieldKinds[k]]}`);
-      }
+      if (field.kind !== sc.fieldKinds[k]) throw typeConflict(sc.line, field.name, m.name, field.kind, sc.fieldKinds[k]);
     }
     const group = this.group(this.shardFor(sc.timeMs, list.length), m);
     const width = group.width;
@@ -130,11 +128,7 @@ export class ShardWriter {
   }
 
   private newField(m: MeasurementInfo, sc: LineScanner, k: number): FieldInfo {
-    // A field called time would be indistinguishable from the time column of every answer (InfluxDB refuses it too).
-    if (sc.fieldKeys[k] === 'time') throw new LineProtocolError(sc.line, 'the field name "time" is reserved for the time column');
-    if (m.list.length >= MAX_FIELDS_PER_MEASUREMENT) {
-      throw new LineProtocolError(sc.line, `measurement "${m.name}" would have more than ${MAX_FIELDS_PER_MEASUREMENT} fields`);
-    }
+    checkNewField(sc.line, sc.fieldKeys[k], m.name, m.list.length, MAX_FIELDS_PER_MEASUREMENT);
     return this.catalogue.addField(this.ns, m, sc.fieldKeys[k], sc.fieldKinds[k]);
   }
 
@@ -245,10 +239,7 @@ function setCell(cells: Cells, i: number, sc: LineScanner, k: number): void {
     case UNSIGNED: {
       const big = sc.fieldValues[k];
       if (big === undefined) { cells.numbers[i] = sc.fieldNumbers[k]; return; }
-      // SQLite integers are int64: larger unsigned values are refused rather than stored inexactly (InfluxDB 1.x
-      // refuses unsigned integers altogether).
-      if ((big as bigint) > INT64_MAX) throw new LineProtocolError(sc.line, `unsigned value of field "${sc.fieldKeys[k]}" is above ${INT64_MAX}, the largest this store keeps`);
-      cells.setOther(i, big as bigint);
+      cells.setOther(i, storedUnsigned(sc, k, big as bigint));
       return;
     }
     case STRING:

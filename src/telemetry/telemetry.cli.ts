@@ -1,6 +1,7 @@
 // `gridkeeper telemetry prune [--older-than 90d]`: drops every shard table whose whole window is older than the
-// duration (default: the retention setting). Safe while the service runs: the service notices the dropped tables
-// through SQLite's schema cookie before its next telemetry request.
+// duration (default: the retention setting), on either backend. Safe while the service runs: on SQLite the service
+// notices the dropped tables through the schema cookie before its next telemetry request; on PostgreSQL queries read
+// the shard list in their own snapshot, and a writer that meets a dropped table runs again with a fresh catalogue.
 import { ConfigError } from '../config.ts';
 import { parseFlags, type Command } from '../command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
@@ -27,9 +28,6 @@ export const pruneTelemetryCommand: Command = {
       if (olderThanMs === null) {
         throw new ConfigError('telemetry prune: give --older-than DURATION (no GRIDKEEPER_TELEMETRY_RETENTION / --telemetry-retention is set)');
       }
-    }
-    if (config.databaseUrl !== undefined) {
-      throw new ConfigError('telemetry prune: telemetry is stored in the embedded SQLite database only, for now (GRIDKEEPER_DATABASE_URL is set)');
     }
     const db = openConfiguredDatabase(config);
     try {

@@ -7,12 +7,10 @@ import { decodeUtf8 } from '../http/route.ts';
 import { decodeContentEncoding } from './gunzip.ts';
 import { writeLineProtocol } from './ingest.ts';
 import { namespaceFromWriteParams } from './namespaces.ts';
-import { runQueries } from './query-exec.ts';
-import { planQueryRequest } from './query-plan.ts';
+import { planQueryRequest, runQueries } from './query-exec.ts';
 import { resultsJson } from './query-result.ts';
 import { estimateRequest } from './cost.ts';
 import { enforceQueryCost } from './rate-limit/query-cost.ts';
-import { requireTelemetryStorage } from './storage.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
   NamespacesResponseSchema, QueryBodySchema, QueryParamsSchema, QueryResponseSchema, WriteParamsSchema,
@@ -38,7 +36,6 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     rawBody: { contentTypes: ['text/plain'], description: 'InfluxDB line protocol, one point per line' },
     responses: { 204: { description: 'every point was stored' } },
   }, async (c, { query, raw }) => {
-    requireTelemetryStorage(db);
     const userId = c.var.actor.userId;
     // Decompressed only for an authenticated caller: nobody else gets to make the server inflate anything.
     const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
@@ -64,7 +61,6 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
       429: { description: 'RATE_LIMITED: the bucket is too full (Retry-After), or IP_BANNED' },
     },
   }, async (c, { body, query }) => {
-    requireTelemetryStorage(db);
     const userId = c.var.actor.userId;
     const now = deps.now();
     // docs/api.md#rate-limit: charged (or refused) before anything executes; a dry run charges nothing and stops here.
@@ -84,7 +80,6 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     auth: auth.requireActor,
     responses: { 200: { description: 'namespaces', schema: NamespacesResponseSchema } },
   }, async (c) => {
-    requireTelemetryStorage(db);
     const rows = await listVisibleNamespaces(db, c.var.actor.userId);
     return c.json({
       namespaces: rows.map((r) => ({

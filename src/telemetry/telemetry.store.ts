@@ -53,6 +53,16 @@ export async function listVisibleNamespaces(db: Db, userId: number): Promise<Nam
  * request uses it.
  */
 export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
+  if (db.backend === 'postgres') {
+    // Nothing is mirrored across requests on PostgreSQL but by the writer, which notices a dropped table itself.
+    return db.tx(async (tx) => {
+      const rows = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}
+        ORDER BY namespace_id, shard_window`);
+      for (const r of rows) await tx.run(sql`DROP TABLE IF EXISTS ${sql.id(r.table_name)}`);
+      if (rows.length > 0) await tx.run(sql`DELETE FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
+      return rows.map((r) => r.table_name);
+    });
+  }
   return db.exclusive((conn) => {
     const catalogue = catalogueOf(conn);
     let dropped: string[];

@@ -1,16 +1,31 @@
-// First start: root role, admin user, signing key — and a generated password is shown before it is committed.
+// First start: root role, admin user, signing key — and a generated password is shown before it is committed. On the
+// backend under test: an in-memory SQLite database, or a fresh migrated PostgreSQL database (test/run.mjs runs this
+// file once per backend).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { openDatabase } from '../../src/db/open.ts';
+import type Database from 'better-sqlite3';
+import { openDatabase, type Db } from '../../src/db/open.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { bootstrap } from '../../src/bootstrap.ts';
 import { verifySecret } from '../../src/auth/passwords.ts';
+import { freshPostgres, testBackend } from '../support/postgres.ts';
 
-test('bootstrap creates root role 1 with all self rights, the admin as its member, and a signing key', async (t) => {
+/** A migrated, empty database of the backend under test, removed after the test; on SQLite also its connection. */
+async function migratedDb(t: { after(fn: () => unknown): void }): Promise<{ db: Db; sqlite?: Database.Database }> {
+  if (testBackend() === 'postgres') {
+    const pg = await freshPostgres();
+    t.after(() => pg.drop());
+    return { db: pg.db };
+  }
   const db = openDatabase({ file: ':memory:' });
   t.after(() => db.close());
   await migrate(db, 0);
+  return { db, sqlite: db.sqlite };
+}
+
+test('bootstrap creates root role 1 with all self rights, the admin as its member, and a signing key', async (t) => {
+  const { db } = await migratedDb(t);
   const result = await bootstrap(db, { adminEmail: 'ops@site', adminPassword: 'given-password-1', now: 5 });
   assert.deepEqual(result, { created: true, adminEmail: 'ops@site' });
   assert.deepEqual(await db.all(sql`SELECT id, name, self_role_management + self_user_management + self_view_management + self_device_management + self_report_management + self_alarm_management AS flags FROM roles`),
@@ -25,21 +40,35 @@ test('bootstrap creates root role 1 with all self rights, the admin as its membe
 });
 
 test('a generated admin password is announced before the admin is committed, never after', async (t) => {
-  const db = openDatabase({ file: ':memory:' });
-  t.after(() => db.close());
-  await migrate(db, 0);
-  const seen: { password: string; usersAtAnnouncement: number }[] = [];
-  const result = await bootstrap(db, {
+  const { db, sqlite } = await migratedDb(t);
+  const counts = async () => db.get(sql`SELECT (SELECT count(*) FROM users) AS users, (SELECT count(*) FROM roles) AS roles, (SELECT count(*) FROM members) AS members`);
+  // The process dies while the password is shown (the callback throws): nothing of the admin was stored yet...
+  const lost: string[] = [];
+  await assert.rejects(bootstrap(db, {
     adminEmail: 'admin@localhost', now: 1,
+    announcePassword: (_email, password) => { lost.push(password); throw new Error('died while showing the password'); },
+  }), /died while showing the password/);
+  assert.equal(lost.length, 1);
+  assert.deepEqual(await counts(), { users: 0, roles: 0, members: 0 }, 'a password that was not shown to the end is not stored');
+  // ...so the next start generates and shows a new one, and stores that one
+  const seen: string[] = [];
+  const result = await bootstrap(db, {
+    adminEmail: 'admin@localhost', now: 2,
     announcePassword: (_email, password) => {
-      // a synchronous callback, called while no transaction is open: the connection is read directly
-      seen.push({ password, usersAtAnnouncement: db.sqlite.prepare('SELECT count(*) FROM users').pluck().get() as number });
+      seen.push(password);
+      // SQLite: a synchronous callback, called while no transaction is open: the connection is read directly
+      if (sqlite) {
+        assert.equal(sqlite.inTransaction, false);
+        assert.equal(sqlite.prepare('SELECT count(*) FROM users').pluck().get(), 0, 'shown while nothing is stored yet');
+      }
     },
   });
   assert.equal(seen.length, 1);
-  assert.equal(seen[0].usersAtAnnouncement, 0, 'shown while nothing is stored yet');
-  assert.equal(seen[0].password, result.generatedPassword);
-  assert.match(seen[0].password, /^\S{20}$/);
+  assert.equal(seen[0], result.generatedPassword);
+  assert.match(seen[0], /^\S{20}$/);
+  assert.notEqual(seen[0], lost[0]);
+  assert.deepEqual(await counts(), { users: 1, roles: 1, members: 1 });
   const hash = (await db.get(sql<{ password_hash: string }>`SELECT password_hash FROM users`))!.password_hash;
-  assert.ok(await verifySecret(seen[0].password, hash));
+  assert.ok(await verifySecret(seen[0], hash));
+  assert.equal(await verifySecret(lost[0], hash), false);
 });

@@ -4,7 +4,7 @@
 // (one manages relation, one membership, one user, one license link, one device per nodeId, one monitors relation),
 // no deadlock (every request answered within its timeout), and never a 5xx or a SQLite error reaching a client.
 // On PostgreSQL the same, with `gridkeeper backup` being pg_dump (each archive restored into a fresh database and
-// checked) and without the telemetry bulk (not ported yet).
+// checked).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -36,7 +36,6 @@ const failures: string[] = [];
 const backups = { runs: 0, ok: 0, errors: [] as string[] };
 let backupLoop: Promise<void> | undefined;
 let stopBackups = false;
-/** PostgreSQL: set when the suite ends; requests a failed (todo) test left running are then cut off, not failures */
 
 /** Every answer of the suite goes through here: counted, and a 5xx, an unanswered request or a SQLite message is a failure. */
 function seen(r: HttpResult, what: string): HttpResult {
@@ -88,11 +87,11 @@ before(async () => {
   admin = httpClient(run.url, { maxSockets: 8 });
   adminToken = (await loginOver(admin, ADMIN_EMAIL, ADMIN_PASSWORD)).access;
   hub = expect200(await as('admin', 'POST', '/v1/role?parentRoleId=1', { manages: FLAGS_ALL, role: { name: 'hub', selfRights: FLAGS_ALL } }), 'hub role').role.id;
-  // Bulk for the backups to copy while the clients write: ~60,000 telemetry points (SQLite: telemetry is not ported yet).
+  // Bulk for the backups to copy while the clients write: ~60,000 telemetry points.
   const bulk = expect200(await as('admin', 'POST', `/v1/device?roleId=${hub}`, { properties: { nodeId: 'bulk', nodeType: 'powerMeter' } }), 'bulk device');
   void bulk;
   const t0 = Date.now() - 86_400_000;
-  for (let b = 0; b < (BACKEND === 'postgres' ? 0 : 6); b++) {
+  for (let b = 0; b < 6; b++) {
     const lines = Array.from({ length: 10_000 }, (_, i) => `bulk,nodeId=bulk,phase=${i % 3} p=${i}.5,q=${b}i ${t0 + b * 10_000 + i}`).join('\n');
     const r = await admin.request('POST', '/v1/telemetry?db=bulk&rp=autogen&precision=ms', { token: adminToken, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(r.status, 204, r.text);

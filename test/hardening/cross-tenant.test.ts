@@ -12,8 +12,6 @@
 //     itself carried it, and no object of the victim (by id and shape) does.
 // The registry is the list of targets: a new route without a template (or a template missing a declared id slot)
 // fails the test. Positive controls at the end show every template works with the attacker's own ids.
-// On PostgreSQL the telemetry engine is not ported yet: the tenants hold no telemetry, and the templates of the routes
-// that answer 501 TELEMETRY_UNAVAILABLE there are checked for exactly that answer instead of attacked.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -26,18 +24,13 @@ import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient, type HttpResult } from '../support/http-client.ts';
 import { inValues } from '../../src/db/in-list.ts';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, dropDatabases, loginOver, openCheckDb, startGridkeeper, type CheckDb,
+  ADMIN_EMAIL, ADMIN_PASSWORD, dropDatabases, loginOver, openCheckDb, startGridkeeper, type CheckDb,
 } from '../support/harness.ts';
-import { SELF_ONLY, TEMPLATES as ALL_TEMPLATES, type Kind, type Template } from './tenant-templates.ts';
+import { SELF_ONLY, TEMPLATES, type Kind, type Template } from './tenant-templates.ts';
 
 const FLAGS = { roleManagement: true, userManagement: true, viewManagement: true, deviceManagement: true, reportManagement: true, alarmManagement: true };
 const NOT_TELEMETRY_T = Date.UTC(2026, 0, 1, 0, 0, 0, 123);
 const ROOT_ROLE = 1;
-/** the telemetry engine's routes: 501 TELEMETRY_UNAVAILABLE on PostgreSQL (not ported yet) */
-const TELEMETRY_ROUTES = new Set(['POST /v1/telemetry', 'POST /v1/telemetry/query', 'GET /v1/telemetry/namespaces', 'POST /write', 'GET /query', 'POST /query']);
-const TELEMETRY = BACKEND === 'sqlite';
-/** the templates attacked (and used as positive controls): all of them where telemetry is stored */
-const TEMPLATES = TELEMETRY ? ALL_TEMPLATES : ALL_TEMPLATES.filter((t) => !TELEMETRY_ROUTES.has(t.route));
 
 interface Tenant {
   name: string;
@@ -97,7 +90,7 @@ async function makeTenant(name: string): Promise<Tenant> {
   ok(await as('POST', '/v1/license/activate', { key: licenses[0].key }), 'activate');
   const customer = ok(await as('POST', `/v1/customer?roleId=${T}`, { name: `${secret}-customer` }), 'customer').customer;
   ok(await admin.request('POST', `/v1/customer/${customer.id}/order`, { token: adminToken, body: { licenseIds: licenses.map((l) => l.id) } }), 'order');
-  for (const [database, measurement] of TELEMETRY ? [['shared_db', 'readings'], [`${secret}_db`, `${secret}_m`]] : []) {
+  for (const [database, measurement] of [['shared_db', 'readings'], [`${secret}_db`, `${secret}_m`]]) {
     const lines = [0, 1, 2].map((i) => `${measurement},nodeId=${name}node-ctrl,site=${secret}-site v=${i + 1}i ${NOT_TELEMETRY_T + i * 1000}`).join('\n');
     const w = await http.request('POST', `/v1/telemetry?db=${database}&rp=autogen&precision=ms`, { token, raw: lines, headers: { 'content-type': 'text/plain' } });
     assert.equal(w.status, 204, w.text);
@@ -136,7 +129,7 @@ async function snapshot(v: Tenant): Promise<string> {
   const all = (query: ReturnType<typeof sql>) => db.all(query);
   const inJson = (col: string, values: readonly unknown[]) => sql`${sql.raw(col)} ${inValues(values)}`;
   const telemetry: unknown[] = [];
-  for (const [database, measurement] of TELEMETRY ? [['shared_db', 'readings'], [`${v.name}secret_db`, `${v.name}secret_m`]] : []) {
+  for (const [database, measurement] of [['shared_db', 'readings'], [`${v.name}secret_db`, `${v.name}secret_m`]]) {
     const r = await v.http.request('POST', '/v1/telemetry/query', {
       token: v.token,
       body: { select: ['v'], from: { measurement, database, retentionPolicy: 'autogen' }, where: { tags: { nodeId: v.values.ctrl[0] }, time: [{ operator: '>=', value: NOT_TELEMETRY_T - 10_000 }, { operator: '<', value: NOT_TELEMETRY_T + 10_000 }] } },
@@ -434,7 +427,6 @@ after(async () => {
 
 describe('tenant isolation over every id-bearing route of the registry', () => {
   it('every route has a template (or acts on the caller only), and the templates cover every declared id slot', () => {
-    const TEMPLATES = ALL_TEMPLATES;
     const templated = new Set(TEMPLATES.map((t) => t.route));
     const missing: string[] = [];
     for (const spec of specs) {
@@ -461,17 +453,15 @@ describe('tenant isolation over every id-bearing route of the registry', () => {
   }
 
   it('routes without id slots leak nothing of the other tenant', async () => {
-    for (const path of [...TELEMETRY ? ['/v1/telemetry/namespaces'] : [], '/v1/device/schema', '/v1/device/schema/smartgridController', '/user/2fa', '/v1/role/*/manages', '/v1/device']) {
+    for (const path of ['/v1/telemetry/namespaces', '/v1/device/schema', '/v1/device/schema/smartgridController', '/user/2fa', '/v1/role/*/manages', '/v1/device']) {
       const r = await send(tenants.a, { method: 'GET', path });
       assert.equal(r.status, 200, `${path}: ${r.text}`);
       assert.deepEqual(leaks(r, '', tenants.b), [], path);
     }
-    if (TELEMETRY) {
-      // the namespace only the victim writes to is not listed for the attacker; the shared one is
-      const ns = (await send(tenants.a, { method: 'GET', path: '/v1/telemetry/namespaces' })).text;
-      assert.doesNotMatch(ns, /bsecret_db/);
-      assert.match(ns, /asecret_db/);
-    }
+    // the namespace only the victim writes to is not listed for the attacker; the shared one is
+    const ns = (await send(tenants.a, { method: 'GET', path: '/v1/telemetry/namespaces' })).text;
+    assert.doesNotMatch(ns, /bsecret_db/);
+    assert.match(ns, /asecret_db/);
     // the attacker's whole view of the audit log (after both attacks): its own tenant's history, nothing of the other's.
     // Its own entries may carry the victim's e-mail it typed itself (adding a user by e-mail to its own role).
     const audit = await send(tenants.a, { method: 'POST', path: '/v1/audit/query', body: { limit: 1000 } });
@@ -498,27 +488,6 @@ describe('tenant isolation over every id-bearing route of the registry', () => {
       : sql<{ n: number }>`SELECT count(*) AS n FROM password_reset_tokens WHERE octet_length(token_hash) <> 32`;
     assert.equal((await db.get(notHashed))!.n, 0);
   });
-
-  if (!TELEMETRY) {
-    it('PostgreSQL: every telemetry template answers 501 TELEMETRY_UNAVAILABLE, with the victim\'s ids and with its own (not ported yet)', async () => {
-      const baseline = await snapshot(tenants.b);
-      const skipped = ALL_TEMPLATES.filter((t) => TELEMETRY_ROUTES.has(t.route));
-      assert.ok(skipped.length > 0);
-      for (const t of skipped) {
-        for (const v of [...variantsOf(t, tenants.a, tenants.b), ownVariant(t, tenants.a)]) {
-          const req = build(t, v.values);
-          const r = await tenants.a.http.request(req.method, req.path, {
-            token: tenants.a.token, body: req.body, ...(req.raw ? { raw: req.raw, headers: { 'content-type': 'text/plain' } } : {}),
-          });
-          assert.equal(r.status, 501, `${v.label}: ${r.status} ${r.text.slice(0, 200)}`);
-          // the InfluxDB 1.x door answers in InfluxDB's shape { error }
-          if (!/^[A-Z]+ \/(write|query)$/.test(t.route)) assert.equal(r.body.code, 'TELEMETRY_UNAVAILABLE', v.label);
-          assert.deepEqual(leaks(r, '', tenants.b), [], v.label);
-        }
-      }
-      assert.equal(await snapshot(tenants.b), baseline);
-    });
-  }
 
   it('every template reached past validation, and works with the attacker\'s own ids (positive controls)', async () => {
     for (const t of TEMPLATES) assert.ok((stats.pastValidation.get(t) ?? 0) > 0, `${t.route} ${JSON.stringify(t.body ?? t.query)}: every variant was a 400`);

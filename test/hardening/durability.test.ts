@@ -4,7 +4,7 @@
 // API, licenses from the database file), every unanswered one entirely or not at all, and the database must pass
 // PRAGMA integrity_check. A few kills land right after the start, before the load has warmed up.
 // On PostgreSQL (GRIDKEEPER_TEST_BACKEND=postgres) the kill -9 hits the gridkeeper process only — the database server
-// survives — and every acknowledged write must be in the database (there is no telemetry in the load: not ported yet).
+// survives — and every acknowledged write must be in the database.
 //
 // KILLS (default 20), WORKERS (default 12), DURABILITY_SEED (default 20261121).
 import { test } from 'node:test';

@@ -1,12 +1,9 @@
 // Hostile input across every route: at least 50,000 seeded malformed or adversarial requests. Zero 5xx, every error in
 // the contract's shape, and memory bounded. Reproduce a failure with FUZZ_SEED=<seed printed in the failure>.
-// On PostgreSQL the telemetry engine's routes answer 501 TELEMETRY_UNAVAILABLE (not ported yet): that 5xx, in the
-// contract's shape, is the one allowed there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { makeTestApp } from '../support/app.ts';
-import { testBackend } from '../support/postgres.ts';
 import { requestFor, type FuzzRequest } from './fuzz-requests.ts';
 import { createApp } from '../../src/app.ts';
 
@@ -14,10 +11,6 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 50_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 /** the InfluxDB 1.x endpoints: errors in InfluxDB's shape { error } */
 const INFLUX_ROUTES = /^[A-Z]+ \/(ping|write|query)$/;
-/** the telemetry engine's routes: 501 TELEMETRY_UNAVAILABLE on PostgreSQL */
-const UNPORTED = testBackend() === 'postgres'
-  ? new Set(['POST /v1/telemetry', 'POST /v1/telemetry/query', 'GET /v1/telemetry/namespaces', 'POST /write', 'GET /query', 'POST /query'])
-  : new Set<string>();
 
 test(`${RUNS} hostile requests across every route: no 5xx, every error in the contract's shape`, async (t) => {
   const app = await makeTestApp();
@@ -60,7 +53,7 @@ test(`${RUNS} hostile requests across every route: no 5xx, every error in the co
     const counts = perRoute.get(req.route) ?? new Map<number, number>();
     counts.set(res.status, (counts.get(res.status) ?? 0) + 1);
     perRoute.set(req.route, counts);
-    assert.ok(res.status < 500 || (res.status === 501 && UNPORTED.has(req.route)), `${req.method} ${req.path} -> ${res.status} ${res.text.slice(0, 300)}`);
+    assert.ok(res.status < 500, `${req.method} ${req.path} -> ${res.status} ${res.text.slice(0, 300)}`);
     if (res.status >= 400 && INFLUX_ROUTES.test(req.route)) {
       // the InfluxDB 1.x door answers in InfluxDB's shape (issue 14)
       assert.match(res.headers.get('content-type') ?? '', /application\/json/, `${req.route}: error is JSON`);

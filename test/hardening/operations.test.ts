@@ -6,7 +6,7 @@
 //   - graceful SIGTERM in the middle of a burst: requests the server was already reading finish with their 2xx, the
 //     process exits 0, and after a restart every acknowledged write is there.
 // On PostgreSQL `gridkeeper backup` is pg_dump: a copy is restored with pg_restore into a fresh database and served from
-// there; the load writes no telemetry and `telemetry prune` is not run (the telemetry engine is not ported yet).
+// there.
 // BACKUPS (default 3), WORKERS (default 8).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, assertIntact, serverErrors, attachDatabase, dataDbFile, databaseEnv, dropDatabases, envInt, kill9, loginOver,
+  ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, serverErrors, attachDatabase, dataDbFile, databaseEnv, dropDatabases, envInt, kill9, loginOver,
   openBackup, openCheckDb, sleep, startGridkeeper, type Session,
 } from '../support/harness.ts';
 import { checkLedger, createFixture, newLoadState, observe, presence, runWorker, type Fixture, type LoadState, type Write } from './write-load.ts';
@@ -59,7 +59,6 @@ async function cli(args: string[]): Promise<string> {
 
 /** ~100,000 telemetry points, so a backup takes long enough for writes to land while it copies. */
 async function bulk(client: HttpClient, token: string, fixture: Fixture): Promise<void> {
-  if (BACKEND === 'postgres') return; // telemetry is not ported to PostgreSQL yet
   const t0 = fixture.telemetryBase - 86_400_000;
   for (let b = 0; b < 5; b++) {
     const lines = Array.from({ length: 20_000 }, (_, i) => `bulk,nodeId=${fixture.controllers[1].nodeId},k=${i % 7} a=${i}.25,b=${b}i,c="x${i}" ${t0 + b * 20_000 + i}`).join('\n');
@@ -175,12 +174,8 @@ describe('operations under write load', () => {
     const writeOld = () => client.request('POST', '/v1/telemetry?db=cmdold&rp=autogen&precision=ms', {
       token: session.access, raw: `old,nodeId=${fixture.controllers[1].nodeId} v=1i ${old}`, headers: { 'content-type': 'text/plain' },
     });
-    // telemetry (and so `telemetry prune`) is SQLite only for now: on PostgreSQL the prune part is left out
-    const telemetry = BACKEND === 'sqlite';
-    if (telemetry) {
-      assert.equal((await writeOld()).status, 204);
-      assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
-    }
+    assert.equal((await writeOld()).status, 204);
+    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
     const state = newLoadState(WORKERS);
     let stop = false;
     const workers = Array.from({ length: WORKERS }, (_, w) => runWorker({
@@ -193,7 +188,7 @@ describe('operations under write load', () => {
       const [, created] = await Promise.all([
         cli(['user', 'add', 'operator@commands.test', '--password', 'operator-password-1', '--role', '1', ...dd]),
         cli(['license', 'create', '--type', 'commercial', '--duration', '30', '--count', '25', ...dd]),
-        telemetry ? cli(['telemetry', 'prune', '--older-than', '60d', ...dd]) : Promise.resolve(''),
+        cli(['telemetry', 'prune', '--older-than', '60d', ...dd]),
         cli(['migrate', ...dd]),
         backup(dataDir, join(dir, 'commands-copy.db')),
       ]);
@@ -210,14 +205,12 @@ describe('operations under write load', () => {
     assert.equal(keys.length, 25);
     const activated = await client.request('POST', '/v1/license/activate', { token: session.access, body: { key: keys[0] } });
     assert.equal(activated.status, 200, activated.text);
-    if (telemetry) {
-      const pruned = await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery });
-      assert.equal(pruned.status, 200, pruned.text);
-      assert.equal(pruned.body.series, undefined, 'the pruned points are gone');
-      // ... and the dropped shard comes back on the next write into its window
-      assert.equal((await writeOld()).status, 204);
-      assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
-    }
+    const pruned = await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery });
+    assert.equal(pruned.status, 200, pruned.text);
+    assert.equal(pruned.body.series, undefined, 'the pruned points are gone');
+    // ... and the dropped shard comes back on the next write into its window
+    assert.equal((await writeOld()).status, 204);
+    assert.equal((await client.request('POST', '/v1/telemetry/query', { token: session.access, body: oldQuery })).body.series?.length, 1);
     const db = await openCheckDb(dataDir);
     try {
       await assertIntact(db, 'after the commands');

@@ -1,5 +1,5 @@
-// The storage backend a test app runs on is visible in /healthz; on PostgreSQL the telemetry endpoints (engine not yet
-// ported) answer 501 TELEMETRY_UNAVAILABLE in the error shape instead of failing, and store nothing.
+// The storage backend a test app runs on is visible in /healthz, and what must hold alike on every backend: U+0000 is
+// refused, answers are compact JSON. (Telemetry on PostgreSQL: test/telemetry and test/influx run on both backends.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestApp, assertError } from '../support/app.ts';
@@ -11,21 +11,6 @@ test('/healthz names the backend the suite runs on', async (t) => {
   const res = await app.request('GET', '/healthz');
   assert.equal(res.status, 200);
   assert.deepEqual(res.body, { status: 'ok', version: app.deps.version, backend: testBackend() });
-});
-
-test('on PostgreSQL the telemetry and InfluxDB endpoints answer 501 TELEMETRY_UNAVAILABLE', { skip: testBackend() !== 'postgres' && 'PostgreSQL only' }, async (t) => {
-  const app = await makeTestApp();
-  t.after(() => app.close());
-  const token = app.adminToken;
-  const write = await app.request('POST', '/v1/telemetry?db=site&rp=autogen', { token, raw: 'p,nodeId=n1 v=1', headers: { 'content-type': 'text/plain' } });
-  assertError(write, 501, 'TELEMETRY_UNAVAILABLE');
-  assertError(await app.request('POST', '/v1/telemetry/query', { token, body: { select: ['v'], from: { measurement: 'p', namespace: { version: '1', database: 'site', retentionPolicy: 'autogen' } }, where: { tags: { nodeId: 'n1' } } } }), 501, 'TELEMETRY_UNAVAILABLE');
-  assertError(await app.request('GET', '/v1/telemetry/namespaces', { token }), 501, 'TELEMETRY_UNAVAILABLE');
-  const influx = await app.request('POST', '/write?db=site', { token, raw: 'p,nodeId=n1 v=1' });
-  assert.equal(influx.status, 501);
-  assert.match(influx.body.error, /PostgreSQL/);
-  const tables = await app.deps.db.all<{ n: number }>(app.deps.db.qb.selectFrom('telemetry_namespaces').select((eb) => eb.fn.countAll<number>().as('n')));
-  assert.deepEqual(tables, [{ n: 0 }]);
 });
 
 test('U+0000 is refused (400) in a JSON body and in the URL, on every backend, and nothing is stored', async (t) => {

@@ -2,6 +2,7 @@
 // with a temporary config and directory, gridkeeper from the built executable; the same points go to both through
 // the Python client; a generated corpus of InfluxQL statements runs on both; the answers must be equal (floats within
 // 1e-9 relative). Differences that are decisions are listed in KNOWN_DIFFERENCES (and in the README) with the reason.
+// On PostgreSQL gridkeeper runs on a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
+import { databaseEnv, dropDatabases } from '../support/harness.ts';
 import { points, statements, type Case } from './differential/corpus.ts';
 
 const SEED = Number(process.env.GK_DIFF_SEED ?? 14);
@@ -119,7 +121,8 @@ describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
   before(async () => {
     const bin = isolatedBinary();
     influxd = await startInfluxd(join(dir, 'influxd'));
-    gk = await startBinary(bin.exe, ['--data-dir', join(bin.dir, 'data')], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error' }, bin.dir);
+    const dataDir = join(bin.dir, 'data');
+    gk = await startBinary(bin.exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error', ...await databaseEnv(dataDir) }, bin.dir);
     const refresh = (await call(`${gk.url}/auth/login`, { method: 'POST', json: { username: 'admin@localhost', password: PASSWORD } })).text;
     const access = (await call(`${gk.url}/auth/accesstoken`, { token: refresh })).text;
     for (const nodeId of ['n1', 'n2', 'n3']) {
@@ -137,8 +140,12 @@ describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
 
   after(async () => {
     influxd?.child.kill('SIGTERM');
-    await gk?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await gk?.stop();
+    } finally {
+      await dropDatabases();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('answers a generated corpus of 300+ statements like InfluxDB', async () => {

@@ -1,10 +1,14 @@
 // The InfluxDB 1.x door, queries: GET|POST /query with InfluxQL — SHOW and SELECT answers in InfluxDB's shape,
 // rights (other series are as if absent), Grafana's query shape, fill modes, functions, epoch, params, several
 // statements, errors, and the cost limiter.
-import { test, describe } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeTestApp, type TestApp } from '../support/app.ts';
-import { userWithNodes, writer } from '../telemetry/fixtures.ts';
+import { appOpener, type TestApp } from '../support/app.ts';
+
+import { sql } from 'kysely';
+import { setTier, userWithNodes, writer } from '../telemetry/fixtures.ts';
+
+const openApp = appOpener();
 
 const T = Date.UTC(2025, 11, 31, 23, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
@@ -12,7 +16,7 @@ const s10 = (i: number) => T + i * 10_000;
 
 /** Node a: power = i, node b: power = 10 i, at T + 10 i s (i = 0..5); b also writes `other`. */
 async function fixture() {
-  const t = await makeTestApp();
+  const t = await openApp();
   const w = await writer(t, 'a', 'b');
   let body = '';
   for (let i = 0; i < 6; i++) {
@@ -129,7 +133,7 @@ describe('influx door: /query SELECT', () => {
     assert.deepEqual(plain.series[0].values, expected);
     assert.deepEqual(expr.series[0].values, expected);
     assert.deepEqual(desc.series[0].values, [expected[1], expected[0]]);
-    assert.equal(t.deps.db.sqlite.prepare("SELECT count(*) FROM telemetry_fields WHERE measurement = 'ns'").pluck().get(), 1);
+    assert.equal((await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM telemetry_fields WHERE measurement = 'ns'`))!.n, 1);
   });
 
   test('field filters, arithmetic, aliases, casts', async () => {
@@ -236,7 +240,7 @@ describe('influx door: /query errors and cost', () => {
   test('every request is charged through the bucket: cost headers, 422 beyond capacity, 429 with Retry-After', async () => {
     const { t } = await fixture();
     const user = await userWithNodes(t, { a: { reads: [] } });
-    t.deps.db.sqlite.prepare("UPDATE users SET tier = 'free' WHERE id = ?").run(user.id);
+    await setTier(t, user.id, 'free');
     // 1 h in a 10 s namespace: 360 datapoints, 1 shard -> ceil((100 + 50 + 360 + 200) / 100) = 8
     const q = `SELECT mean(power) FROM energy WHERE time >= ${T}ms AND time < ${T + 3_600_000}ms`;
     const first = await influxQuery(t, user.token, q);

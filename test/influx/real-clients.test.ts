@@ -1,11 +1,13 @@
 // Real InfluxDB 1.x clients (none written by us) against the built executable: Debian's `influx` shell
 // (influxdb-client) and the official Python client (python3-influxdb), both declared in test/support/system-packages.mjs.
+// On PostgreSQL the executable runs on a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
+import { databaseEnv, dropDatabases } from '../support/harness.ts';
 
 const PASSWORD = 'influx-clients-password';
 const PYTHON = '/usr/bin/python3';
@@ -23,7 +25,8 @@ async function call(url: string, init: RequestInit & { token?: string; json?: un
 /** The server with devices n1 and n2, the admin on the premium tier, an api token and a telemetry:read token. */
 async function appliance() {
   const { dir, exe } = isolatedBinary();
-  const server = await startBinary(exe, ['--data-dir', join(dir, 'data')], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error' }, dir);
+  const dataDir = join(dir, 'data');
+  const server = await startBinary(exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error', ...await databaseEnv(dataDir) }, dir);
   const { url } = server;
   const refresh = (await call(`${url}/auth/login`, { method: 'POST', json: { username: 'admin@localhost', password: PASSWORD } })).text;
   const access = (await call(`${url}/auth/accesstoken`, { token: refresh })).text;
@@ -44,7 +47,9 @@ describe('InfluxDB 1.x door: real clients', () => {
   let ctx: Awaited<ReturnType<typeof appliance>>;
   let server: RunningBinary;
   before(async () => { ctx = await appliance(); server = ctx.server; });
-  after(async () => { await server?.stop(); });
+  after(async () => {
+    try { await server?.stop(); } finally { await dropDatabases(); }
+  });
 
   it('the influx shell (influxdb-client 1.6.7): INSERT, SHOW, SELECT in column, json and csv formats', () => {
     const base = Math.floor(Date.now() / 1000) - 3600;

@@ -1,9 +1,12 @@
 // The InfluxDB 1.x door, writes: GET|HEAD /ping, POST /write with every way InfluxDB clients send credentials,
 // InfluxDB's error shape, and the telemetry write rules (same storage, rights, all-or-nothing).
-import { test, describe } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { makeTestApp, type TestApp } from '../support/app.ts';
+import { appOpener, type TestApp } from '../support/app.ts';
+
 import { queryOk, writer, FROM_V1, ns } from '../telemetry/fixtures.ts';
+
+const openApp = appOpener();
 
 async function apiToken(t: TestApp, userToken: string, scopes: string[]): Promise<string> {
   const res = await t.request('POST', '/user/tokens', { token: userToken, body: { name: 'gateway', scopes } });
@@ -31,7 +34,7 @@ function assertInfluxError(res: { status: number; body: any; headers: Headers },
 
 describe('influx door: /ping', () => {
   test('GET and HEAD /ping -> 204 with the version headers, no credentials needed', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     for (const method of ['GET', 'HEAD']) {
       const res = await t.request(method, '/ping');
       assert.equal(res.status, 204);
@@ -45,7 +48,7 @@ describe('influx door: /ping', () => {
 
 describe('influx door: /write', () => {
   test('every credential form works: Bearer, Token, Basic (password = token), ?u=&p=', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const token = await apiToken(t, w.token, ['telemetry:write']);
     const basic = `Basic ${Buffer.from(`anyone:${token}`).toString('base64')}`;
@@ -65,7 +68,7 @@ describe('influx door: /write', () => {
   });
 
   test('rp defaults to autogen; precision n|ns|u|ms|s|m|h', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const cases: [string, string, number][] = [
       ['n', ns(T), T], ['ns', ns(T + 1), T + 1], ['u', String((T + 2) * 1000), T + 2], ['ms', String(T + 3), T + 3],
@@ -81,7 +84,7 @@ describe('influx door: /write', () => {
   });
 
   test('a malformed line -> 400 unable to parse, nothing stored', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const res = await write(t, '/write?db=energy', `power,nodeId=n1 p=1 ${ns(T)}\npower,nodeId=n1 p= ${ns(T)}`, { authorization: `Bearer ${w.token}` });
     assertInfluxError(res, 400, /^unable to parse line 2: /);
@@ -89,7 +92,7 @@ describe('influx door: /write', () => {
   });
 
   test('a line without nodeId, a missing db, a bad precision -> 400 in InfluxDB\'s shape', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const auth = { authorization: `Bearer ${w.token}` };
     assertInfluxError(await write(t, '/write?db=energy', 'power p=1', auth), 400, /unable to parse line 1: .*nodeId/);
@@ -98,7 +101,7 @@ describe('influx door: /write', () => {
   });
 
   test('no or wrong credentials -> 401 authorization failed; a wrong scope -> 403', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const readOnly = await apiToken(t, w.token, ['telemetry:read']);
     assertInfluxError(await write(t, '/write?db=energy', 'power,nodeId=n1 p=1'), 401, /^authorization failed/);
@@ -109,7 +112,7 @@ describe('influx door: /write', () => {
   });
 
   test('a nodeId the caller may not write -> 403, and the whole request is refused', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     await writer(t, 'n2');
     const res = await write(t, '/write?db=energy', `power,nodeId=n1 p=1 ${ns(T)}\npower,nodeId=n2 p=2 ${ns(T)}`, { authorization: `Bearer ${w.token}` });
@@ -118,7 +121,7 @@ describe('influx door: /write', () => {
   });
 
   test('a body over 32 MiB -> 413 in InfluxDB\'s shape', async () => {
-    const t = await makeTestApp();
+    const t = await openApp();
     const w = await writer(t, 'n1');
     const res = await t.request('POST', '/write?db=energy', { raw: 'x', headers: { authorization: `Bearer ${w.token}`, 'content-length': String(33 * 1024 * 1024) } });
     assertInfluxError(res, 413, /exceeds/);

@@ -1,5 +1,6 @@
 // Telemetry through the built executable over real HTTP: a gzip write, queries, the namespace list, and
-// `gridkeeper telemetry prune` run as a second process while the service keeps serving.
+// `gridkeeper telemetry prune` run as a second process while the service keeps serving. On PostgreSQL both processes
+// use a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts), which the server migrates.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -7,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
+import { databaseEnv, dropDatabases } from '../support/harness.ts';
 
 const PASSWORD = 'telemetry-e2e-password';
 const DAY = 86_400_000;
@@ -23,7 +25,8 @@ describe('telemetry: the executable', () => {
   it('writes gzip line protocol, answers queries, and notices a prune run by another process', async () => {
     const { dir, exe } = isolatedBinary();
     const dataDir = join(dir, 'data');
-    const server = await startBinary(exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error' }, dir);
+    const dbEnv = await databaseEnv(dataDir);
+    const server = await startBinary(exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error', ...dbEnv }, dir);
     try {
       const { url } = server;
       const refresh = (await call(`${url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) })).text;
@@ -53,7 +56,7 @@ describe('telemetry: the executable', () => {
       assert.equal(namespaces.body.namespaces[0].shards, new Set(at.map((ms) => Math.floor(ms / DAY))).size);
 
       // A second process drops the old shard while the service runs.
-      const prune = spawnSync(exe, ['telemetry', 'prune', '--older-than', '2d', '--data-dir', dataDir], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH } });
+      const prune = spawnSync(exe, ['telemetry', 'prune', '--older-than', '2d', '--data-dir', dataDir], { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, ...dbEnv } });
       assert.equal(prune.status, 0, prune.stderr);
       assert.match(prune.stdout, /^dropped 1 shard table with data older than/);
       assert.deepEqual((await query()).map((r: unknown[]) => r[0]), ['L2', 'L3']);
@@ -63,8 +66,12 @@ describe('telemetry: the executable', () => {
       assert.equal(again.status, 204, again.text);
       assert.deepEqual((await query()).map((r: unknown[]) => r[0]), ['L1', 'L2', 'L3']);
     } finally {
-      assert.equal(await server.stop(), 0);
-      rmSync(dir, { recursive: true, force: true });
+      try {
+        assert.equal(await server.stop(), 0);
+      } finally {
+        await dropDatabases();
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
   });
 });

@@ -1,22 +1,30 @@
 // Telemetry test fixtures: roles, devices and monitors relations written with direct SQL (those endpoints belong to
-// other domains), and request helpers for the telemetry routes.
+// other domains), and request helpers for the telemetry routes. Every fixture goes through the database handle
+// (t.deps.db) with SQL that means the same on SQLite and PostgreSQL, so each returns a promise: await it.
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { sql } from 'kysely';
+import type { Db } from '../../src/db/open.ts';
 import type { TestApp, TestResponse } from '../support/app.ts';
 
-export function addRole(t: TestApp, name: string): number {
-  return Number(t.deps.db.sqlite.prepare(`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
-    self_device_management, self_report_management, self_alarm_management, created_at) VALUES (?, 0, 0, 0, 0, 0, 0, 0)`).run(name).lastInsertRowid);
+export async function addRole(t: TestApp, name: string): Promise<number> {
+  return (await t.deps.db.get(sql<{ id: number }>`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
+    self_device_management, self_report_management, self_alarm_management, created_at) VALUES (${name}, 0, 0, 0, 0, 0, 0, 0) RETURNING id`))!.id;
 }
 
-export function addDevice(t: TestApp, properties: Record<string, unknown>): number {
-  return Number(t.deps.db.sqlite.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, ?, ?)')
-    .run(JSON.stringify(properties), t.clock.now(), t.clock.now()).lastInsertRowid);
+export async function addDevice(t: TestApp, properties: Record<string, unknown>): Promise<number> {
+  return (await t.deps.db.get(sql<{ id: number }>`INSERT INTO devices (properties, last_update, created_at)
+    VALUES (${JSON.stringify(properties)}, ${t.clock.now()}, ${t.clock.now()}) RETURNING id`))!.id;
 }
 
-export function addMonitors(t: TestApp, roleId: number, deviceId: number, grant: { mm?: boolean; reads?: string[]; edits?: string[] } = {}): void {
-  t.deps.db.sqlite.prepare('INSERT INTO monitors (role_id, device_id, monitor_management, reads, edits) VALUES (?, ?, ?, ?, ?)')
-    .run(roleId, deviceId, grant.mm ? 1 : 0, JSON.stringify(grant.reads ?? []), JSON.stringify(grant.edits ?? []));
+export async function addMonitors(t: TestApp, roleId: number, deviceId: number, grant: { mm?: boolean; reads?: string[]; edits?: string[] } = {}): Promise<void> {
+  await t.deps.db.run(sql`INSERT INTO monitors (role_id, device_id, monitor_management, reads, edits)
+    VALUES (${roleId}, ${deviceId}, ${grant.mm ? 1 : 0}, ${JSON.stringify(grant.reads ?? [])}, ${JSON.stringify(grant.edits ?? [])})`);
+}
+
+/** Sets a user's rate-limit tier (docs/api.md#rate-limit). */
+export async function setTier(t: TestApp, userId: number, tier: 'free' | 'basic' | 'premium'): Promise<void> {
+  await t.deps.db.run(sql`UPDATE users SET tier = ${tier} WHERE id = ${userId}`);
 }
 
 let users = 0;
@@ -26,17 +34,17 @@ export async function userWithNodes(t: TestApp, grants: Record<string, { mm?: bo
   Promise<{ id: number; token: string; roleId: number }> {
   const user = await t.createUser(`telemetry${++users}-${process.pid}@test`);
   // The premium bucket, so that batches of queries are not refused by the cost limiter (docs/api.md#rate-limit, tested elsewhere).
-  t.deps.db.sqlite.prepare("UPDATE users SET tier = 'premium' WHERE id = ?").run(user.id);
-  const roleId = addRole(t, `role of ${user.id}`);
-  t.deps.db.sqlite.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(roleId, user.id);
-  for (const [nodeId, grant] of Object.entries(grants)) addMonitors(t, roleId, deviceOf(t, nodeId), grant);
+  await setTier(t, user.id, 'premium');
+  const roleId = await addRole(t, `role of ${user.id}`);
+  await t.deps.db.run(sql`INSERT INTO members (role_id, user_id) VALUES (${roleId}, ${user.id})`);
+  for (const [nodeId, grant] of Object.entries(grants)) await addMonitors(t, roleId, await deviceOf(t, nodeId), grant);
   return { ...user, roleId };
 }
 
 /** The device with this nodeId, created when missing. */
-export function deviceOf(t: TestApp, nodeId: string): number {
-  const id = t.deps.db.sqlite.prepare('SELECT id FROM devices WHERE node_id = ?').pluck().get(nodeId) as number | undefined;
-  return id ?? addDevice(t, { nodeId, nodeType: 'smartgridController' });
+export async function deviceOf(t: TestApp, nodeId: string): Promise<number> {
+  const row = await t.deps.db.get(sql<{ id: number }>`SELECT id FROM devices WHERE node_id = ${nodeId}`);
+  return row?.id ?? addDevice(t, { nodeId, nodeType: 'smartgridController' });
 }
 
 /** A user with monitorManagement on every named device (may write and read them). */
@@ -77,10 +85,31 @@ export const iso = (ms: number) => new Date(ms).toISOString();
 /** Unix ms -> ns timestamp text. */
 export const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
 
-export function tableNames(t: TestApp): string[] {
-  return t.deps.db.sqlite.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'telemetry_shard_[0-9]*' ORDER BY name").pluck().all() as string[];
+/** The handle of an app, or a handle itself. */
+type Handle = TestApp | Db;
+const dbOf = (h: Handle): Db => ('deps' in h ? h.deps.db : h);
+
+/**
+ * The shard tables (telemetry_shard_<namespaceId>_<window>, a negative window written m<abs>) that exist in the
+ * database, by name, as the backend's own catalogue lists them (not telemetry_shards, which the engine keeps).
+ */
+export async function tableNames(h: Handle): Promise<string[]> {
+  const db = dbOf(h);
+  const rows = db.backend === 'postgres'
+    ? await db.all(sql<{ name: string }>`SELECT tablename AS name FROM pg_tables
+        WHERE schemaname = current_schema() AND tablename LIKE 'telemetry\\_shard\\_%' ORDER BY tablename`)
+    : await db.all(sql<{ name: string }>`SELECT name FROM sqlite_schema WHERE type = 'table' AND name GLOB 'telemetry_shard_[0-9]*' ORDER BY name`);
+  return rows.map((r) => r.name);
 }
 
-export function countPoints(t: TestApp): number {
-  return tableNames(t).reduce((n, table) => n + (t.deps.db.sqlite.prepare(`SELECT count(*) FROM "${table}"`).pluck().get() as number), 0);
+/** The rows of a table (a shard table, or one of the catalogue's). */
+export async function countRows(h: Handle, table: string): Promise<number> {
+  return (await dbOf(h).get(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`))!.n;
+}
+
+/** The points of every shard table. */
+export async function countPoints(h: Handle): Promise<number> {
+  let n = 0;
+  for (const table of await tableNames(h)) n += await countRows(h, table);
+  return n;
 }

@@ -2,6 +2,7 @@
 // per-statement errors and authorization by where.tags.nodeId.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { FROM_V1, deviceOf, iso, ns, query, queryOk, userWithNodes, writeOk, writer } from './fixtures.ts';
@@ -52,7 +53,7 @@ describe('telemetry query: happy', () => {
     t.after(() => app.close());
     const u = await writer(app, 'n1');
     const points = await threeDays(app, u.token);
-    assert.deepEqual(app.deps.db.sqlite.prepare('SELECT shard_window FROM telemetry_shards ORDER BY shard_window').pluck().all(),
+    assert.deepEqual((await app.deps.db.all(sql<{ w: number }>`SELECT shard_window AS w FROM telemetry_shards ORDER BY shard_window`)).map((r) => r.w),
       [T0 / DAY - 3, T0 / DAY - 2, T0 / DAY - 1]);
     const q = { select: ['p', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(T0 - 3 * DAY)] } };
     const asc = await queryOk(app, u.token, q);
@@ -236,7 +237,7 @@ describe('telemetry query: happy', () => {
     const nodes = Array.from({ length: 10 }, (_, i) => `n${i}`);
     const u = await writer(app, ...nodes);
     await writeOk(app, u.token, nodes.flatMap((n, i) => [1, 2, 3].map((k) => `power,nodeId=${n} p=${i * 10 + k} ${ns(T0 - 4000 + k * 1000)}`)).join('\n'));
-    deviceOf(app, 'foreign');
+    await deviceOf(app, 'foreign');
     const queries = Array.from({ length: 1000 }, (_, i) => {
       const nodeId = i % 97 === 0 ? 'foreign' : nodes[i % 10];
       return { select: ['p'], from: FROM_V1, where: { tags: { nodeId }, time: [since(T0 - H)] }, orderBy: i % 2 ? 'DESC' : 'ASC', limit: 1 };

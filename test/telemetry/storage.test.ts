@@ -4,26 +4,39 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql, type RawBuilder } from 'kysely';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
+import { databaseUrl, freshPostgres, testBackend } from '../support/postgres.ts';
 import { runCli } from '../../src/cli.ts';
 import { ConfigError, parseConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
-import { planQueryRequest } from '../../src/telemetry/query-plan.ts';
+import { planQueryRequest } from '../../src/telemetry/query-exec.ts';
 import { runQueries } from '../../src/telemetry/query-exec.ts';
 import { resultsJson } from '../../src/telemetry/query-result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { estimateRequest } from '../../src/telemetry/cost.ts';
 import { catalogueOf, shardTableName } from '../../src/telemetry/catalogue.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
-import { FROM_V1, V1, countPoints, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
+import { FROM_V1, V1, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
 
-function shardRows(t: TestApp): Array<{ namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number }> {
-  return t.deps.db.sqlite.prepare('SELECT namespace_id, shard_window, table_name, start_ms, end_ms FROM telemetry_shards ORDER BY namespace_id, shard_window').all() as never;
+type ShardRow = { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number };
+
+function shardRows(t: TestApp): Promise<ShardRow[]> {
+  return t.deps.db.all(sql<ShardRow>`SELECT namespace_id, shard_window, table_name, start_ms, end_ms FROM telemetry_shards ORDER BY namespace_id, shard_window`);
+}
+
+/** The rows of each of the catalogue's tables. */
+const CATALOGUE = ['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'];
+async function catalogueCounts(db: Db): Promise<number[]> {
+  const counts: number[] = [];
+  for (const table of CATALOGUE) counts.push(await countRows(db, table));
+  return counts;
 }
 
 describe('namespaces and shards', () => {
@@ -77,7 +90,7 @@ describe('namespaces and shards', () => {
     await writeOk(app, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 1)}`, `power,nodeId=n1 p=2 ${ns(T0)}`, `power,nodeId=n1 p=3 ${ns(T0 + DAY - 1)}`].join('\n'));
     await writeOk(app, u.token, [`power,nodeId=n1 p=4 ${ns(T0)}`, `power,nodeId=n1 p=5 ${ns(T0 + week)}`].join('\n'), 'db=energy&rp=x_one_m');
     await writeOk(app, u.token, `power,nodeId=n1 p=6 -1`, 'db=old');
-    assert.deepEqual(shardRows(app).map((r) => [r.namespace_id, r.shard_window, r.table_name, r.start_ms, r.end_ms]), [
+    assert.deepEqual((await shardRows(app)).map((r) => [r.namespace_id, r.shard_window, r.table_name, r.start_ms, r.end_ms]), [
       [1, T0 / DAY - 1, shardTableName(1, T0 / DAY - 1), T0 - DAY, T0],
       [1, T0 / DAY, shardTableName(1, T0 / DAY), T0, T0 + DAY],
       [2, Math.floor(T0 / week), shardTableName(2, Math.floor(T0 / week)), Math.floor(T0 / week) * week, Math.floor(T0 / week) * week + week],
@@ -85,8 +98,9 @@ describe('namespaces and shards', () => {
       [3, -1, 'telemetry_shard_3_m1', -DAY, 0],
     ]);
     assert.equal(shardTableName(1, 20454), 'telemetry_shard_1_20454');
-    const count = (table: string) => app.deps.db.sqlite.prepare(`SELECT count(*) FROM "${table}"`).pluck().get();
-    assert.deepEqual(tableNames(app).map(count), [1, 2, 1, 1, 1]);
+    const counts: number[] = [];
+    for (const table of await tableNames(app)) counts.push(await countRows(app, table));
+    assert.deepEqual(counts, [1, 2, 1, 1, 1]);
   });
 
   it('plans a query before executing it: the estimate of docs/api.md#cost and the shard tables it scans', async (t) => {
@@ -114,17 +128,17 @@ describe('retention and pruning', () => {
     t.after(() => app.close());
     const u = await writer(app, 'n1');
     await writeOk(app, u.token, [0, 1, 2, 3].map((d) => `power,nodeId=n1 p=${d} ${ns(T0 - d * DAY - 1000)}`).join('\n'));
-    assert.equal(tableNames(app).length, 4);
+    assert.equal((await tableNames(app)).length, 4);
     // the shard [T0 - 2d, T0 - 1d) ends after the cutoff: kept whole
     const dropped = await pruneShards(app.deps.db, T0 - 2 * DAY + 1);
     assert.deepEqual(dropped, [shardTableName(1, T0 / DAY - 4), shardTableName(1, T0 / DAY - 3)]);
-    assert.deepEqual(tableNames(app), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
-    assert.equal(shardRows(app).length, 2);
+    assert.deepEqual(await tableNames(app), [shardTableName(1, T0 / DAY - 2), shardTableName(1, T0 / DAY - 1)].sort());
+    assert.equal((await shardRows(app)).length, 2);
     const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [1, 0]);
     // writing into a pruned window creates its table again
     await writeOk(app, u.token, `power,nodeId=n1 p=9 ${ns(T0 - 3 * DAY)}`);
-    assert.equal(tableNames(app).length, 3);
+    assert.equal((await tableNames(app)).length, 3);
   });
 
   it('the retention setting drops old shards and does not store points beyond it', async (t) => {
@@ -132,13 +146,13 @@ describe('retention and pruning', () => {
     t.after(() => app.close());
     const u = await writer(app, 'n1');
     await writeOk(app, u.token, [`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - DAY - 1)}`, `power,nodeId=n1 p=3 ${ns(T0 - 1)}`].join('\n'));
-    assert.equal(countPoints(app), 2);
-    assert.equal(tableNames(app).length, 2);
+    assert.equal(await countPoints(app), 2);
+    assert.equal((await tableNames(app)).length, 2);
     // a day later the shard that ended at T0 - 1 day is beyond retention, the one ending at T0 is not
     app.clock.advance(DAY);
     const body = await queryOk(app, await app.token(u.id), { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [3]);
-    assert.deepEqual(tableNames(app), [shardTableName(1, T0 / DAY - 1)]);
+    assert.deepEqual(await tableNames(app), [shardTableName(1, T0 / DAY - 1)]);
   });
 
   it('reads the retention setting from the environment and flags', () => {
@@ -158,7 +172,7 @@ describe('retention and pruning', () => {
       const db = openDatabase({ file: join(dir, 'gridkeeper.db') });
       t.after(() => db.close());
       await migrate(db, now);
-      const userId = fixtureUser(db, 'n1');
+      const userId = await fixtureUser(db, 'n1');
       const lines = [100, 95, 89, 1].map((d) => `power,nodeId=n1 p=${d} ${ns(now - d * DAY)}`).join('\n');
       await writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: lines, precision: 'ns', now });
       await db.close();
@@ -175,21 +189,18 @@ describe('retention and pruning', () => {
       assert.match(err.at(-1)!, /--older-than: expected a duration/);
       const check = openDatabase({ file: join(dir, 'gridkeeper.db') });
       t.after(() => check.close());
-      assert.deepEqual(check.sqlite.prepare('SELECT count(*) FROM telemetry_shards').pluck().get(), 1);
+      assert.deepEqual(await countRows(check, 'telemetry_shards'), 1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('a running service notices shards pruned by another process', async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
+    const { service, openOther, remove } = await sharedDatabase(t);
     try {
-      const file = join(dir, 'gridkeeper.db');
       const now = T0;
-      const service = openDatabase({ file });
-      t.after(() => service.close());
       await migrate(service, now);
-      const userId = fixtureUser(service, 'n1');
+      const userId = await fixtureUser(service, 'n1');
       const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
       const write = (body: string) => writeLineProtocol(service, { userId, namespace, body, precision: 'ns', now });
       const read = async (): Promise<string> => {
@@ -199,7 +210,7 @@ describe('retention and pruning', () => {
       await write(`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}\npower,nodeId=n1 p=2 ${ns(T0 - 1000)}`);
       assert.match(await read(), /\[\[.*,1\],\[.*,2\]\]/);
       // another process (gridkeeper telemetry prune) drops the old shard
-      const other = openDatabase({ file });
+      const other = openOther();
       t.after(() => other.close());
       assert.equal((await pruneShards(other, T0 - DAY)).length, 1);
       await other.close();
@@ -207,7 +218,7 @@ describe('retention and pruning', () => {
       await write(`power,nodeId=n1 p=3 ${ns(T0 - 3 * DAY)}`);
       assert.match(await read(), /"values":\[\["[^"]+",3\],\["[^"]+",2\]\]/);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      remove();
     }
   });
 });
@@ -217,22 +228,21 @@ describe('storage: all-or-nothing', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const u = await writer(app, 'n1');
-    deviceOf(app, 'n2');
+    await deviceOf(app, 'n2');
     assertError(await write(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`, 'db=fresh'), 403, 'FORBIDDEN');
     assertError(await write(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\nbad`, 'db=fresh'), 400, 'LINE_PROTOCOL');
-    const count = (table: string) => app.deps.db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [0, 0, 0, 0]);
-    assert.deepEqual(tableNames(app), []);
+    assert.deepEqual(await catalogueCounts(app.deps.db), [0, 0, 0, 0]);
+    assert.deepEqual(await tableNames(app), []);
     // and the same request then succeeds as a first write
     await writeOk(app, u.token, `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}`, 'db=fresh');
-    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
+    assert.deepEqual(await catalogueCounts(app.deps.db), [1, 1, 1, 1]);
   });
 
   it('requests running at the same time never see what a refused write added to the catalogue', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const u = await writer(app, 'n1');
-    deviceOf(app, 'n2');
+    await deviceOf(app, 'n2');
     // Each refused write creates the namespace, series, fields and shard tables, then awaits the rights check and
     // rolls back; the writes and queries queued behind it take the connection as soon as its transaction ends and
     // must not use its catalogue entries.
@@ -247,12 +257,13 @@ describe('storage: all-or-nothing', () => {
     assert.deepEqual(b, { status: 'fulfilled', value: 1 });
     assert.equal(c.status === 'rejected' && (c.reason as { code?: string }).code, 'FORBIDDEN');
     assert.equal(d.status, 'fulfilled');
-    const count = (table: string) => db.sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get();
-    assert.deepEqual(['telemetry_namespaces', 'telemetry_series', 'telemetry_fields', 'telemetry_shards'].map(count), [1, 1, 1, 1]);
+    assert.deepEqual(await catalogueCounts(db), [1, 1, 1, 1]);
     assert.match(await read(), /"values":\[\["[^"]+",7\]\]/);
   });
 
-  it('a write whose COMMIT fails after its last exclusive section is noticed by the next request (the witness)', async (t) => {
+  it('a write whose COMMIT fails after its last exclusive section is noticed by the next request (the witness)', {
+    skip: testBackend() !== 'sqlite' && 'the SQLite engine\'s catalogue mirror, driven through db.exclusive on a SQLite database of its own',
+  }, async (t) => {
     const db = openDatabase({ file: ':memory:' });
     t.after(() => db.close());
     await migrate(db, T0);
@@ -300,13 +311,31 @@ describe('storage: all-or-nothing', () => {
 });
 
 /** A user with monitorManagement on a device with this nodeId, written directly. */
-function fixtureUser(db: Db, nodeId: string): number {
-  const s = db.sqlite;
-  const userId = Number(s.prepare("INSERT INTO users (email, password_hash, password_changed_at, created_at) VALUES ('prune@test', 'x', 0, 0)").run().lastInsertRowid);
-  const roleId = Number(s.prepare(`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
-    self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('r', 0, 0, 0, 0, 0, 0, 0)`).run().lastInsertRowid);
-  s.prepare('INSERT INTO members (role_id, user_id) VALUES (?, ?)').run(roleId, userId);
-  const deviceId = Number(s.prepare('INSERT INTO devices (properties, last_update, created_at) VALUES (?, 0, 0)').run(JSON.stringify({ nodeId })).lastInsertRowid);
-  s.prepare('INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (?, ?, 1)').run(roleId, deviceId);
+async function fixtureUser(db: Db, nodeId: string): Promise<number> {
+  const id = async (query: RawBuilder<{ id: number }>) => (await db.get(query))!.id;
+  const userId = await id(sql`INSERT INTO users (email, password_hash, password_changed_at, created_at) VALUES ('prune@test', 'x', 0, 0) RETURNING id`);
+  const roleId = await id(sql`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
+    self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('r', 0, 0, 0, 0, 0, 0, 0) RETURNING id`);
+  await db.run(sql`INSERT INTO members (role_id, user_id) VALUES (${roleId}, ${userId})`);
+  const deviceId = await id(sql`INSERT INTO devices (properties, last_update, created_at) VALUES (${JSON.stringify({ nodeId })}, 0, 0) RETURNING id`);
+  await db.run(sql`INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (${roleId}, ${deviceId}, 1)`);
   return userId;
+}
+
+/**
+ * One database of the backend under test, seen by two processes: `service` (closed after the test) and, from
+ * openOther, another handle of its own (a second connection to the same SQLite file, or to the same PostgreSQL
+ * database). `remove` deletes the SQLite file's directory (a PostgreSQL database is dropped after the test).
+ */
+async function sharedDatabase(t: { after(fn: () => unknown): void }): Promise<{ service: Db; openOther(): Db; remove(): void }> {
+  if (testBackend() === 'postgres') {
+    const pg = await freshPostgres();
+    t.after(() => pg.drop());
+    return { service: pg.db, openOther: () => openPostgres({ url: databaseUrl(pg.name), poolSize: 1 }), remove: () => {} };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'gk-prune-'));
+  const file = join(dir, 'gridkeeper.db');
+  const service = openDatabase({ file });
+  t.after(() => service.close());
+  return { service, openOther: () => openDatabase({ file }), remove: () => rmSync(dir, { recursive: true, force: true }) };
 }

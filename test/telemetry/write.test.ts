@@ -3,11 +3,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { sql } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../src/db/open.ts';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import {
-  FROM_V1, V1, countPoints, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeGzip, writeOk, writer,
+  FROM_V1, V1, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeGzip, writeOk, writer,
 } from './fixtures.ts';
 
 const MIB = 1024 * 1024;
@@ -18,8 +19,8 @@ async function pointsOf(t: TestApp, token: string, select: string[], nodeId = 'n
   return (body.series ?? []).flatMap((s: { values: unknown[][] }) => s.values);
 }
 
-function storedPoints(t: TestApp): number {
-  return tableNames(t).length === 0 ? 0 : countPoints(t);
+async function storedPoints(t: TestApp): Promise<number> {
+  return (await tableNames(t)).length === 0 ? 0 : countPoints(t);
 }
 
 describe('telemetry write: happy', () => {
@@ -89,7 +90,7 @@ describe('telemetry write: happy', () => {
       `power,phase=L1,nodeId=n1 p=2 ${ns(T0 - 2000)}`,
       `power,nodeId=n1,phase=L2 p=3 ${ns(T0 - 1000)}`,
     ].join('\n'));
-    assert.equal(app.deps.db.sqlite.prepare('SELECT count(*) FROM telemetry_series').pluck().get(), 2);
+    assert.equal(await countRows(app, 'telemetry_series'), 2);
     const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
     assert.deepEqual(body.series.map((s: { tags: object; values: unknown[][] }) => [s.tags, s.values.length]), [
       [{ nodeId: 'n1', phase: 'L1' }, 2], [{ nodeId: 'n1', phase: 'L2' }, 1],
@@ -128,7 +129,7 @@ describe('telemetry write: happy', () => {
     const u = await writer(app, 'n1');
     assert.equal((await write(app, u.token, '')).status, 204);
     assert.equal((await write(app, u.token, '# only a comment\n\n')).status, 204);
-    assert.equal(app.deps.db.sqlite.prepare('SELECT count(*) FROM telemetry_namespaces').pluck().get(), 0);
+    assert.equal(await countRows(app, 'telemetry_namespaces'), 0);
   });
 
   it('counts the points written in /metrics', async (t) => {
@@ -149,8 +150,8 @@ describe('telemetry write: validation', () => {
     const body = `power,nodeId=n1 p=1 ${ns(T0 - 3000)}\n\n# comment\npower,nodeId=n1 p= ${ns(T0 - 2000)}\npower,nodeId=n1 p=3`;
     const err = assertError(await write(app, u.token, body), 400, 'LINE_PROTOCOL');
     assert.match(err.message, /^line 4: missing value for field "p"/);
-    assert.equal(storedPoints(app), 0);
-    assert.equal(app.deps.db.sqlite.prepare('SELECT count(*) FROM telemetry_namespaces').pluck().get(), 0);
+    assert.equal(await storedPoints(app), 0);
+    assert.equal(await countRows(app, 'telemetry_namespaces'), 0);
   });
 
   it('refuses lines without a nodeId tag, and the other malformed lines', async (t) => {
@@ -171,7 +172,7 @@ describe('telemetry write: validation', () => {
       // the bad line comes first: line 1
       assert.match(assertError(await write(app, u.token, `${line}\npower,nodeId=n1 ok=1 ${ns(T0)}`), 400, 'LINE_PROTOCOL').message, message, line);
     }
-    assert.equal(storedPoints(app), 0);
+    assert.equal(await storedPoints(app), 0);
   });
 
   it('refuses a field whose type differs from the stored one (and within one request)', async (t) => {
@@ -184,8 +185,8 @@ describe('telemetry write: validation', () => {
     const again = assertError(await write(app, u.token, `power,nodeId=n1 r="x" ${ns(T0 - 900)}\npower,nodeId=n1 r=true ${ns(T0 - 800)}`), 400, 'LINE_PROTOCOL');
     assert.match(again.message, /^line 2: field type conflict: "r" of measurement "power" is string, got boolean/);
     // the refused requests left no trace: q and r are unknown fields, one point stored
-    assert.equal(storedPoints(app), 1);
-    const fields = app.deps.db.sqlite.prepare('SELECT field FROM telemetry_fields ORDER BY ordinal').pluck().all();
+    assert.equal(await storedPoints(app), 1);
+    const fields = (await app.deps.db.all(sql<{ field: string }>`SELECT field FROM telemetry_fields ORDER BY ordinal`)).map((r) => r.field);
     assert.deepEqual(fields, ['p']);
     // and the store still works after the rollbacks
     await writeOk(app, u.token, `power,nodeId=n1 q=2 ${ns(T0 - 700)}`);
@@ -239,11 +240,11 @@ describe('telemetry write: security', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const u = await writer(app, 'n1');
-    deviceOf(app, 'other');
+    await deviceOf(app, 'other');
     const body = `power,nodeId=n1 p=1 ${ns(T0 - 2000)}\npower,nodeId=other p=2 ${ns(T0 - 1000)}\npower,nodeId=n1 p=3 ${ns(T0 - 500)}`;
     const err = assertError(await write(app, u.token, body), 403, 'FORBIDDEN');
     assert.match(err.message, /nodeId "other"/);
-    assert.equal(storedPoints(app), 0);
+    assert.equal(await storedPoints(app), 0);
   });
 
   it('a nodeId of no device is unauthorized', async (t) => {
@@ -252,7 +253,7 @@ describe('telemetry write: security', () => {
     const u = await writer(app, 'n1');
     assert.match(assertError(await write(app, u.token, `power,nodeId=ghost p=1 ${ns(T0)}`), 403, 'FORBIDDEN').message, /"ghost"/);
     // admin (root role) has no monitors relation to the device either
-    deviceOf(app, 'n2');
+    await deviceOf(app, 'n2');
     assertError(await write(app, app.adminToken, `power,nodeId=n2 p=1 ${ns(T0)}`), 403, 'FORBIDDEN');
   });
 
@@ -296,6 +297,6 @@ describe('telemetry write: security', () => {
       db.tx = tx;
     }
     assert.equal(deviceLookups, 1);
-    assert.equal(storedPoints(app), 500);
+    assert.equal(await storedPoints(app), 500);
   });
 });

@@ -1,0 +1,268 @@
+// The telemetry reads of the PostgreSQL backend (reads-types.ts). A query attempt asks synchronously; what this
+// request has not fetched yet is answered empty and noted, the attempt is thrown away, and fetch() then reads
+// everything noted in as few statements as it can — one per kind of read and shard table, for every series at once
+// (a batch of 1,000 JSON queries costs a handful of round trips, not thousands) — before the attempt runs again.
+// Everything fetched is kept for the request (its snapshot), nothing across requests: another process may write,
+// prune or add a series at any time, and the next request must see it.
+import { sql } from 'kysely';
+import type { Db } from '../../db/open.ts';
+import { compareTagSets } from '../catalogue.ts';
+import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from '../catalogue-types.ts';
+import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../block-stats.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-scanner.ts';
+import { namespaceKey, type Namespace } from '../namespaces.ts';
+import { aggregateRowJson } from '../query-aggregate.ts';
+import { isInteger, StatementError, type Column } from '../query-columns.ts';
+import type { PlannedQuery } from '../query-types.ts';
+import { bySeriesKey } from '../query-points.ts';
+import { isoTimeJson, rfc3339NanoJson } from '../query-result.ts';
+import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../reads-types.ts';
+import { loadNamespaces } from './pg-catalogue.ts';
+import { pgColumnIn } from './pg-shards.ts';
+
+
+/** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */
+type RawRow = unknown[];
+
+interface Batch {
+  items: Set<string | number>;
+  run(tx: Db, items: Array<string | number>): Promise<void>;
+}
+
+const sep = '\u0000';
+
+// Every PgReads, and every snapshot one begins, is a generation of its own: nothing planned with another is reused.
+let generations = 0;
+
+export class PgReads implements TelemetryReads {
+  generation = ++generations;
+  private readonly known = new Map<string, unknown>();
+  private readonly pending = new Map<string, Batch>();
+
+  /** Whether the last attempt asked for something not fetched yet (its answer must be thrown away). */
+  get lacking(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /** Fetches everything the attempts so far lacked, inside `tx`. */
+  async fetch(tx: Db): Promise<void> {
+    const batches = [...this.pending.values()];
+    this.pending.clear();
+    for (const b of batches) await b.run(tx, [...b.items]);
+  }
+
+  /** Forgets everything fetched (a new snapshot begins). */
+  forget(): void {
+    this.generation = ++generations;
+    this.known.clear();
+    this.pending.clear();
+  }
+
+  /** The value under `key` when fetched; else notes `item` in the batch `batch` (made by `make`) and returns undefined. */
+  private want<T>(key: string, batch: string, item: string | number, make: () => Batch['run']): T | undefined {
+    if (this.known.has(key)) return this.known.get(key) as T;
+    let b = this.pending.get(batch);
+    if (b === undefined) this.pending.set(batch, b = { items: new Set(), run: make() });
+    b.items.add(item);
+    return undefined;
+  }
+
+  find(namespace: Namespace): NamespaceInfo | undefined {
+    const key = namespaceKey(namespace);
+    return this.want<NamespaceInfo | null>(`ns${sep}${key}`, 'ns', key, () => async (tx, keys) => {
+      const found = await loadNamespaces(tx, keys as string[]);
+      for (const k of keys) this.known.set(`ns${sep}${k}`, found.get(k as string) ?? null);
+    }) ?? undefined;
+  }
+
+  namespaces(): Namespace[] {
+    return this.want<Namespace[]>('nslist', 'nslist', '', () => async (tx) => {
+      const rows = await tx.all(sql<{ namespace: string }>`SELECT namespace FROM telemetry_namespaces ORDER BY key`);
+      this.known.set('nslist', rows.map((r) => JSON.parse(r.namespace) as Namespace));
+    }) ?? [];
+  }
+
+  seriesOfNode(ns: NamespaceInfo, measurement: string, nodeId: string): SeriesTags[] {
+    const batch = `node${sep}${ns.id}${sep}${measurement}`;
+    return this.want<SeriesTags[]>(`${batch}${sep}${nodeId}`, batch, nodeId, () => async (tx, nodeIds) => {
+      const rows = await tx.all(sql<{ id: number; node_id: string; tags: string }>`SELECT id, node_id, tags FROM telemetry_series
+        WHERE namespace_id = ${ns.id} AND measurement = ${measurement} AND node_id = ANY(${nodeIds})`);
+      const lists = new Map<string, SeriesTags[]>(nodeIds.map((n) => [n as string, []]));
+      for (const r of rows) lists.get(r.node_id)?.push({ id: r.id, tags: JSON.parse(r.tags) as Record<string, string> });
+      for (const [n, list] of lists) this.known.set(`${batch}${sep}${n}`, list.sort((a, b) => compareTagSets(a.tags, b.tags)));
+    }) ?? [];
+  }
+
+  seriesOfMeasurement(ns: NamespaceInfo, measurement: string): SeriesRef[] {
+    const key = `meas${sep}${ns.id}${sep}${measurement}`;
+    return this.want<SeriesRef[]>(key, key, '', () => async (tx) => {
+      const rows = await tx.all(sql<{ id: number; node_id: string; tags: string }>`SELECT id, node_id, tags FROM telemetry_series
+        WHERE namespace_id = ${ns.id} AND measurement = ${measurement}`);
+      this.known.set(key, bySeriesKey(measurement, rows.map((r) => [r.id, r.node_id, r.tags] as const)));
+    }) ?? [];
+  }
+
+  /**
+   * A series' points of one shard with at least one of `fields` set, over [fromMs, toMs), in time order (`desc`:
+   * newest first), at most `limit`; fetched for every series of the same read at once.
+   */
+  private shardRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number | undefined): RawRow[] {
+    if (shard.endMs <= fromMs || shard.startMs >= toMs) return [];
+    const cols = fields.map((f) => pgColumnIn(shard, f));
+    const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
+    if (present.length === 0) return [];
+    const batch = ['pts', shard.table, cols.join(','), fromMs, toMs, desc, limit ?? ''].join(sep);
+    return this.want<RawRow[]>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+      const dir = sql.raw(desc ? 'DESC' : 'ASC');
+      const values = cols.map((c, i) => (c === undefined ? `NULL AS v${i}` : c.endsWith('i') ? `${c}::text AS v${i}` : `${c} AS v${i}`)).join(', ');
+      const rows = await tx.all(sql<Record<string, unknown>>`SELECT s.id AS sid, p.* FROM unnest(${ids}::bigint[]) AS s(id)
+        CROSS JOIN LATERAL (SELECT t_ms, t_ns, ${sql.raw(values)} FROM ${sql.id(shard.table)}
+          WHERE series_id = s.id AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND (${sql.raw(present.map((c) => `${c} IS NOT NULL`).join(' OR '))})
+          ORDER BY t_ms ${dir}, t_ns ${dir}${limit === undefined ? sql`` : sql` LIMIT ${limit}`}) AS p`);
+      const bySeries = new Map<number, RawRow[]>(ids.map((id) => [id as number, []]));
+      for (const r of rows) {
+        const row: RawRow = [r.t_ms, r.t_ns];
+        for (let i = 0; i < cols.length; i++) row.push(r[`v${i}`]);
+        bySeries.get(r.sid as number)!.push(row);
+      }
+      for (const [id, list] of bySeries) this.known.set(`${batch}${sep}${id}`, list);
+    }) ?? [];
+  }
+
+  readPoints(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: Edge): SeriesPoints {
+    const out: SeriesPoints = { ms: [], sub: [], values: fields.map(() => []) };
+    if (fields.length === 0) return out;
+    const desc = edge?.desc === true;
+    for (const shard of desc ? [...shards].reverse() : shards) {
+      // every shard is asked for the whole limit, so that what is asked does not depend on what was fetched
+      const rows = this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, edge?.limit);
+      for (const r of rows) {
+        if (edge !== undefined && out.ms.length >= edge.limit) break;
+        out.ms.push(r[0] as number);
+        out.sub.push(r[1] as number);
+        for (let i = 0; i < fields.length; i++) out.values[i].push(pointValue(fields[i], r[i + 2]));
+      }
+    }
+    if (desc) {
+      out.ms.reverse();
+      out.sub.reverse();
+      for (const v of out.values) v.reverse();
+    }
+    return out;
+  }
+
+  readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number): string[] {
+    const out: string[] = [];
+    const limit = take >= Number.MAX_SAFE_INTEGER ? undefined : take;
+    for (const shard of desc ? [...shards].reverse() : shards) {
+      for (const r of this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit)) {
+        if (out.length >= take) break;
+        let row = `[${rfc3339NanoJson(r[0] as number, r[1] as number)}`;
+        for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
+        out.push(`${row}]`);
+      }
+    }
+    return out;
+  }
+
+  /** count, sum, min and max of a field of a series in one shard over [fromMs, toMs); fetched for every series at once. */
+  private shardStats(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats {
+    if (shard.endMs <= fromMs || shard.startMs >= toMs) return emptyStats();
+    const col = pgColumnIn(shard, field);
+    if (col === undefined) return emptyStats();
+    const batch = ['st', shard.table, col, fromMs, toMs].join(sep);
+    return this.want<Stats>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+      const exact = (e: string) => (col.endsWith('i') ? `${e}::text` : e);
+      const rows = await tx.all(sql<{ sid: number; n: number; total: unknown; low: unknown; high: unknown }>`SELECT series_id AS sid, count(${sql.raw(col)}) AS n,
+        ${sql.raw(exact(`sum(${col})`))} AS total, ${sql.raw(exact(`min(${col})`))} AS low, ${sql.raw(exact(`max(${col})`))} AS high
+        FROM ${sql.id(shard.table)} WHERE series_id = ANY(${ids}::bigint[]) AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND ${sql.raw(col)} IS NOT NULL
+        GROUP BY series_id`);
+      for (const id of ids) this.known.set(`${batch}${sep}${id}`, emptyStats());
+      for (const r of rows) this.known.set(`${batch}${sep}${r.sid}`, statsFromRow([r.n, r.total, r.low, r.high], 0, field));
+    }) ?? emptyStats();
+  }
+
+  rangeStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats {
+    const stats = emptyStats();
+    for (const shard of shards) mergeStats(stats, this.shardStats(shard, seriesId, field, fromMs, toMs));
+    if (typeof stats.sum === 'bigint' && (stats.sum > INT64_MAX || stats.sum < INT64_MIN)) throw new IntegerOverflow();
+    return stats;
+  }
+
+  addWindowSums(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+    firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+    for (const shard of shards) {
+      if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+      const col = pgColumnIn(shard, field);
+      if (col === undefined) continue;
+      const interval = intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs;
+      const batch = ['win', shard.table, col, fromMs, toMs, firstMs, interval].join(sep);
+      const rows = this.want<Array<[number, number, string]>>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+        const total = col.endsWith('i') ? `sum(${col})::text` : `sum(${col})::float8::text`;
+        const found = await tx.all(sql<{ sid: number; w: number; n: number; total: string }>`SELECT series_id AS sid,
+          trunc((t_ms - ${firstMs}::numeric) / ${interval}::numeric)::bigint AS w, count(${sql.raw(col)}) AS n, ${sql.raw(total)} AS total
+          FROM ${sql.id(shard.table)} WHERE series_id = ANY(${ids}::bigint[]) AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND ${sql.raw(col)} IS NOT NULL
+          GROUP BY 1, 2`);
+        const bySeries = new Map<number, Array<[number, number, string]>>(ids.map((id) => [id as number, []]));
+        for (const r of found) bySeries.get(r.sid)!.push([r.w, r.n, r.total]);
+        for (const [id, list] of bySeries) this.known.set(`${batch}${sep}${id}`, list);
+      }) ?? [];
+      for (const [w, n, total] of rows) {
+        if (isInteger(field)) {
+          const exact = BigInt(total);
+          if (exact > INT64_MAX || exact < INT64_MIN) throw new IntegerOverflow();
+        }
+        count[w] = (count[w] ?? 0) + n;
+        sum[w] = (sum[w] ?? 0) + Number(total);
+      }
+    }
+  }
+
+  aggregateRow(q: PlannedQuery, seriesId: number, columns: Column[]): string {
+    const stats = columns.map((c) => {
+      const s = emptyStats();
+      for (const shard of q.shards) mergeStats(s, this.shardStats(shard, seriesId, c.field, q.fromMs, q.toMs));
+      const sums = c.fn === 'sum' || c.fn === 'mean';
+      if (sums && typeof s.sum === 'bigint' && (s.sum > INT64_MAX || s.sum < INT64_MIN)) throw new StatementError('integer overflow in sum()');
+      return s;
+    });
+    return aggregateRowJson(q, columns, stats);
+  }
+
+  rawRows(q: PlannedQuery, seriesId: number, columns: Column[]): string {
+    const desc = q.query.orderBy === 'DESC';
+    const limit = q.query.limit;
+    const fields = columns.map((c) => c.field);
+    const rows: string[] = [];
+    for (const shard of desc ? [...q.shards].reverse() : q.shards) {
+      for (const r of this.shardRows(shard, seriesId, fields, q.fromMs, q.toMs, desc, limit)) {
+        if (limit !== undefined && rows.length >= limit) break;
+        let row = `[${isoTimeJson(r[0] as number, r[1] as number)}`;
+        for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
+        rows.push(`${row}]`);
+      }
+    }
+    return rows.join(',');
+  }
+}
+
+/** A fetched value as the query layer uses it: booleans as booleans, integers as numbers. */
+function pointValue(field: FieldInfo, v: unknown): PointValue {
+  if (v === null || v === undefined) return null;
+  switch (field.kind) {
+    case BOOLEAN: return v === '1';
+    case INTEGER: case UNSIGNED: return Number(v);
+    default: return v as number | string;
+  }
+}
+
+/** A fetched value as JSON: integers with every digit, booleans from 0/1, floats in their shortest exact form. */
+function valueText(field: FieldInfo, v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  switch (field.kind) {
+    case FLOAT: return Number.isFinite(v) ? String(v) : 'null';
+    case BOOLEAN: return v === '1' ? 'true' : 'false';
+    case STRING: return JSON.stringify(v);
+    default: return v as string;
+  }
+}

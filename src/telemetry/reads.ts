@@ -1,0 +1,49 @@
+// Running a query request's synchronous attempts on either backend (reads-types.ts): on SQLite an attempt runs once,
+// synchronously on the connection; on PostgreSQL it runs until it lacks nothing, the request's reads fetched between
+// runs. An attempt must therefore be a pure function of what it reads: it may run several times.
+import type { Db, SqliteConnection } from '../db/open.ts';
+import { catalogueOf } from './catalogue.ts';
+import { PgReads } from './pg/pg-reads.ts';
+import type { TelemetryReads } from './reads-types.ts';
+import { sqliteReads } from './sqlite-reads.ts';
+
+export interface ReadAttempts {
+  /** Runs `attempt` inside the transaction `tx` (a snapshot, for answers that must agree) and returns its complete result. */
+  run<T>(tx: Db, attempt: (reads: TelemetryReads) => T): Promise<T>;
+}
+
+/** A request's attempts: what PostgreSQL fetched is kept while the request stays in one transaction. */
+export function readAttempts(db: Db): ReadAttempts {
+  if (db.backend === 'sqlite') return { run: (tx, attempt) => tx.exclusive((conn) => onConnection(conn, attempt)) };
+  const reads = new PgReads();
+  let snapshot: Db | undefined;
+  return {
+    async run(tx, attempt) {
+      // what an earlier transaction fetched may have changed since
+      if (tx !== snapshot) reads.forget();
+      snapshot = tx;
+      for (;;) {
+        const result = attempt(reads);
+        if (!reads.lacking) return result;
+        await reads.fetch(tx);
+      }
+    },
+  };
+}
+
+/**
+ * Runs `attempt` in one read snapshot (one consistent state, even while a `telemetry prune` drops tables in another
+ * process): SQLite in a read transaction of its exclusive section, PostgreSQL in a REPEATABLE READ transaction.
+ */
+export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
+  if (db.backend === 'sqlite') return db.exclusive((conn) => conn.sqlite.transaction(() => onConnection(conn, attempt)).deferred());
+  const attempts = readAttempts(db);
+  return db.read((tx) => attempts.run(tx, attempt));
+}
+
+/** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */
+function onConnection<T>(conn: SqliteConnection, attempt: (reads: TelemetryReads) => T): T {
+  const catalogue = catalogueOf(conn);
+  catalogue.sync();
+  return attempt(sqliteReads(conn, catalogue));
+}
