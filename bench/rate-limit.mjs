@@ -4,6 +4,8 @@
 //    every 16 charges (1M charges = 62.5 s: the map stays full, buckets leak, fill, refuse, and the lazy sweep runs).
 // 2. IpBans.admit for an address with state (the per-request ban check).
 // 3. enforceQueryCost as the query route calls it: ban check, tier lookup (one SQLite read), charge, five headers.
+// 4. The same on PostgreSQL, where the buckets and bans are shared by every node (shared-limits.ts): one caller, then
+//    16 at once (NO_PG=1 skips it; the server at GRIDKEEPER_TEST_DATABASE_URL, default this machine's).
 // Reports the median of ROUNDS rounds in µs per call.
 import { LeakyBuckets } from '../src/telemetry/rate-limit/leaky-bucket.ts';
 import { IpBans } from '../src/telemetry/rate-limit/ip-bans.ts';
@@ -11,6 +13,10 @@ import { bucketKey } from '../src/telemetry/rate-limit/rate-limiter.ts';
 import { TIERS } from '../src/telemetry/rate-limit/tiers.ts';
 import { enforceQueryCost } from '../src/telemetry/rate-limit/query-cost.ts';
 import { openDatabase } from '../src/db/open.ts';
+import { openPostgres } from '../src/db/postgres.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { benchDatabase } from './lib/postgres.mjs';
+import { sql } from 'kysely';
 import { createDeps } from '../src/runtime.ts';
 import { parseConfig } from '../src/config.ts';
 import { createLogger } from '../src/logger.ts';
@@ -101,3 +107,34 @@ await timeRounds('enforceQueryCost (ban check + tier lookup + charge + headers)'
   return `${refused} refused`;
 });
 await db.close();
+
+if (!process.env.NO_PG) {
+  const server = await benchDatabase('gk_bench_rate_limit');
+  const pgDb = openPostgres({ url: server.url, poolSize: 16 });
+  try {
+    await migrate(pgDb, T0);
+    const { deps: pgDeps } = await createDeps({ config, db: pgDb, now: () => clock, log: createLogger('error') });
+    const rows = await pgDb.all(sql`INSERT INTO users (email, password_hash, password_changed_at, created_at, tier)
+      SELECT 'u' || i || '@example.com', 'x', 0, 0, (ARRAY['free', 'basic', 'premium'])[1 + i % 3] FROM generate_series(0, 9999) AS i RETURNING id`);
+    const pgIds = rows.map((r) => r.id);
+    const step = async (s) => {
+      const c = { ...ctx, var: { actor: { userId: pgIds[s.next() % pgIds.length] } } };
+      clock += 1;
+      try { await enforceQueryCost(c, pgDeps, estimate, {}); return 0; } catch { return 1; }
+    };
+    await timeRounds('PostgreSQL, shared buckets: enforceQueryCost, one caller', 2_000, () => ({ next: rng(3) }), async (s, calls) => {
+      let refused = 0;
+      for (let i = 0; i < calls; i++) refused += await step(s);
+      return `${refused} refused`;
+    });
+    await timeRounds('PostgreSQL, shared buckets: enforceQueryCost, 16 callers at once', 4_000, () => ({ next: rng(5) }), async (s, calls) => {
+      let refused = 0;
+      const worker = async () => { for (let i = 0; i < calls / 16; i++) refused += await step(s); };
+      await Promise.all(Array.from({ length: 16 }, worker));
+      return `${refused} refused (wall time per call)`;
+    });
+  } finally {
+    await pgDb.close();
+    await server.drop();
+  }
+}

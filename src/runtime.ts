@@ -109,7 +109,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     secrets,
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0)),
-    rateLimiter: createRateLimiter(),
+    rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
     audit: createAuditLog({ retentionMs: config.auditRetention, now }),
     version: VERSION,

@@ -25,6 +25,8 @@ import m0008 from '../../sql/0008_security.sql';
 import p0008 from '../../sql/pg/0008_security.sql';
 import m0009 from '../../sql/0009_audit.sql';
 import p0009 from '../../sql/pg/0009_audit.sql';
+import m0010 from '../../sql/0010_shared_limits.sql';
+import p0010 from '../../sql/pg/0010_shared_limits.sql';
 
 export interface Migration {
   name: string;
@@ -47,6 +49,7 @@ export const migrations: readonly Migration[] = [
   { name: '0007_api_tokens', sql: m0007, pg: p0007 },
   { name: '0008_security', sql: m0008, pg: p0008 },
   { name: '0009_audit', sql: m0009, pg: p0009 },
+  { name: '0010_shared_limits', sql: m0010, pg: p0010 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

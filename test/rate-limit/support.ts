@@ -1,6 +1,7 @@
 // Helpers of the rate-limit HTTP tests: bodies of an exact cost, a user of a given tier, the query request.
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
+import { sql } from 'kysely';
 import type { TestApp, TestResponse } from '../support/app.ts';
 import { estimateRequest } from '../../src/telemetry/cost.ts';
 import { QueryBodySchema } from '../../src/telemetry/telemetry.schemas.ts';
@@ -33,7 +34,7 @@ export function bodyCosting(cost: number): unknown {
 
 export async function userOfTier(t: TestApp, email: string, tier: 'free' | 'basic' | 'premium'): Promise<{ id: number; token: string }> {
   const user = await t.createUser(email);
-  t.deps.db.sqlite.prepare('UPDATE users SET tier = ? WHERE id = ?').run(tier, user.id);
+  await t.deps.db.run(sql`UPDATE users SET tier = ${tier} WHERE id = ${user.id}`);
   return user;
 }
 

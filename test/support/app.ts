@@ -1,10 +1,12 @@
 // makeTestApp(): a fresh database (in memory, or on PostgreSQL when the suite runs on that backend) with migrations applied, a bootstrapped root user, a fake clock, and
 // request helpers. Each test builds its own app and fixtures: no shared state, no order dependence.
 import assert from 'node:assert/strict';
+import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { createApp } from '../../src/app.ts';
-import { openDatabase } from '../../src/db/open.ts';
-import { freshPostgres, testBackend } from './postgres.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
+import { databaseUrl, freshPostgres, testBackend } from './postgres.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
 import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
@@ -58,20 +60,40 @@ export interface TestApp {
   token(userId: number, typ?: TokenType, extra?: { sid?: string }): Promise<string>;
   /** create a user (password hashed like the real thing) and return its id and an access token */
   createUser(email: string, password?: string): Promise<{ id: number; token: string }>;
+  /** PostgreSQL: another node of this installation — its own process state and connection pool, the same database and clock */
+  anotherNode(): Promise<TestApp>;
   close(): Promise<void>;
 }
 
 let userHash: Promise<string> | undefined;
 
+/**
+ * An opener of test apps that are all closed when the calling test file ends (its database dropped on PostgreSQL):
+ * for tests that take no test context to close them with.
+ */
+export function appOpener(): () => Promise<TestApp> {
+  const apps: TestApp[] = [];
+  after(() => Promise.all(apps.map((a) => a.close())));
+  return async () => {
+    const t = await makeTestApp();
+    apps.push(t);
+    return t;
+  };
+}
+
 export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
-  const clock = fakeClock(options.now ?? T0);
   // On PostgreSQL the sealing key would live in the data dir: a test app brings a key of its own instead, as an
   // in-memory SQLite app gets one (see runtime.openSecretBox).
-  const ownKey = testBackend() === 'postgres' ? { GRIDKEEPER_SECRET_KEY: randomBytes(32).toString('base64') } : {};
-  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...ownKey, ...options.env }, []);
+  const ownKey: Record<string, string> = testBackend() === 'postgres' ? { GRIDKEEPER_SECRET_KEY: randomBytes(32).toString('base64') } : {};
   // the backend under test (test/run.mjs runs the suite once per backend): a fresh database either way
   const pg = testBackend() === 'postgres' ? await freshPostgres() : undefined;
   const db = pg?.db ?? openDatabase({ file: ':memory:' });
+  return appOn(db, fakeClock(options.now ?? T0), { ...ownKey, ...options.env }, () => (pg ? pg.drop() : db.close()), pg?.name);
+}
+
+/** A test app (a node) on `db`; `databaseName`: the PostgreSQL database, for further nodes on it. */
+async function appOn(db: Db, clock: FakeClock, env: Record<string, string>, close: () => Promise<void>, databaseName?: string): Promise<TestApp> {
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'error', ...env }, []);
   const { deps } = await createDeps({ config, db, now: clock.now, log: createLogger('error') });
   const { app } = createApp(deps);
   const admin = (await db.get(db.qb.selectFrom('users').select('id').where('email', '=', ADMIN_EMAIL)))!;
@@ -109,7 +131,12 @@ export async function makeTestApp(options: { now?: number; env?: Record<string, 
       assert.ok(id !== undefined, `user ${email} exists already`);
       return { id, token: await token(id) };
     },
-    close: () => (pg ? pg.drop() : db.close()),
+    async anotherNode() {
+      assert.ok(databaseName !== undefined, 'several nodes share a PostgreSQL database: run on the PostgreSQL pass');
+      const other = openPostgres({ url: databaseUrl(databaseName), poolSize: 4 });
+      return appOn(other, clock, env, () => other.close(), databaseName);
+    },
+    close,
   };
 }
 

@@ -1,4 +1,5 @@
-// Leaky buckets per (user, tier), in process memory (a restart starts with empty buckets, docs/api.md#rate-limit).
+// Leaky buckets per (user, tier), in process memory (a restart starts with empty buckets, docs/api.md#rate-limit); the
+// rule itself (chargeBucket) also serves the store shared by several nodes on PostgreSQL (shared-limits.ts).
 //
 // Exact arithmetic, no drift: a bucket's level is kept in integer "unit·ms" — the level in cost units times the tier's
 // window (60 000 ms) — so leaking `capacity` units per window is leaking exactly `capacity` of these per millisecond,
@@ -10,7 +11,7 @@ import type { TierPolicy } from './tiers.ts';
 /** Any value identifying one (user, tier) pair; see bucketKey() — a number, so lookups need no string hashing. */
 export type BucketKey = number | string;
 
-interface Bucket {
+export interface Bucket {
   /** level at `at`, in unit·ms (cost units × windowMs) */
   level: number;
   /** ms; the level leaks from here on */
@@ -57,7 +58,7 @@ export class LeakyBuckets {
   /** The bucket as it is now, without charging. */
   peek(key: BucketKey, policy: TierPolicy, now: number): BucketReading {
     this.buckets.maybeSweep(now);
-    return readingOf(levelAt(this.buckets.get(key), policy, now), policy);
+    return readingAt(this.buckets.get(key), policy, now);
   }
 
   /**
@@ -66,28 +67,42 @@ export class LeakyBuckets {
    */
   charge(key: BucketKey, policy: TierPolicy, cost: number, now: number): ChargeOutcome {
     this.buckets.maybeSweep(now);
-    const { capacity, windowMs } = policy;
     const bucket = this.buckets.get(key);
-    const level = levelAt(bucket, policy, now);
-    if (cost > capacity) return { ok: false, reason: 'cost_exceeds_capacity', reading: readingOf(level, policy) };
-    const after = level + cost * windowMs;
-    const excess = after - capacity * windowMs;
-    if (excess > 0) {
-      // The level leaks `capacity` unit·ms per ms: the cost fits after excess / capacity ms.
-      return { ok: false, reason: 'rate_limited', reading: readingOf(level, policy), retryAfter: ceilDiv(excess, capacity * 1000) };
-    }
-    // A clock that stepped back leaks nothing until it passes the last charge again (never a negative leak).
-    const at = bucket === undefined ? now : Math.max(bucket.at, now);
-    const drainedAt = at + ceilDiv(after, capacity);
-    if (bucket === undefined) this.buckets.add(key, { level: after, at, drainedAt }, now);
-    else { bucket.level = after; bucket.at = at; bucket.drainedAt = drainedAt; }
-    return { ok: true, reading: readingOf(after, policy) };
+    const { outcome, after } = chargeBucket(bucket, policy, cost, now);
+    if (after === undefined) return outcome;
+    if (bucket === undefined) this.buckets.add(key, after, now);
+    else { bucket.level = after.level; bucket.at = after.at; bucket.drainedAt = after.drainedAt; }
+    return outcome;
   }
 
   /** Drops every idle bucket now (the periodic sweep does this lazily). */
   sweep(now: number): void {
     this.buckets.sweep(now);
   }
+}
+
+/** What a bucket (undefined: empty) reads at `now`, without charging. */
+export function readingAt(bucket: Bucket | undefined, policy: TierPolicy, now: number): BucketReading {
+  return readingOf(levelAt(bucket, policy, now), policy);
+}
+
+/**
+ * The rule of charge() on a bucket's state (undefined: empty): the outcome, and when admitted the state after. Pure,
+ * so the store shared by several nodes (shared-limits.ts) applies exactly the same arithmetic.
+ */
+export function chargeBucket(bucket: Bucket | undefined, policy: TierPolicy, cost: number, now: number): { outcome: ChargeOutcome; after?: Bucket } {
+  const { capacity, windowMs } = policy;
+  const level = levelAt(bucket, policy, now);
+  if (cost > capacity) return { outcome: { ok: false, reason: 'cost_exceeds_capacity', reading: readingOf(level, policy) } };
+  const after = level + cost * windowMs;
+  const excess = after - capacity * windowMs;
+  if (excess > 0) {
+    // The level leaks `capacity` unit·ms per ms: the cost fits after excess / capacity ms.
+    return { outcome: { ok: false, reason: 'rate_limited', reading: readingOf(level, policy), retryAfter: ceilDiv(excess, capacity * 1000) } };
+  }
+  // A clock that stepped back leaks nothing until it passes the last charge again (never a negative leak).
+  const at = bucket === undefined ? now : Math.max(bucket.at, now);
+  return { outcome: { ok: true, reading: readingOf(after, policy) }, after: { level: after, at, drainedAt: at + ceilDiv(after, capacity) } };
 }
 
 /** The level at `now`: what was charged minus `capacity` unit·ms per ms since (a clock that stepped back leaks nothing). */

@@ -32,14 +32,14 @@ export interface DryRunAnswer {
 }
 
 export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: RequestEstimate, options: RateLimitOptions): Promise<DryRunAnswer | undefined> {
-  const { buckets, bans } = deps.rateLimiter;
+  const limiter = deps.rateLimiter;
   const now = deps.now();
   const ip = ipThrottleKey(clientIp(c, deps));
 
   // The ban comes first: a banned address gets nothing else — not a 403 for its apiTier, not a dry run — and no
   // X-RateLimit headers (they describe a bucket). Every query counts toward a ban, dry runs included: sent before the
   // Retry-After elapsed, they ignore it all the same.
-  const ban = bans.admit(ip, now);
+  const ban = await limiter.admit(ip, now);
   if (ban !== undefined) {
     if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
     deps.metrics.bucketRejections.inc({ reason: 'ip_banned' });
@@ -57,13 +57,13 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   const { cost } = estimate;
 
   if (options.dryRun) {
-    const reading = buckets.peek(key, policy, now);
+    const reading = await limiter.peek(key, policy, now);
     setQuotaHeaders(c, cost, policy, reading);
     const { estimatedDatapoints, scannedShards } = estimate;
     return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
   }
 
-  const outcome = buckets.charge(key, policy, cost, now);
+  const outcome = await limiter.charge(key, policy, cost, now);
   if (outcome.ok) {
     setQuotaHeaders(c, cost, policy, outcome.reading);
     return undefined;
@@ -76,7 +76,7 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
     });
   }
   const { retryAfter } = outcome;
-  bans.noteRetryAfter(ip, retryAfter, now);
+  await limiter.noteRetryAfter(ip, retryAfter, now);
   throw new ApiError('RATE_LIMITED', `this request costs ${cost} and only ${remaining} of the ${policy.name} tier's ${policy.capacity} are available; retry after ${retryAfter} s`, {
     extra: { cost, remainingCapacity: remaining, usedCapacity: used, retryAfter },
     headers: { 'Retry-After': String(retryAfter), ...costHeaders(cost, outcome.reading) },

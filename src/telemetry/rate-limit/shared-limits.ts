@@ -1,0 +1,84 @@
+// The telemetry query limiter on PostgreSQL (sql/pg/0010_shared_limits.sql): buckets and bans in the database, shared
+// by every node on it, with the rules of the in-memory store applied to the rows (chargeBucket, admitEntry), so the
+// figures are the same to the unit. Each change is one short READ COMMITTED transaction that holds the row's lock
+// from reading it to writing it back: `INSERT … ON CONFLICT DO UPDATE … RETURNING` creates the row when missing and
+// returns its latest committed version locked, so two nodes charging one bucket at once take turns — the admitted
+// total over any window is at most capacity + leak rate × window, whatever node takes each request.
+//
+// Cost: a charge is 4 round trips (BEGIN, lock-and-read, write, COMMIT), measured in bench/rate-limit.mjs. An address
+// with nothing against it — almost every request — costs one indexed read.
+import { sql } from 'kysely';
+import type { Db } from '../../db/open.ts';
+import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
+import { chargeBucket, readingAt, type Bucket, type BucketKey } from './leaky-bucket.ts';
+import type { RateLimiter } from './limiter.ts';
+
+/** How often a node deletes idle rows (as the in-memory store sweeps). */
+const SWEEP_EVERY_MS = 60_000;
+
+interface BucketRow { level: number; at: number; drained_at: number }
+interface BanRow { retry_until: number; strikes: Array<number | string>; banned_until: number }
+
+const bucketOf = (r: BucketRow): Bucket => ({ level: r.level, at: r.at, drainedAt: r.drained_at });
+const entryOf = (r: BanRow): IpEntry => ({ retryUntil: r.retry_until, strikes: r.strikes.map(Number), bannedUntil: r.banned_until });
+
+export function sharedRateLimiter(db: Db): RateLimiter {
+  let lastSweep = -Infinity;
+  /** deletes the rows that hold nothing any more, at most once a minute per node */
+  async function maybeSweep(now: number): Promise<void> {
+    if (now - lastSweep < SWEEP_EVERY_MS && now >= lastSweep) return;
+    lastSweep = now;
+    await db.run(sql`DELETE FROM rate_limit_buckets WHERE drained_at <= ${now}`);
+    await db.run(sql`DELETE FROM ip_ban_entries WHERE banned_until <= ${now} AND retry_until <= ${now}
+      AND (cardinality(strikes) = 0 OR strikes[cardinality(strikes)] <= ${now - 60_000})`);
+  }
+
+  return {
+    async peek(key, policy, now) {
+      const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${Number(key)}`);
+      return readingAt(row === undefined ? undefined : bucketOf(row), policy, now);
+    },
+
+    charge: (key: BucketKey, policy, cost, now) => db.tx(async (tx) => {
+      // an empty bucket reads as one of level 0 charged now: the same as no bucket
+      const row = (await tx.get(sql<BucketRow>`INSERT INTO rate_limit_buckets AS b (key, level, at, drained_at) VALUES (${Number(key)}, 0, ${now}, ${now})
+        ON CONFLICT (key) DO UPDATE SET key = b.key RETURNING level, at, drained_at`))!;
+      const { outcome, after } = chargeBucket(bucketOf(row), policy, cost, now);
+      if (after !== undefined) {
+        await tx.run(sql`UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt} WHERE key = ${Number(key)}`);
+      }
+      return outcome;
+    }),
+
+    async admit(ip, now): Promise<Ban | undefined> {
+      await maybeSweep(now);
+      const seen = await db.get(sql<BanRow>`SELECT retry_until, strikes, banned_until FROM ip_ban_entries WHERE ip = ${ip}`);
+      // nothing against the address, or a ban in force: admitEntry would change nothing that matters
+      if (seen === undefined || (seen.banned_until <= now && now >= seen.retry_until)) return undefined;
+      if (seen.banned_until > now) return { msLeft: seen.banned_until - now, started: false };
+      // a strike: counted under the row's lock
+      return db.tx(async (tx) => {
+        const row = await tx.get(sql<BanRow>`SELECT retry_until, strikes, banned_until FROM ip_ban_entries WHERE ip = ${ip} FOR UPDATE`);
+        if (row === undefined) return undefined;
+        const entry = entryOf(row);
+        const ban = admitEntry(entry, now);
+        await tx.run(sql`UPDATE ip_ban_entries SET retry_until = ${entry.retryUntil}, strikes = ${entry.strikes}::bigint[], banned_until = ${entry.bannedUntil}
+          WHERE ip = ${ip}`);
+        return ban;
+      });
+    },
+
+    async noteRetryAfter(ip, retryAfterSeconds, now) {
+      // retryEntry's rule in one statement: a new entry, or the later of the two Retry-Afters
+      const until = now + retryAfterSeconds * 1000;
+      await db.run(sql`INSERT INTO ip_ban_entries AS e (ip, retry_until, strikes, banned_until) VALUES (${ip}, ${until}, '{}', 0)
+        ON CONFLICT (ip) DO UPDATE SET retry_until = greatest(e.retry_until, EXCLUDED.retry_until)`);
+    },
+
+    async size() {
+      const row = await db.get(sql<{ buckets: number; addresses: number }>`SELECT
+        (SELECT count(*) FROM rate_limit_buckets) AS buckets, (SELECT count(*) FROM ip_ban_entries) AS addresses`);
+      return row!;
+    },
+  };
+}
