@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import { requestId } from 'hono/request-id';
 import { randomUUID } from 'node:crypto';
 import { ApiError, errorBody } from './http/errors.ts';
+import { asApiError } from './http/database-errors.ts';
 import { Api } from './http/route.ts';
 import { makeAuthenticators } from './http/auth.ts';
 import type { RouteContext } from './http/route-context.ts';
@@ -68,7 +69,8 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   return { app, api };
 }
 
-function renderError(err: Error, c: Context<AppEnv>, deps: Deps): Response {
+function renderError(thrown: Error, c: Context<AppEnv>, deps: Deps): Response {
+  const err = asApiError(thrown) as Error;
   if (err instanceof ApiError) {
     for (const [k, val] of Object.entries(err.headers)) c.header(k, val);
     return c.json(err.toBody(), err.status);

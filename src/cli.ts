@@ -12,6 +12,7 @@ import { resetLinkCommand } from './auth/reset-link.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
 import { rotateSecretsCommand } from './auth/secrets.cli.ts';
+import { rotateKeysCommand } from './auth/keys.cli.ts';
 import { exportAuditCommand } from './audit/audit.cli.ts';
 import { copyCommand } from './db/copy.cli.ts';
 
@@ -33,6 +34,7 @@ Commands:
   telemetry prune [--older-than 90d]
                             drop telemetry shards older than the duration (default: the retention setting)
   secrets rotate            seal every TOTP secret under a new key (the key file, or the first of GRIDKEEPER_SECRET_KEY)
+  keys rotate               sign tokens with a new key from now on (tokens signed before stay valid until they expire)
   audit export [--from ISO] [--to ISO]
                             print the audit entries from <= time < to as JSON lines (oldest first), for a SIEM
   copy --from <sqlite file|postgres://...> --to <postgres://...|sqlite file> [--skip-telemetry]
@@ -166,7 +168,7 @@ const versionCommand: Command = {
 };
 
 export const commands: Command[] = [
-  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, exportAuditCommand, copyCommand, versionCommand,
+  serveCommand, migrateCommand, backupCommand, addUserCommand, resetLinkCommand, createLicenseCommand, pruneTelemetryCommand, rotateSecretsCommand, rotateKeysCommand, exportAuditCommand, copyCommand, versionCommand,
 ];
 
 export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: CommandIo): Promise<number> {

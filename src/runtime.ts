@@ -10,7 +10,8 @@ import { openDatabase, type Db } from './db/open.ts';
 import { DatabaseUnavailable, openPostgres } from './db/postgres.ts';
 import { migrate } from './db/migrate.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
-import { loadKeyRing } from './auth/keys.ts';
+import { KeyRing } from './auth/keys.ts';
+import { checkSealingKey } from './auth/sealing-check.ts';
 import { createSessionGuard } from './auth/sessions.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -87,9 +88,10 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   const bootstrapped = await bootstrap(db, {
     adminEmail: config.adminEmail, adminPassword: config.adminPassword, now: now(), announcePassword: opts.announcePassword,
   });
-  const keys = await loadKeyRing(db);
+  const keys = await KeyRing.load(db, now());
   const log = opts.log ?? createLogger(config.log);
   const secrets = openSecretBox(config, db);
+  await checkSealingKey(db, secrets);
   // Secrets stored before sealing existed, or under a key rotated away from, are sealed under the current key.
   const sealed = await resealTotpSecrets(db, secrets);
   if (sealed.resealed > 0) log.info('sealed TOTP secrets under the current key', { count: sealed.resealed, keyId: secrets.currentKeyId });
@@ -108,7 +110,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     keys,
     secrets,
     sessions: createSessionGuard(db),
-    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0)),
+    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats),
     rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
     audit: createAuditLog({ retentionMs: config.auditRetention, now }),

@@ -9,6 +9,7 @@ import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from './secret-box.ts';
 import { resealTotpSecrets } from './two-factor.store.ts';
+import { checkSealingKey } from './sealing-check.ts';
 
 const USAGE = 'secrets rotate';
 
@@ -31,12 +32,15 @@ export const rotateSecretsCommand: Command = {
           }
           const box = createSecretBox(source);
           result = await resealTotpSecrets(db, box);
+          await checkSealingKey(db, box);
           report = `key ${box.currentKeyId}: ${result.resealed} secret(s) sealed under it; GRIDKEEPER_SECRET_KEY may now hold it alone`;
         } else {
           const source = keySourceOf(config, { create: true });
           const fresh = newSecretKey();
           writeKeyFile(config.dataDir, [fresh, ...readKeys(source)]);
-          result = await resealTotpSecrets(db, createSecretBox(source));
+          const box = createSecretBox(source);
+          result = await resealTotpSecrets(db, box);
+          await checkSealingKey(db, box);
           writeKeyFile(config.dataDir, [fresh]);
           report = `new key ${fresh.id}: ${result.resealed} secret(s) sealed under it; ${config.dataDir}/${KEY_FILE} holds it alone (back it up)`;
         }

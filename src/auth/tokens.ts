@@ -6,6 +6,7 @@ import { ApiError } from '../http/errors.ts';
 import type { TokenType } from '../http/env.ts';
 import type { KeyRing } from './keys.ts';
 import { LruCache } from '../lru-cache.ts';
+import { DatabaseUnavailable } from '../db/unavailable.ts';
 
 /** Lifetimes in seconds (docs/api.md#tokens). */
 export const TOKEN_LIFETIME: Record<TokenType, number> = {
@@ -44,9 +45,10 @@ export async function signToken(
     iat,
     exp: iat + TOKEN_LIFETIME[claims.typ],
   };
+  const { kid, privateKey } = await keys.signer(nowMs);
   const token = await new SignJWT({ ...full, sub: String(full.sub) })
-    .setProtectedHeader({ alg: 'EdDSA', kid: keys.kid, typ: 'JWT' })
-    .sign(keys.privateKey);
+    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' })
+    .sign(privateKey);
   return { token, claims: full };
 }
 
@@ -88,13 +90,14 @@ export async function verifyToken(keys: KeyRing, token: string, accepted: readon
 async function verifySignedToken(keys: KeyRing, token: string, nowMs: number): Promise<TokenClaims> {
   let payload: Record<string, unknown>;
   try {
-    const result = await jwtVerify(token, (header) => {
-      const key = header.kid ? keys.publicKeys.get(header.kid) : undefined;
+    const result = await jwtVerify(token, async (header) => {
+      const key = header.kid ? await keys.publicKey(header.kid) : undefined;
       if (!key) throw new joseErrors.JWKSNoMatchingKey();
       return key;
     }, { algorithms: ['EdDSA', 'Ed25519'], currentDate: new Date(nowMs) });
     payload = result.payload as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof DatabaseUnavailable) throw err; // looking up a key this node had not loaded: not the token's fault
     if (err instanceof joseErrors.JWTExpired) throw unauthenticated('token expired');
     throw unauthenticated('invalid token');
   }

@@ -53,9 +53,27 @@ export interface Db {
    * while it runs. For the telemetry engine, whose hot loops use better-sqlite3 directly.
    */
   exclusive<T>(fn: (conn: SqliteConnection) => T): Promise<T>;
+  /** PostgreSQL, the root handle only: the connection pool's figures for /metrics. */
+  readonly poolStats?: () => PoolStats;
   /** SQLite only: the connection, for file-level facts (name, memory) and maintenance outside requests. */
   readonly sqlite: Database.Database;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** connections the pool may open */
+  size: number;
+  /** connections open now, of which idle */
+  open: number;
+  idle: number;
+  /** requests waiting for a connection */
+  waiting: number;
+  /** since start: statements or connections that failed because the server could not be reached */
+  unavailable: number;
+  /** since start: write transactions run again after a serialization failure or deadlock */
+  retries: number;
+  /** since start: write units that ran alone after repeated conflicts */
+  alone: number;
 }
 
 /** The synchronous face of the SQLite connection, handed out by Db.exclusive. */

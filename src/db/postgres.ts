@@ -20,6 +20,9 @@ import {
 import type { Schema } from './schema.ts';
 import { compileQuery, type Db, type Query } from './open.ts';
 import { groupCommit } from './group-commit.ts';
+import { DatabaseUnavailable } from './unavailable.ts';
+
+export { DatabaseUnavailable };
 
 const builder = new Kysely<Schema>({
   dialect: {
@@ -62,36 +65,37 @@ export function toPostgres(text: string, values: readonly unknown[]): { text: st
   return { text: out, values: bound };
 }
 
-/**
- * The database cannot be reached or refuses us (server down or restarting, wrong host, password or database name).
- * At start it ends the process with exit code 2 and a message naming the setting; while serving it is a 503.
- */
-export class DatabaseUnavailable extends Error {
-  constructor(cause: unknown) {
-    super(`cannot use the PostgreSQL database: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-}
-
 // Socket errors, and the server's codes for "not now / not you": 08xxx connection exceptions, 28xxx invalid
 // authorization, 3D000 no such database, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now.
 const UNAVAILABLE = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|EPIPE|08...|28...|3D000|57P0[123])$/;
 
-function unavailable(err: unknown): unknown {
+function unavailable(err: unknown, stats?: PoolCounters): unknown {
   if (err instanceof DatabaseUnavailable) return err;
   const code = typeof err === 'object' && err !== null ? String((err as { code?: unknown }).code ?? '') : '';
-  if (UNAVAILABLE.test(code) || (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect/.test(err.message))) {
+  if (UNAVAILABLE.test(code) || (err instanceof Error && /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(err.message))) {
+    if (stats) stats.unavailable++;
     return new DatabaseUnavailable(err);
   }
   return err;
 }
 
 /** Runs a step, turning a connection failure into DatabaseUnavailable. */
-async function guarded<T>(step: () => Promise<T>): Promise<T> {
+async function guarded<T>(step: () => Promise<T>, stats?: PoolCounters): Promise<T> {
   try {
     return await step();
   } catch (err) {
-    throw unavailable(err);
+    throw unavailable(err, stats);
   }
+}
+
+/** What a pool counts for /metrics (see Db.poolStats). */
+interface PoolCounters {
+  /** statements or connections that failed because the server could not be reached */
+  unavailable: number;
+  /** write-unit transactions run again after a serialization failure or deadlock */
+  retries: number;
+  /** write units that ran alone after OPTIMISTIC_ATTEMPTS */
+  alone: number;
 }
 
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -115,22 +119,24 @@ export interface PostgresOptions {
 
 type Executor = Pick<pg.ClientBase, 'query'>;
 
-function execute(on: Executor) {
+/** Statements on a pool or a transaction's connection; a lost connection becomes DatabaseUnavailable. */
+function execute(on: Executor, stats: PoolCounters) {
+  const query = (q: Query<unknown>) => {
+    const c = compileQuery(q, builder);
+    return guarded(() => on.query(toPostgres(c.sql, c.parameters)), stats);
+  };
   return {
     async all<R>(q: Query<R>): Promise<R[]> {
-      const c = compileQuery(q, builder);
-      return (await on.query(toPostgres(c.sql, c.parameters))).rows as R[];
+      return (await query(q)).rows as R[];
     },
     async get<R>(q: Query<R>): Promise<R | undefined> {
-      const c = compileQuery(q, builder);
-      return (await on.query(toPostgres(c.sql, c.parameters))).rows[0] as R | undefined;
+      return (await query(q)).rows[0] as R | undefined;
     },
     async run(q: Query<unknown>): Promise<{ changes: number }> {
-      const c = compileQuery(q, builder);
-      return { changes: (await on.query(toPostgres(c.sql, c.parameters))).rowCount ?? 0 };
+      return { changes: (await query(q)).rowCount ?? 0 };
     },
     async script(text: string): Promise<void> {
-      await on.query(text);
+      await guarded(() => on.query(text), stats);
     },
   };
 }
@@ -147,11 +153,13 @@ export function openPostgres(options: PostgresOptions): Db {
   });
   // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
+  const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
+  const guard = <T>(step: () => Promise<T>) => guarded(step, stats);
 
   let savepoints = 0;
   function txHandle(client: pg.PoolClient): Db & { end(): void } {
     let active = true;
-    const ex = execute(client);
+    const ex = execute(client, stats);
     const live = <T>(step: () => Promise<T>): Promise<T> => (active
       ? step()
       : Promise.reject(new TypeError('a transaction handle was used after its transaction ended')));
@@ -189,20 +197,20 @@ export function openPostgres(options: PostgresOptions): Db {
   }
 
   async function once<T>(begin: string, body: (tx: Db) => Promise<T>, alone = false): Promise<T> {
-    const client = await guarded(() => pool.connect());
+    const client = await guard(() => pool.connect());
     const handle = txHandle(client);
     let broken = false;
     let locked = false;
     try {
       if (alone) {
         // taken BEFORE the transaction (a session lock): its snapshot then starts after every other unit committed
-        await guarded(() => client.query(`SELECT pg_advisory_lock(${WRITE_GATE})`));
+        await guard(() => client.query(`SELECT pg_advisory_lock(${WRITE_GATE})`));
         locked = true;
       }
-      await guarded(() => client.query(begin));
+      await guard(() => client.query(begin));
       try {
         const result = await body(handle);
-        await guarded(() => client.query('COMMIT'));
+        await guard(() => client.query('COMMIT'));
         return result;
       } catch (err) {
         try {
@@ -239,10 +247,12 @@ export function openPostgres(options: PostgresOptions): Db {
         return await once(`BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${WRITE_GATE})`, body);
       } catch (err) {
         if (!isRetryable(err)) throw err;
+        stats.retries++;
         // back off a little, growing, with jitter, so the racers do not collide again in lockstep
         await new Promise((r) => setTimeout(r, Math.random() * 2 ** attempt));
       }
     }
+    stats.alone++;
     return once('BEGIN ISOLATION LEVEL SERIALIZABLE', body, true);
   }
 
@@ -250,17 +260,20 @@ export function openPostgres(options: PostgresOptions): Db {
   // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
   // server) serves them all. A serialization failure against another process runs the whole batch again.
   const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: isRetryable });
-  const root = execute(pool);
+  const root = execute(pool, stats);
   let closed = false;
   return {
     backend: 'postgres',
     qb: builder,
     inTransaction: false,
     get sqlite(): never { return notHere('the sqlite connection'); },
-    all: (q) => guarded(() => root.all(q)),
-    get: (q) => guarded(() => root.get(q)),
-    run: (q) => guarded(() => root.run(q)),
-    script: (text) => guarded(() => root.script(text)),
+    all: (q) => root.all(q),
+    get: (q) => root.get(q),
+    run: (q) => root.run(q),
+    script: (text) => root.script(text),
+    poolStats: () => ({
+      size: options.poolSize ?? 10, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...stats,
+    }),
     tx: (fn) => once('BEGIN', fn),
     read: (fn) => once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
     write: (unit) => writes.run(unit),

@@ -49,6 +49,7 @@ const STATUS_BY_CODE = {
   IP_BANNED: 429,
   INTERNAL: 500,
   SERVICE_UNAVAILABLE: 503,
+  DATABASE_UNAVAILABLE: 503,
 } as const;
 
 export type ErrorCode = keyof typeof STATUS_BY_CODE;
@@ -91,6 +92,17 @@ export class ApiError extends Error {
 export function errorBody(status: number, code: string, message: string, extra: Record<string, unknown> = {}): ErrorBody {
   return { statusCode: status, error: STATUS_CODES[status] ?? 'Error', message, code, ...extra };
 }
+
+/** Seconds a client is told to wait when the database cannot be reached (a restart or fail-over takes a few). */
+export const DATABASE_RETRY_AFTER = 2;
+
+/**
+ * The answer to DatabaseUnavailable (db/unavailable.ts) while serving: 503, Retry-After. Nothing of the request was
+ * acknowledged, so a client may send it again. The message never carries the driver's text (host names, users).
+ */
+export const databaseUnavailable = () => new ApiError('DATABASE_UNAVAILABLE',
+  `the database cannot be reached at the moment; nothing of this request was stored; retry after ${DATABASE_RETRY_AFTER} s`,
+  { extra: { retryAfter: DATABASE_RETRY_AFTER }, headers: { 'Retry-After': String(DATABASE_RETRY_AFTER) } });
 
 /** Shorthands for the common cases. */
 export const badRequest = (message: string) => new ApiError('BAD_REQUEST', message);

@@ -1,6 +1,7 @@
 // Prometheus metrics (prom-client). Requests are labelled by route pattern, never the raw path, so ids cannot
 // explode the label space. One registry per app instance keeps tests independent.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../db/open.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -11,8 +12,9 @@ export interface Metrics {
   databaseBytes: Gauge;
 }
 
-export function createMetrics(databaseBytes: () => number): Metrics {
+export function createMetrics(databaseBytes: () => number, pool?: () => PoolStats): Metrics {
   const registry = new Registry();
+  if (pool !== undefined) registerPoolMetrics(registry, pool);
   return {
     registry,
     requests: new Counter({
@@ -36,4 +38,29 @@ export function createMetrics(databaseBytes: () => number): Metrics {
       registers: [registry], collect() { this.set(databaseBytes()); },
     }),
   };
+}
+
+/** PostgreSQL: the connection pool's figures, read when scraped. */
+function registerPoolMetrics(registry: Registry, pool: () => PoolStats): void {
+  const gauge = (name: string, help: string, read: (p: PoolStats) => number) => new Gauge({
+    name, help, registers: [registry], collect() { this.set(read(pool())); },
+  });
+  // totals since start: a counter set to the pool's own count when scraped
+  const total = (name: string, help: string, read: (p: PoolStats) => number) => new Counter({
+    name, help, registers: [registry], collect() { this.reset(); this.inc(read(pool())); },
+  });
+  gauge('gridkeeper_database_pool_size', 'Connections the PostgreSQL pool may open', (p) => p.size);
+  new Gauge({
+    name: 'gridkeeper_database_pool_connections', help: 'PostgreSQL connections open now, by state', labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const p = pool();
+      this.set({ state: 'busy' }, p.open - p.idle);
+      this.set({ state: 'idle' }, p.idle);
+    },
+  });
+  gauge('gridkeeper_database_pool_waiting', 'Requests waiting for a PostgreSQL connection', (p) => p.waiting);
+  total('gridkeeper_database_unavailable_total', 'Statements or connections that failed because PostgreSQL could not be reached', (p) => p.unavailable);
+  total('gridkeeper_database_write_retries_total', 'Write transactions run again after a serialization failure or deadlock', (p) => p.retries);
+  total('gridkeeper_database_write_alone_total', 'Write units that ran alone after repeated conflicts', (p) => p.alone);
 }

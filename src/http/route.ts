@@ -2,6 +2,7 @@
 // validates params, query and body with valibot, and records the same schemas for the OpenAPI document.
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
+import { asApiError } from './database-errors.ts';
 import { ApiError } from './errors.ts';
 import { parseJsonBody, parseWith, refuseNul } from './validate.ts';
 import type { AppEnv } from './env.ts';
@@ -110,7 +111,8 @@ export class Api {
       if (render === undefined) return run(c);
       try {
         return await run(c);
-      } catch (err) {
+      } catch (thrown) {
+        const err = asApiError(thrown);
         if (err instanceof ApiError) return render(c, err);
         throw err;
       }

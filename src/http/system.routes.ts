@@ -3,20 +3,32 @@ import * as v from 'valibot';
 import { sql } from 'kysely';
 import type { RouteContext } from './route-context.ts';
 import { buildOpenApi } from './openapi.ts';
+import { asApiError } from './database-errors.ts';
+import { ApiError } from './errors.ts';
 import docsHtml from './docs.html';
 import { htmlPolicy } from './security-headers.ts';
 
 const DOCS_POLICY = htmlPolicy(docsHtml);
 
-const Health = v.object({ status: v.literal('ok'), version: v.string(), backend: v.pipe(v.picklist(['sqlite', 'postgres']), v.description('the storage backend (ours): the embedded SQLite database, or PostgreSQL')) });
+const Health = v.object({
+  status: v.literal('ok'), version: v.string(),
+  backend: v.pipe(v.picklist(['sqlite', 'postgres']), v.description('the storage backend (ours): the embedded SQLite database, or PostgreSQL')),
+  database: v.pipe(v.literal('reachable'), v.description('the database answered a statement just now (otherwise: 503 DATABASE_UNAVAILABLE, with backend and database: "unreachable")')),
+});
 
 export function registerSystemRoutes({ api, deps }: RouteContext): void {
   api.route({
     method: 'get', path: '/healthz', tag: 'operations', summary: 'Liveness: the process serves and its database answers',
-    responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'database unavailable' } },
+    responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'DATABASE_UNAVAILABLE: the database cannot be reached' } },
   }, async (c) => {
-    await deps.db.get(sql`SELECT 1 AS ok`);
-    return c.json({ status: 'ok' as const, version: deps.version, backend: deps.db.backend });
+    try {
+      await deps.db.get(sql`SELECT 1 AS ok`);
+    } catch (err) {
+      const answer = asApiError(err);
+      if (answer instanceof ApiError) Object.assign(answer.extra, { backend: deps.db.backend, database: 'unreachable' });
+      throw answer;
+    }
+    return c.json({ status: 'ok' as const, version: deps.version, backend: deps.db.backend, database: 'reachable' as const });
   });
 
   api.route({

@@ -209,6 +209,24 @@ describe('commands', () => {
     assert.deepEqual(await db.get(sql`SELECT count(*) AS n FROM audit_log WHERE action = 'license.create'`), { n: 4 });
   });
 
+  test('keys rotate adds a signing key that signs from now on and retires the previous ones (kept: they still verify)', async (t) => {
+    const { dir, env, check } = await dataDir(t);
+    const kids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const out = capture();
+      assert.equal(await runCli(['keys', 'rotate', '--data-dir', dir], env, out.io), 0, out.err.join('\n'));
+      const m = /^new signing key (\S+): running nodes sign with it within 5 s; tokens signed by the previous keys stay valid until they expire$/.exec(out.out[0]);
+      assert.ok(m, out.out[0]);
+      kids.push(m[1]);
+    }
+    const db = await check();
+    const rows = await db.all(sql<{ kid: string; active: number }>`SELECT kid, CASE WHEN retired_at IS NULL THEN 1 ELSE 0 END AS active FROM signing_keys ORDER BY created_at, kid`);
+    assert.deepEqual(rows.map((r) => [r.kid, Number(r.active)]), [[kids[0], 0], [kids[1], 1]]);
+    const bad = capture();
+    assert.equal(await runCli(['keys', 'rotate', '--now', '--data-dir', dir], env, bad.io), 2);
+    assert.match(bad.err[0], /keys rotate: unknown/);
+  });
+
   test('telemetry prune drops the shard tables older than the duration', async (t) => {
     const { dir, env, check } = await dataDir(t);
     assert.equal(await runCli(['migrate', '--data-dir', dir], env, capture().io), 0);

@@ -10,7 +10,7 @@ test('/healthz names the backend the suite runs on', async (t) => {
   t.after(() => app.close());
   const res = await app.request('GET', '/healthz');
   assert.equal(res.status, 200);
-  assert.deepEqual(res.body, { status: 'ok', version: app.deps.version, backend: testBackend() });
+  assert.deepEqual(res.body, { status: 'ok', version: app.deps.version, backend: testBackend(), database: 'reachable' });
 });
 
 test('U+0000 is refused (400) in a JSON body and in the URL, on every backend, and nothing is stored', async (t) => {

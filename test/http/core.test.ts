@@ -9,7 +9,7 @@ describe('http core', () => {
     t.after(() => app.close());
     const res = await app.request('GET', '/healthz');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body, { status: 'ok', version: app.deps.version, backend: app.deps.db.backend });
+    assert.deepEqual(res.body, { status: 'ok', version: app.deps.version, backend: app.deps.db.backend, database: 'reachable' });
   });
 
   test('unknown route and unknown method are 404 in the error shape', async (t) => {

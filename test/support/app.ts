@@ -60,8 +60,11 @@ export interface TestApp {
   token(userId: number, typ?: TokenType, extra?: { sid?: string }): Promise<string>;
   /** create a user (password hashed like the real thing) and return its id and an access token */
   createUser(email: string, password?: string): Promise<{ id: number; token: string }>;
-  /** PostgreSQL: another node of this installation — its own process state and connection pool, the same database and clock */
-  anotherNode(): Promise<TestApp>;
+  /**
+   * PostgreSQL: another node of this installation — its own process state and connection pool, the same database and
+   * clock. `via` rewrites the database URL the node connects to (e.g. through a proxy); `env` adds to its settings.
+   */
+  anotherNode(options?: { via?: (url: string) => string; env?: Record<string, string> }): Promise<TestApp>;
   close(): Promise<void>;
 }
 
@@ -131,10 +134,17 @@ async function appOn(db: Db, clock: FakeClock, env: Record<string, string>, clos
       assert.ok(id !== undefined, `user ${email} exists already`);
       return { id, token: await token(id) };
     },
-    async anotherNode() {
+    async anotherNode(options = {}) {
       assert.ok(databaseName !== undefined, 'several nodes share a PostgreSQL database: run on the PostgreSQL pass');
-      const other = openPostgres({ url: databaseUrl(databaseName), poolSize: 4 });
-      return appOn(other, clock, env, () => other.close(), databaseName);
+      const url = databaseUrl(databaseName);
+      // a short connect timeout: a node cut off from its database answers 503 at once
+      const other = openPostgres({ url: options.via ? options.via(url) : url, poolSize: 4, connectTimeoutMs: 2_000 });
+      try {
+        return await appOn(other, clock, { ...env, ...options.env }, () => other.close(), databaseName);
+      } catch (err) {
+        await other.close();
+        throw err;
+      }
     },
     close,
   };
