@@ -97,11 +97,12 @@ export function errorBody(status: number, code: string, message: string, extra: 
 export const DATABASE_RETRY_AFTER = 2;
 
 /**
- * The answer to DatabaseUnavailable (db/unavailable.ts) while serving: 503, Retry-After. Nothing of the request was
- * acknowledged, so a client may send it again. The message never carries the driver's text (host names, users).
+ * The answer to DatabaseUnavailable (db/unavailable.ts) while serving: 503, Retry-After. A write is all or nothing as
+ * ever; only when the connection broke during its COMMIT may it have been stored (the server alone knows), so a
+ * client sends it again as it would after a lost answer. The message never carries the driver's text (hosts, users).
  */
 export const databaseUnavailable = () => new ApiError('DATABASE_UNAVAILABLE',
-  `the database cannot be reached at the moment; nothing of this request was stored; retry after ${DATABASE_RETRY_AFTER} s`,
+  `the database cannot be reached at the moment; retry after ${DATABASE_RETRY_AFTER} s`,
   { extra: { retryAfter: DATABASE_RETRY_AFTER }, headers: { 'Retry-After': String(DATABASE_RETRY_AFTER) } });
 
 /** Shorthands for the common cases. */

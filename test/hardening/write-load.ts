@@ -7,8 +7,8 @@
 //   activate   POST /v1/license/activate with an activationIso unique to the write
 //   claim      POST /v1/license/claim to a controller
 //   telemetry  POST /v1/telemetry, 1..5 points with timestamps unique to the write (all-or-nothing)
-// A write is `acked` when a 2xx arrived, `unknown` when no answer did (the server died, the connection was reset), and
-// `refused` for any other answer. The checks: every acked write is present with the value written; an unknown one is
+// A write is `acked` when a 2xx arrived, `unknown` when no answer did (the server died, the connection was reset) or
+// the answer was 503 DATABASE_UNAVAILABLE, and `refused` for any other answer. The checks: every acked write is present with the value written; an unknown one is
 // present entirely or not at all; a refused one is absent.
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -113,7 +113,9 @@ export const DEFAULT_MIX: Record<WriteKind, number> = {
 };
 
 function outcomeOf(r: HttpResult): Outcome {
-  return r.status === 0 ? 'unknown' : r.status >= 200 && r.status < 300 ? 'acked' : 'refused';
+  // 503 DATABASE_UNAVAILABLE: the connection to the database broke, possibly during the COMMIT — stored or not, whole
+  if (r.status === 0 || (r.status === 503 && r.body?.code === 'DATABASE_UNAVAILABLE')) return 'unknown';
+  return r.status >= 200 && r.status < 300 ? 'acked' : 'refused';
 }
 
 /**

@@ -130,7 +130,7 @@ export function sqliteCheckDb(db: Database.Database): CheckDb {
   };
 }
 
-function postgresCheckDb(url: string): CheckDb {
+export function postgresCheckDb(url: string): CheckDb {
   const db = openPostgres({ url, poolSize: 2 });
   return { backend: 'postgres', all: (q) => db.all(q), get: (q) => db.get(q), close: () => db.close() };
 }
