@@ -27,6 +27,8 @@ import m0009 from '../../sql/0009_audit.sql';
 import p0009 from '../../sql/pg/0009_audit.sql';
 import m0010 from '../../sql/0010_shared_limits.sql';
 import p0010 from '../../sql/pg/0010_shared_limits.sql';
+import m0011 from '../../sql/0011_write_gate.sql';
+import p0011 from '../../sql/pg/0011_write_gate.sql';
 
 export interface Migration {
   name: string;
@@ -50,6 +52,7 @@ export const migrations: readonly Migration[] = [
   { name: '0008_security', sql: m0008, pg: p0008 },
   { name: '0009_audit', sql: m0009, pg: p0009 },
   { name: '0010_shared_limits', sql: m0010, pg: p0010 },
+  { name: '0011_write_gate', sql: m0011, pg: p0011 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

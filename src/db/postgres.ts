@@ -101,8 +101,14 @@ interface PoolCounters {
 const RETRYABLE = new Set(['40001', '40P01']);
 /** Optimistic attempts of a write unit before it runs alone (see serializable below). */
 const OPTIMISTIC_ATTEMPTS = 4;
-/** The advisory lock key that write units hold shared, and a unit that keeps failing holds alone ('gk' 'write'). */
-const WRITE_GATE = 0x676b7772697465;
+/**
+ * The table whose lock write units hold shared (ROW SHARE), and a unit that keeps failing holds alone (EXCLUSIVE).
+ * A table lock rather than an advisory one: it is taken inside the transaction yet before its snapshot (LOCK TABLE
+ * takes none; the snapshot of a SERIALIZABLE transaction starts at its first query), and it ends with the
+ * transaction, so no lock ever outlives one — which keeps gridkeeper usable behind a pooler in transaction mode
+ * (PgBouncer), where two transactions of one client may run on different server connections.
+ */
+const WRITE_GATE = 'write_gate';
 
 /** A serialization failure or deadlock: the transaction may simply be run again. */
 export function isRetryable(err: unknown): boolean {
@@ -196,17 +202,11 @@ export function openPostgres(options: PostgresOptions): Db {
     }
   }
 
-  async function once<T>(begin: string, body: (tx: Db) => Promise<T>, alone = false): Promise<T> {
+  async function once<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
     const client = await guard(() => pool.connect());
     const handle = txHandle(client);
     let broken = false;
-    let locked = false;
     try {
-      if (alone) {
-        // taken BEFORE the transaction (a session lock): its snapshot then starts after every other unit committed
-        await guard(() => client.query(`SELECT pg_advisory_lock(${WRITE_GATE})`));
-        locked = true;
-      }
       await guard(() => client.query(begin));
       try {
         const result = await body(handle);
@@ -222,13 +222,6 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     } finally {
       handle.end();
-      if (locked && !broken) {
-        try {
-          await client.query(`SELECT pg_advisory_unlock(${WRITE_GATE})`);
-        } catch {
-          broken = true; // a session lock must never stay behind on a pooled connection
-        }
-      }
       client.release(broken);
     }
   }
@@ -237,14 +230,14 @@ export function openPostgres(options: PostgresOptions): Db {
    * A write unit: optimistic first — SERIALIZABLE, concurrent with the other units, retried after a serialization
    * failure or deadlock with a short growing random back-off. Under heavy contention on a small table (every rights
    * check reads `manages`, so its writers conflict with nearly every unit) retries alone could run out: after
-   * OPTIMISTIC_ATTEMPTS the unit runs alone. Every unit holds the advisory lock WRITE_GATE shared; the last attempt
-   * takes it exclusively before its transaction starts, so no other write unit runs beside it and it cannot fail on a
+   * OPTIMISTIC_ATTEMPTS the unit runs alone. Every unit holds the table lock WRITE_GATE shared; the last attempt
+   * takes it exclusively before its snapshot is taken, so no other write unit runs beside it and it cannot fail on a
    * conflict again. Readers (Db.read, statements outside units) never take the lock.
    */
   async function serializable<T>(body: (tx: Db) => Promise<T>): Promise<T> {
     for (let attempt = 1; attempt < OPTIMISTIC_ATTEMPTS; attempt++) {
       try {
-        return await once(`BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT pg_advisory_xact_lock_shared(${WRITE_GATE})`, body);
+        return await once(`BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE ${WRITE_GATE} IN ROW SHARE MODE`, body);
       } catch (err) {
         if (!isRetryable(err)) throw err;
         stats.retries++;
@@ -253,7 +246,7 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     }
     stats.alone++;
-    return once('BEGIN ISOLATION LEVEL SERIALIZABLE', body, true);
+    return once(`BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE ${WRITE_GATE} IN EXCLUSIVE MODE`, body);
   }
 
   // Write units of one event-loop turn share one transaction (group commit, as on SQLite): they run one after another,

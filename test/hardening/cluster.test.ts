@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
@@ -22,6 +21,7 @@ import {
   ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, envInt, kill9, loginOver, postgresCheckDb, serverErrors, sleep,
 } from '../support/harness.ts';
 import { emptyPostgres, testBackend } from '../support/postgres.ts';
+import { freePort } from '../support/ports.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import { checkLedger, createFixture, newLoadState, observe, runWorker, type Fixture, type LoadState } from './write-load.ts';
 
@@ -179,15 +179,4 @@ async function privateCluster(): Promise<{ url: string; ctl(...args: string[]): 
     ctl: (...args) => { run('pg_ctlcluster', ['15', name, ...args]); },
     drop: () => { run('pg_dropcluster', ['15', name, '--stop']); },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }

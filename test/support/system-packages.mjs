@@ -10,6 +10,7 @@ export const SYSTEM_PACKAGES = [
   { file: '/usr/lib/python3/dist-packages/influxdb/__init__.py', pkg: 'python3-influxdb', for: 'InfluxDB 1.x door: the Python client (test/influx/real-clients.test.ts)' },
   { file: '/usr/bin/influxd', pkg: 'influxdb', for: 'InfluxDB 1.x door: the differential test against InfluxDB 1.6.7 (test/influx/differential.test.ts)' },
   { file: '/usr/bin/chromium', pkg: 'chromium', for: 'console browser tests' },
+  { file: '/usr/sbin/pgbouncer', pkg: 'pgbouncer', for: 'nodes behind a pooler in transaction mode (test/http/pooler.test.ts)' },
 ];
 
 export function ensureSystemPackages(list = SYSTEM_PACKAGES) {
