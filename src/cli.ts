@@ -47,6 +47,7 @@ Options (flags win over environment variables):
   --host H        GRIDKEEPER_HOST          default 127.0.0.1
   --data-dir D    GRIDKEEPER_DATA_DIR      default ./data (holds gridkeeper.db)
   --database-url U  GRIDKEEPER_DATABASE_URL  postgres://user:pass@host:port/db: PostgreSQL instead of the embedded SQLite database
+  --database-pool N  GRIDKEEPER_DATABASE_POOL  PostgreSQL connections of this node at most, 1..1000 (default 10)
   --log L         GRIDKEEPER_LOG           info | debug | warn | error
   --trust-proxy   GRIDKEEPER_TRUST_PROXY   take the client IP from X-Forwarded-For
                   GRIDKEEPER_ADMIN_EMAIL   default admin@localhost (first start only)

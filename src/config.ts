@@ -24,6 +24,16 @@ const port = v.pipe(
   v.maxValue(65535, 'expected an integer from 0 to 65535'),
 );
 
+/** Connections of a node's PostgreSQL pool. */
+const poolSize = v.pipe(
+  v.string(),
+  v.trim(),
+  v.regex(/^\d{1,4}$/, 'expected an integer from 1 to 1000'),
+  v.transform(Number),
+  v.minValue(1, 'expected an integer from 1 to 1000'),
+  v.maxValue(1000, 'expected an integer from 1 to 1000'),
+);
+
 /** `smtp://[user:pass@]host[:port]` or `smtps://…` (TLS from the first byte); credentials percent-encoded. */
 const smtpUrl = v.pipe(
   v.string(),
@@ -97,6 +107,8 @@ export const ConfigSchema = v.strictObject({
   ), 'off'),
   /** GRIDKEEPER_DATABASE_URL: PostgreSQL 15+ instead of the embedded SQLite database in the data dir */
   databaseUrl: v.optional(databaseUrl),
+  /** GRIDKEEPER_DATABASE_POOL: connections this node opens to PostgreSQL at most (docs/scale-out.md) */
+  databasePool: v.optional(poolSize, '10'),
   /** outgoing mail (password reset links); unset: no mail is sent, `gridkeeper user reset-link` prints links instead */
   smtpUrl: v.optional(smtpUrl),
   mailFrom: v.optional(mailFrom, 'gridkeeper@localhost'),
@@ -125,6 +137,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
   GRIDKEEPER_SECRET_KEY: 'secretKey',
   GRIDKEEPER_DATABASE_URL: 'databaseUrl',
+  GRIDKEEPER_DATABASE_POOL: 'databasePool',
   GRIDKEEPER_SMTP_URL: 'smtpUrl',
   GRIDKEEPER_MAIL_FROM: 'mailFrom',
   GRIDKEEPER_PUBLIC_URL: 'publicUrl',
@@ -142,6 +155,7 @@ const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   '--public-url': 'publicUrl',
   '--audit-retention': 'auditRetention',
   '--database-url': 'databaseUrl',
+  '--database-pool': 'databasePool',
 };
 
 export class ConfigError extends Error {}

@@ -33,7 +33,7 @@ export function databaseFile(config: Config): string {
  */
 export function openConfiguredDatabase(config: Config): Db {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl });
+  if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl, poolSize: config.databasePool });
   const nativeBinding = loadNativeBinding(config.nativeDir ?? join(config.dataDir, '.native'));
   return openDatabase({ file: databaseFile(config), nativeBinding });
 }

@@ -7,7 +7,10 @@ import { sql } from 'kysely';
 import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
-import { checkDatabase } from '../../src/runtime.ts';
+import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ConfigError, parseConfig } from '../../src/config.ts';
 import { freshPostgres, emptyPostgres } from '../support/postgres.ts';
 
@@ -95,5 +98,23 @@ describe('PostgreSQL data layer', () => {
     assert.equal(parseConfig({}, []).config.databaseUrl, undefined);
     assert.throws(() => parseConfig({ GRIDKEEPER_DATABASE_URL: 'mysql://u:secret@h/db' }, []), (err: unknown) =>
       err instanceof ConfigError && /GRIDKEEPER_DATABASE_URL \/ --database-url: expected postgres:\/\//.test(err.message) && !err.message.includes('secret'));
+  });
+
+  test('GRIDKEEPER_DATABASE_POOL / --database-pool: the size of the node\'s pool, 1..1000, default 10', async (t) => {
+    assert.equal(parseConfig({}, []).config.databasePool, 10);
+    assert.equal(parseConfig({ GRIDKEEPER_DATABASE_POOL: '25' }, []).config.databasePool, 25);
+    assert.equal(parseConfig({ GRIDKEEPER_DATABASE_POOL: '25' }, ['--database-pool', '3']).config.databasePool, 3);
+    for (const bad of ['0', '1001', 'x', '-1', '2.5']) {
+      assert.throws(() => parseConfig({ GRIDKEEPER_DATABASE_POOL: bad }, []), (err: unknown) =>
+        err instanceof ConfigError && /GRIDKEEPER_DATABASE_POOL \/ --database-pool: expected an integer from 1 to 1000/.test(err.message), bad);
+    }
+    const dataDir = mkdtempSync(join(tmpdir(), 'gk-pool-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const url = await emptyDatabase(t);
+    const db = openConfiguredDatabase(parseConfig({ GRIDKEEPER_DATABASE_URL: url, GRIDKEEPER_DATABASE_POOL: '3', GRIDKEEPER_DATA_DIR: dataDir }, []).config);
+    t.after(() => db.close());
+    // six statements at once on a pool of three: three connections open, the rest wait their turn
+    await Promise.all(Array.from({ length: 6 }, () => db.get(sql`SELECT pg_sleep(0.05)`)));
+    assert.deepEqual([db.poolStats!().size, db.poolStats!().open], [3, 3]);
   });
 });
