@@ -6,14 +6,17 @@
 //   - the PostgreSQL server stopped and restarted (`pg_ctlcluster`) under load: the nodes answer 503
 //     DATABASE_UNAVAILABLE while it is down, never a 500, come back by themselves (no restart), and lose nothing
 //     acknowledged. This one runs on a PostgreSQL cluster of its own (pg_createcluster on a free port), so the server
-//     every other test file uses is never touched.
+//     every other test file uses is never touched;
+//   - docs/scale-out/cluster.sh, the example of docs/scale-out.md, starts PostgreSQL and three nodes, and stops them.
 // PostgreSQL only. WORKERS (default 6).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { sql } from 'kysely';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
@@ -180,3 +183,31 @@ async function privateCluster(): Promise<{ url: string; ctl(...args: string[]): 
     drop: () => { run('pg_dropcluster', ['15', name, '--stop']); },
   };
 }
+
+describe('docs/scale-out/cluster.sh, the example of docs/scale-out.md', { skip }, () => {
+  it('starts PostgreSQL and three nodes that serve one installation, and stops them', { timeout: 120_000 }, async () => {
+    const script = fileURLToPath(new URL('../../docs/scale-out/cluster.sh', import.meta.url));
+    // a directory PostgreSQL's user can reach (the script runs initdb as postgres when run as root)
+    const home = join(mkdtempSync(join(tmpdir(), 'gk-cluster-')), 'example');
+    chmodSync(dirname(home), 0o755);
+    cleanups.push(() => rmSync(dirname(home), { recursive: true, force: true }));
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const env = { ...process.env, GRIDKEEPER: exe, PG_PORT: String(await freePort()), PORTS: ports.join(' '), GRIDKEEPER_DATABASE_URL: '' };
+    delete (env as Record<string, string | undefined>).GRIDKEEPER_DATABASE_URL;
+    const run = (cmd: string) => execFileSync(script, [cmd, home], { env, encoding: 'utf8', timeout: 60_000 });
+    cleanups.push(() => { try { run('stop'); } catch { /* stopped already */ } });
+    const started = run('start');
+    for (const port of ports) {
+      assert.match(started, new RegExp(`node :${port} \\{"status":"ok","version":"[^"]+","backend":"postgres","database":"reachable"\\}`));
+    }
+    const password = readFileSync(join(home, 'admin-password'), 'utf8').trim();
+    const [first, , last] = ports.map((p) => httpClient(`http://127.0.0.1:${p}`, { maxSockets: 2 }));
+    const session = await loginOver(first, ADMIN_EMAIL, password);
+    assert.equal((await last.request('GET', '/auth/accesstoken/validate', { token: session.access })).status, 200);
+    first.close();
+    last.close();
+    run('stop');
+    assert.throws(() => run('status'), 'no node answers after stop');
+    assert.equal(existsSync(join(home, 'pg', 'postmaster.pid')), false, 'PostgreSQL stopped');
+  });
+});
