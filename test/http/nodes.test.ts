@@ -10,7 +10,9 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, assertError, makeTestApp, ROOT_ROLE_ID, T0
 import { TEST_SERVER_URL, testBackend } from '../support/postgres.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
 import { enableTotp, login, totpCode } from '../support/auth-helpers.ts';
-import { ALL, addChild } from '../roles/fixtures.ts';
+import { ALL, NONE, addChild, addRole, flags, userIn } from '../roles/fixtures.ts';
+import { hashSecret } from '../../src/auth/passwords.ts';
+import { FREE_PER_ADDRESS } from '../../src/roles/password-throttle.ts';
 import { addDevice, addMonitors, storedDevice } from '../devices/fixtures.ts';
 import { createLicense, datalinks } from '../licenses/fixtures.ts';
 import { rotateSigningKey } from '../../src/auth/keys.ts';
@@ -261,5 +263,19 @@ describe('several nodes on one database', { skip }, () => {
     assert.equal(after.split('.')[1], rotated.deps.secrets.currentKeyId);
     const fresh = await a.anotherNode({ env: { GRIDKEEPER_SECRET_KEY: other } });
     await fresh.close();
+  });
+
+  it('wrong join passwords spread over three nodes add up: the next attempt waits on every node', async (t) => {
+    const a = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
+    const nodes = [a, await a.anotherNode(), await a.anotherNode()];
+    t.after(async () => { for (const n of nodes.reverse()) await n.close(); });
+    const [p] = await addChild(a, ROOT_ROLE_ID, NONE, flags('roleManagement'));
+    const guesser = await userIn(a, p);
+    const hidden = await addRole(a, 'hidden', NONE, await hashSecret('correct-horse-1'));
+    const join = async (node: TestApp, password: string) => node.request('PUT',
+      `/v1/role/${p}/manages?childRoleId=${hidden}&childRolePassword=${encodeURIComponent(password)}`,
+      { token: await node.token(guesser.id), body: NONE, headers: { 'x-forwarded-for': '203.0.113.7' } });
+    for (let i = 0; i < FREE_PER_ADDRESS; i++) assertError(await join(nodes[i % 3], `wrong-${i}-xxxxxx`), 403, 'ROLE_PASSWORD_INCORRECT');
+    for (const node of nodes) assert.equal(assertError(await join(node, 'correct-horse-1'), 429, 'TOO_MANY_PASSWORD_CHECKS').retryAfter, 1);
   });
 });
