@@ -18,7 +18,7 @@ test('dist/gridkeeper runs with no file beside it and no node_modules above it',
     assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const health = await fetch(`${run.url}/healthz`);
     assert.equal(health.status, 200);
-    assert.deepEqual(await health.json(), { status: 'ok', version: '0.1.0', backend: 'sqlite' });
+    assert.deepEqual(await health.json(), { status: 'ok', version: '0.1.0', backend: 'sqlite', database: 'reachable' });
     const missing = await fetch(`${run.url}/v1/nothing`);
     assert.equal(missing.status, 404);
     assert.equal(((await missing.json()) as { code: string }).code, 'NOT_FOUND');

@@ -15,6 +15,7 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
+import { KEY_FILE } from '../../src/auth/secret-box.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
 import {
   ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, serverErrors, attachDatabase, dataDbFile, databaseEnv, dropDatabases, envInt, kill9, loginOver,
@@ -130,11 +131,14 @@ describe('operations under write load', () => {
       const opened = await openBackup(copy.file);
       t.after(() => opened.drop()); // dropping twice is harmless
       try { await assertIntact(opened.db, `backup ${i}`); } finally { await opened.db.close(); }
-      // restore: a data dir holding nothing but the copy (PostgreSQL: an empty data dir, and the restored database)
+      // restore: a data dir holding nothing but the copy (PostgreSQL: the restored database, and the installation's
+      // sealing key — backed up apart from the database, as docs/api.md says; a node with another key refuses to start)
       const restoredDir = join(dir, `restored-${i}`);
       mkdirSync(restoredDir);
-      if (opened.database) attachDatabase(restoredDir, opened.database);
-      else copyFileSync(copy.file, dataDbFile(restoredDir));
+      if (opened.database) {
+        attachDatabase(restoredDir, opened.database);
+        copyFileSync(join(dataDir, KEY_FILE), join(restoredDir, KEY_FILE));
+      } else copyFileSync(copy.file, dataDbFile(restoredDir));
       const restored = await start(restoredDir);
       const rc = httpClient(restored.url);
       try {
