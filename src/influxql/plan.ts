@@ -11,6 +11,7 @@ import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeConditio
 import type { Namespace } from '../telemetry/namespaces.ts';
 import { shardsOverlapping } from '../telemetry/query-plan.ts';
 import type { SeriesRef, TelemetryReads } from '../telemetry/reads-types.ts';
+import { seriesKeyOf } from '../telemetry/query-points.ts';
 
 /** One attempt at a request (execute.ts): synchronous, over the backend's reads (telemetry/reads.ts). */
 export interface QueryContext {
@@ -31,6 +32,8 @@ export interface PlannedSource {
   shards: ShardInfo[];
   /** the series of a measurement the caller may read, in series-key order */
   seriesOf(measurement: string): SeriesRef[];
+  /** the same, of one nodeId only (a WHERE that requires `nodeId = '…'`: its series are found by index, not listed) */
+  seriesOfNode(measurement: string, nodeId: string): SeriesRef[];
 }
 
 export interface SelectPlan {
@@ -38,6 +41,8 @@ export interface SelectPlan {
   sources: PlannedSource[];
   /** the WHERE clause without its time conditions */
   filter: Expr | undefined;
+  /** the nodeId the filter requires (`nodeId = '…'` in its top-level AND), if any */
+  nodeId: string | undefined;
   explicitFromMs: number | undefined;
   /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
   explicitFrom: [number, number] | undefined;
@@ -97,6 +102,31 @@ export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: Namespac
   return visible;
 }
 
+/** visibleSeries for the series of one nodeId (the same rights rule; an unchecked nodeId with series goes to memo.unknown). */
+export function visibleSeriesOfNode(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, measurement: string, nodeId: string): SeriesRef[] {
+  const list = ctx.reads.seriesOfNode(ns, measurement, nodeId);
+  if (list.length === 0) return [];
+  const ok = memo.rights.get(nodeId);
+  if (ok === undefined) memo.unknown.add(nodeId);
+  if (ok !== true) return [];
+  const refs = list.map((s) => ({ id: s.id, nodeId, tags: s.tags, key: seriesKeyOf(measurement, s.tags) }));
+  refs.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return refs.map(({ id, tags }) => ({ id, nodeId, tags }));
+}
+
+/** The nodeId a condition requires: `nodeId = '…'` (a tag, not cast to a field) joined to the rest by AND. */
+export function requiredNodeId(e: Expr | undefined): string | undefined {
+  if (e === undefined) return undefined;
+  if (e.kind === 'paren') return requiredNodeId(e.expr);
+  if (e.kind !== 'binary') return undefined;
+  if (e.op === 'AND') return requiredNodeId(e.lhs) ?? requiredNodeId(e.rhs);
+  if (e.op !== '=') return undefined;
+  const isNodeId = (x: Expr) => x.kind === 'var' && x.name === 'nodeId' && x.cast !== 'field';
+  if (isNodeId(e.lhs) && e.rhs.kind === 'string') return e.rhs.value;
+  if (isNodeId(e.rhs) && e.lhs.kind === 'string') return e.lhs.value;
+  return undefined;
+}
+
 export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Source, 'name' | 'regex'>): MeasurementInfo[] {
   if (ns === undefined) return [];
   if (src.name !== undefined) {
@@ -144,11 +174,12 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
         namespace, ns, measurements: [], fromMs, toMs,
         shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),
         seriesOf: (m) => (ns === undefined ? [] : visibleSeries(ctx, memo, ns, m)),
+        seriesOfNode: (m, nodeId) => (ns === undefined ? [] : visibleSeriesOfNode(ctx, memo, ns, m, nodeId)),
       };
       byKey.set(key, p);
       planned = p;
     }
     for (const m of matchMeasurements(planned.ns, src)) if (!planned.measurements.includes(m)) planned.measurements.push(m);
   }
-  return { stmt, sources: [...byKey.values()], filter, explicitFromMs: range.fromMs, explicitFrom: range.fromExact, cost };
+  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, explicitFrom: range.fromExact, cost };
 }

@@ -102,7 +102,10 @@ function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
 function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined): OutSeries[] {
   const stmt = plan.stmt;
   const resolver = resolverOf(m);
-  const visible = src.seriesOf(m.name);
+  // A WHERE requiring one nodeId needs only that nodeId's series — unless `*` or GROUP BY * / /re/ must see every tag
+  // key of the measurement, or the measurement has a field named nodeId (then the condition may mean the field).
+  const allTagKeys = stmt.fields.some((f) => f.expr.kind === 'wildcard') || stmt.dimensions.some((d) => d.kind === 'wildcard' || d.kind === 'regex');
+  const visible = plan.nodeId !== undefined && !allTagKeys && !m.fields.has('nodeId') ? src.seriesOfNode(m.name, plan.nodeId) : src.seriesOf(m.name);
   const tagKeys = [...new Set(visible.flatMap((s) => Object.keys(s.tags)))].sort();
   const groupTags = groupTagNames(stmt.dimensions, tagKeys);
   const fields = expandFields(stmt.fields, m, tagKeys, new Set(groupTags));

@@ -99,31 +99,3 @@ export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[]
   }
 }
 
-/** SQL for InfluxDB's RFC3339 text of a row's time: seconds, then the fraction without trailing zeros (t_ms >= 0). */
-const RFC3339_SQL = `strftime('%Y-%m-%dT%H:%M:%S', t_ms / 1000, 'unixepoch') || CASE WHEN t_ms % 1000 = 0 AND t_ns = 0 THEN ''
-  ELSE '.' || rtrim(printf('%03d%06d', t_ms % 1000, t_ns), '0') END || 'Z'`;
-
-/**
- * A series' rows as JSON text `["<RFC3339>",v,...]`, written by SQLite (time text and values), in time order (`desc`:
- * newest first), at most `take` of them, skipping rows where none of `fields` is set. For times at or after 1970.
- */
-export function readRowsJson(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
-  desc: boolean, take: number): string[] {
-  const out: string[] = [];
-  const order = desc ? [...shards].reverse() : shards;
-  for (const shard of order) {
-    if (out.length >= take) break;
-    if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
-    const cols = fields.map((f) => columnIn(shard, f));
-    const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
-    if (present.length === 0) continue;
-    const dir = desc ? 'DESC' : 'ASC';
-    const key = `${shard.table}/${shard.columns}/j${fields.map((f) => `${f.ordinal}:${f.kind}`).join(',')}/${dir}`;
-    const stmt = statement(catalogue, key, () => `SELECT '["' || ${RFC3339_SQL} || '",' || substr(json_array(${cols.map((c, i) => jsonColumn(c, fields[i])).join(', ')}), 2)
-      FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})
-      ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`);
-    const rows = stmt.all(seriesId, fromMs, toMs, Math.min(take - out.length, Number.MAX_SAFE_INTEGER)) as Array<[string]>;
-    for (const r of rows) out.push(r[0]);
-  }
-  return out;
-}

@@ -51,9 +51,32 @@ const PAD3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 let cachedDay = Number.NaN;
 let cachedPrefix = '';
 
+/** The fraction digits of InfluxDB's RFC3339 text, trailing zeros dropped: `.5`, `.000001`; '' for whole seconds. */
+const FRACTION_MS = PAD3.map((p) => (p === '000' ? '' : `.${p.replace(/0+$/, '')}`));
+
 /** InfluxDB's RFC3339 text of a time, quoted: the fraction without trailing zeros (none when whole seconds). ms >= 0. */
 export function rfc3339NanoJson(ms: number, subNs: number): string {
-  return isoTimeJson(ms, subNs).replace(/\.?0+Z"$/, 'Z"');
+  if (subNs !== 0) return isoTimeJson(ms, subNs).replace(/0+Z"$/, 'Z"');
+  const milli = ms - Math.floor(ms / 1000) * 1000;
+  return `"${secondsText(ms)}${FRACTION_MS[milli]}Z"`;
+}
+
+/** `2026-01-02T03:04:05` of a unix ms time; consecutive times mostly share their day, whose text is computed once. */
+function secondsText(ms: number): string {
+  const day = Math.floor(ms / DAY_MS);
+  if (day !== cachedDay) setDay(day);
+  let rest = ms - day * DAY_MS;
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  return `${cachedPrefix}${PAD2[h]}:${PAD2[m]}:${PAD2[Math.floor(rest / 1000)]}`;
+}
+
+function setDay(day: number): void {
+  const iso = new Date(day * DAY_MS).toISOString();
+  cachedPrefix = iso.slice(0, iso.indexOf('T') + 1);
+  cachedDay = day;
 }
 
 /**
@@ -61,19 +84,7 @@ export function rfc3339NanoJson(ms: number, subNs: number): string {
  * sub-millisecond part. Consecutive rows mostly share their day, whose text is computed once.
  */
 export function isoTimeJson(ms: number, subNs: number): string {
-  const day = Math.floor(ms / DAY_MS);
-  if (day !== cachedDay) {
-    const iso = new Date(day * DAY_MS).toISOString();
-    cachedPrefix = iso.slice(0, iso.indexOf('T') + 1);
-    cachedDay = day;
-  }
-  let rest = ms - day * DAY_MS;
-  const h = Math.floor(rest / 3_600_000);
-  rest -= h * 3_600_000;
-  const m = Math.floor(rest / 60_000);
-  rest -= m * 60_000;
-  const s = Math.floor(rest / 1000);
-  const frac = PAD3[rest - s * 1000];
+  const frac = PAD3[ms - Math.floor(ms / 1000) * 1000];
   const sub = subNs === 0 ? '' : String(subNs).padStart(6, '0');
-  return `"${cachedPrefix}${PAD2[h]}:${PAD2[m]}:${PAD2[s]}.${frac}${sub}Z"`;
+  return `"${secondsText(ms)}.${frac}${sub}Z"`;
 }

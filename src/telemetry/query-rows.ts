@@ -1,7 +1,7 @@
 // Plain-field queries: a series' points as JSON rows, read from its shard tables page by page.
-import type { Catalogue, FieldInfo } from './catalogue.ts';
+import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN, FLOAT } from './line-scanner.ts';
-import { columnIn, columnsKey, statement, type Column } from './query-columns.ts';
+import { columnIn, statement, type Column } from './query-columns.ts';
 import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson } from './query-result.ts';
 
@@ -19,30 +19,37 @@ export function jsonColumn(col: string | undefined, field: FieldInfo): string {
   return col;
 }
 
+/** The series' points as JSON rows `["time",v,...]` (ISO times, docs/api.md), comma-separated; '' when there are none. */
+export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
+  return jsonRows(catalogue, q.shards, seriesId, columns.map((c) => c.field), q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit ?? Infinity, isoTimeJson).join(',');
+}
+
 /**
- * The series' points as JSON rows `["time",v,...]`, comma-separated; '' when there are none.
+ * A series' rows of `fields` in [fromMs, toMs), at most `limit`, in time order (`desc`: newest first), skipping rows
+ * where none of the fields is set: each `[<time>,v,...]` with the time as `timeJson` writes it.
  *
  * SQLite writes each page of rows as one text, `t_ms,t_ns,[v,...]` per line, formatting the values itself (json_array
  * writes floats in their shortest round-trip form and integers with every digit): handing every value to JavaScript
- * one by one cost more than reading the rows (measured: 1,000 rows of 3 floats, 1.15 ms -> 0.75 ms). Pages after the
- * first continue after the last row returned (keyset), so a page never re-reads rows.
+ * one by one cost more than reading the rows (measured: 1,000 rows of 3 floats, 1.15 ms -> 0.75 ms); the time text is
+ * written here, where a day's prefix is computed once (SQLite's strftime per row cost more than the rest of the row).
+ * Pages after the first continue after the last row returned (keyset), so a page never re-reads rows.
  * group_concat() keeps the order of the ordered, limited subquery it reads (SQLite cannot flatten it), but the
  * documentation only promises that with an ORDER BY inside the aggregate, which costs a sort: the order is checked
  * while the page is read, and a page out of order is read again with that ORDER BY.
  */
-export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
-  const desc = q.query.orderBy === 'DESC';
-  const limit = q.query.limit ?? Infinity;
-  const shape = `r${desc ? 'd' : 'a'}${columnsKey(columns)}`;
+export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+  desc: boolean, limit: number, timeJson: (ms: number, ns: number) => string): string[] {
+  const shape = `r${desc ? 'd' : 'a'}${fields.map((f) => `${f.ordinal}:${f.kind}`).join(',')}`;
   const rows: string[] = [];
-  for (let i = 0; i < q.shards.length && rows.length < limit; i++) {
-    const shard = q.shards[desc ? q.shards.length - 1 - i : i];
-    const cols = columns.map((c) => columnIn(shard, c.field));
+  for (let i = 0; i < shards.length && rows.length < limit; i++) {
+    const shard = shards[desc ? shards.length - 1 - i : i];
+    if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+    const cols = fields.map((f) => columnIn(shard, f));
     if (cols.every((c) => c === undefined)) continue;
     const sql = (after: boolean, ordered: boolean) => {
       const present = [...new Set(cols.filter((c) => c !== undefined))];
       const dir = desc ? 'DESC' : 'ASC';
-      const values = cols.map((c, k) => jsonColumn(c, columns[k].field)).join(', ');
+      const values = cols.map((c, k) => jsonColumn(c, fields[k])).join(', ');
       return `SELECT count(*), group_concat(t_ms || ',' || t_ns || ',' || json_array(${values}), char(10)${ordered ? ` ORDER BY t_ms ${dir}, t_ns ${dir}` : ''})
         FROM (SELECT t_ms, t_ns, ${present.join(', ')} FROM "${shard.table}"
           WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})
@@ -52,7 +59,7 @@ export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number,
     const page = (after: [number, number] | undefined, size: number, ordered: boolean): [number, string | null] => {
       const key = `${shard.table}/${shard.columns}/${shape}/${after === undefined ? '' : '+'}${ordered ? 'o' : ''}`;
       const stmt = statement(catalogue, key, () => sql(after !== undefined, ordered));
-      return (after === undefined ? stmt.get(seriesId, q.fromMs, q.toMs, size) : stmt.get(seriesId, q.fromMs, q.toMs, after[0], after[1], size)) as [number, string | null];
+      return (after === undefined ? stmt.get(seriesId, fromMs, toMs, size) : stmt.get(seriesId, fromMs, toMs, after[0], after[1], size)) as [number, string | null];
     };
     let last: [number, number] | undefined;
     while (rows.length < limit) {
@@ -60,24 +67,24 @@ export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number,
       let [count, text] = page(last, size, false);
       if (count === 0 || text === null) break;
       const before = rows.length;
-      let end = appendRows(text, desc, rows);
+      let end = appendRows(text, desc, rows, timeJson);
       if (end === undefined) {
         rows.length = before;
         [count, text] = page(last, size, true);
-        end = appendRows(text!, desc, rows)!;
+        end = appendRows(text!, desc, rows, timeJson)!;
       }
       last = end;
       if (count < size) break;
     }
   }
-  return rows.join(',');
+  return rows;
 }
 
 /**
  * Appends the `t_ms,t_ns,[v,...]` lines of a page to `rows` as JSON rows; returns the time of the last one, or
  * undefined when the lines are not in the query's order.
  */
-export function appendRows(text: string, desc: boolean, rows: string[]): [number, number] | undefined {
+export function appendRows(text: string, desc: boolean, rows: string[], timeJson = isoTimeJson): [number, number] | undefined {
   let pos = 0;
   let ms = Number.NaN;
   let ns = 0;
@@ -94,7 +101,7 @@ export function appendRows(text: string, desc: boolean, rows: string[]): [number
     }
     ms = nextMs;
     ns = nextNs;
-    rows.push(`[${isoTimeJson(ms, ns)},${text.slice(b + 2, nl)}`);
+    rows.push(`[${timeJson(ms, ns)},${text.slice(b + 2, nl)}`);
     pos = nl + 1;
   }
   return [ms, ns];

@@ -4,8 +4,9 @@ import type { SqliteConnection } from '../db/open.ts';
 import type { Catalogue } from './catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { aggregateRow, rangeStats } from './query-aggregate.ts';
-import { addWindowSums, readPoints, readRowsJson, seriesOfMeasurement } from './query-points.ts';
-import { rawRows } from './query-rows.ts';
+import { addWindowSums, readPoints, seriesOfMeasurement } from './query-points.ts';
+import { jsonRows, rawRows } from './query-rows.ts';
+import { rfc3339NanoJson } from './query-result.ts';
 import type { TelemetryReads } from './reads-types.ts';
 
 export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): TelemetryReads {
@@ -18,7 +19,7 @@ export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): Telem
     seriesOfNode: (ns, measurement, nodeId) => catalogue.seriesOfNode(ns, measurement, nodeId),
     seriesOfMeasurement: (ns, measurement) => seriesOfMeasurement(conn, ns, measurement),
     readPoints: (shards, seriesId, fields, fromMs, toMs, edge) => readPoints(catalogue, shards, seriesId, fields, fromMs, toMs, edge),
-    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take) => readRowsJson(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take),
+    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take) => jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, rfc3339NanoJson),
     rangeStats: (shards, seriesId, field, fromMs, toMs) => rangeStats(catalogue, shards, seriesId, field, fromMs, toMs),
     addWindowSums: (shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum) =>
       addWindowSums(catalogue, shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum),

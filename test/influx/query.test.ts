@@ -110,6 +110,16 @@ describe('influx door: /query SELECT', () => {
       { statement_id: 0 }, { statement_id: 1 },
       { statement_id: 2, series: [{ name: 'energy', columns: ['time', 'count'], values: [[iso(T), 6]] }] },
     ]);
+    // a WHERE naming one nodeId reads only that nodeId's series: the same rule (b unreadable, a readable; an OR or a
+    // cast to a field is no such WHERE), and the same answers as without the shortcut
+    const pick = (where: string) => `SELECT power FROM energy WHERE ${where} AND ${range}`;
+    assert.deepEqual(await results(t, readerToken, `${pick(`nodeId = 'b'`)}; ${pick(`'b' = nodeId AND power > 0`)}; ${pick(`nodeId = 'nobody'`)}`),
+      [{ statement_id: 0 }, { statement_id: 1 }, { statement_id: 2 }]);
+    const onlyA = await results(t, readerToken, `${pick(`nodeId = 'a'`)}; ${pick(`(nodeId = 'a' OR nodeId = 'b')`)}; ${pick(`nodeId =~ /^a$/`)}`);
+    assert.equal(onlyA[0].series[0].values.length, 6);
+    assert.deepEqual(onlyA.map((r: { series: unknown }) => r.series), [onlyA[0].series, onlyA[0].series, onlyA[0].series]);
+    const both = await results(t, t.adminToken, `${pick(`nodeId = 'b'`)}; ${pick(`nodeId =~ /^b$/`)}; ${pick(`nodeId::field = 'b'`)}`);
+    assert.deepEqual([both[0].series[0].values.length, both[1].series, both[2].series], [6, both[0].series, undefined]);
   });
 
   test('raw SELECT *: fields and tags as columns, series merged in time order, LIMIT/OFFSET, ORDER BY time DESC (the ascending order reversed)', async () => {

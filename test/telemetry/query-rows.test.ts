@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { appendRows } from '../../src/telemetry/query-exec.ts';
-import { isoTimeJson, valueJson } from '../../src/telemetry/query-result.ts';
+import { isoTimeJson, rfc3339NanoJson, valueJson } from '../../src/telemetry/query-result.ts';
 import { BOOLEAN, FLOAT, INTEGER, STRING } from '../../src/telemetry/line-scanner.ts';
 
 describe('query answers: text', () => {
@@ -40,5 +40,23 @@ describe('query answers: text', () => {
     assert.equal(valueJson(BOOLEAN, 0), 'false');
     assert.equal(valueJson(STRING, 'say "hi"'), '"say \\"hi\\""');
     assert.equal(valueJson(FLOAT, null), 'null');
+  });
+});
+
+describe('time texts of answers', () => {
+  it('isoTimeJson and InfluxDB\'s RFC3339 (rfc3339NanoJson) agree with Date.toISOString on 2,000 random times', () => {
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let i = 0; i < 2000; i++) {
+      const ms = Math.floor(next() * 4e12) * (i % 10 === 0 ? 1000 : 1) % 4e12;
+      const ns = i % 3 === 0 ? Math.floor(next() * 1e6) : i % 3 === 1 ? Math.floor(next() * 1000) * 1000 : 0;
+      const iso = new Date(ms).toISOString();
+      const full = ns === 0 ? iso : `${iso.slice(0, -1)}${String(ns).padStart(6, '0')}Z`;
+      assert.equal(isoTimeJson(ms, ns), `"${full}"`);
+      assert.equal(rfc3339NanoJson(ms, ns), `"${full.replace(/\.?0+Z$/, 'Z')}"`, `${ms} ${ns}`);
+    }
+    assert.equal(rfc3339NanoJson(1_000, 0), '"1970-01-01T00:00:01Z"');
+    assert.equal(rfc3339NanoJson(1_500, 0), '"1970-01-01T00:00:01.5Z"');
+    assert.equal(rfc3339NanoJson(1_000, 500_000), '"1970-01-01T00:00:01.0005Z"');
   });
 });
