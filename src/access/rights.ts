@@ -179,10 +179,10 @@ export async function authorizersWithMonitorManagement(db: Db, userId: number, d
 }
 
 /**
- * Access to every device u may read (or to the given ids only), ascending by id. One downward walk from M(u), then the
- * monitors relations of the reached roles.
+ * Access to every device u may read (or to the given ids only; only ids above `afterId`), ascending by id. One
+ * downward walk from M(u), then the monitors relations of the reached roles.
  */
-export async function readableDevices(db: Db, userId: number, onlyIds?: readonly number[]): Promise<DeviceAccess[]> {
+export async function readableDevices(db: Db, userId: number, onlyIds?: readonly number[], afterId = -1): Promise<DeviceAccess[]> {
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
   // for every user. With an id list the planner's device-first plan is the right one.
@@ -193,6 +193,7 @@ export async function readableDevices(db: Db, userId: number, onlyIds?: readonly
     WITH RECURSIVE ${reachCte(userId)}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
     FROM reach ${join}
+    ${afterId >= 0 ? sql`WHERE mo.device_id > ${afterId}` : sql``}
     ORDER BY mo.device_id`);
   const out: DeviceAccess[] = [];
   let current: DeviceAccess | undefined;

@@ -32,8 +32,10 @@ export interface Selection {
   hash: string;
 }
 
-// rows are read in slices, so a small `limit` over a large visible set stops early
+// rows are read in slices, so a small `limit` over a large visible set stops early: the first slice is about twice the
+// limit (filters and conditions may skip some), the next ones double, up to SLICE
 const SLICE = 2000;
+const FIRST_SLICE_MIN = 64;
 
 export async function selectDevices(db: Db, userId: number, query: DeviceQuery, forSkipHash = false): Promise<Selection> {
   const filter = query.filter ?? {};
@@ -48,14 +50,15 @@ export async function selectDevices(db: Db, userId: number, query: DeviceQuery, 
     const monitored = await devicesMonitoredByCompanies(db, await visibleCompanyIds(db, userId, companyIds));
     onlyIds = onlyIds ? onlyIds.filter((id) => monitored.has(id)) : [...monitored];
   }
-  const accesses = (await readableDevices(db, userId, onlyIds)).filter((a) => a.deviceId > afterId);
+  const accesses = await readableDevices(db, userId, onlyIds, afterId);
   // the well-known filters run in SQL on the stored values; readability is checked here, per device
   const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
   const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';
 
   const devices: Selection['devices'] = [];
-  for (let at = 0; at < accesses.length && devices.length < limit; at += SLICE) {
-    const slice = accesses.slice(at, at + SLICE);
+  let size = Number.isFinite(limit) ? Math.min(SLICE, Math.max(FIRST_SLICE_MIN, 2 * limit)) : SLICE;
+  for (let at = 0; at < accesses.length && devices.length < limit; at += size, size = Math.min(SLICE, 2 * size)) {
+    const slice = accesses.slice(at, at + size);
     const byId = new Map<number, DeviceAccess>(slice.map((a) => [a.deviceId, a]));
     const rows = await scanDevices(db, slice.map((a) => a.deviceId), filter, mode);
     for (const row of rows) {

@@ -119,6 +119,31 @@ describe('device query: happy', () => {
     assert.deepEqual(await page({ conditions: { k: [1] }, limit: 2, afterId: all[2] }), [all[3], all[5]]);
   });
 
+  it('a small limit over sparse matches reads on until it has them (the slices grow), and pages agree with the whole', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    // 600 devices, one in 97 matching: a limit of 3 needs far more rows than its first slice
+    const all = await seed(app, Array.from({ length: 600 }, (_, i) => ({ k: i % 97 === 5 ? 'hit' : 'miss', nodeType: i % 2 ? 'a' : 'b' })));
+    const page = async (body: object) => ids(ok(await query(app, app.adminToken, body)));
+    const hits = all.filter((_, i) => i % 97 === 5);
+    assert.equal(hits.length, 7);
+    assert.deepEqual(await page({ conditions: { k: ['hit'] } }), hits);
+    assert.deepEqual(await page({ conditions: { k: ['hit'] }, limit: 3 }), hits.slice(0, 3));
+    assert.deepEqual(await page({ conditions: { k: ['hit'] }, limit: 3, afterId: hits[2] }), hits.slice(3, 6));
+    assert.deepEqual(await page({ conditions: { k: ['hit'] }, limit: 3, afterId: hits[5] }), hits.slice(6));
+    // walking every page of 7 with a filter gives the whole, in order
+    const whole = await page({ filter: { nodeType: ['a'] } });
+    const walked: number[] = [];
+    for (let after: number | undefined; ;) {
+      const next = await page({ filter: { nodeType: ['a'] }, limit: 7, ...(after === undefined ? {} : { afterId: after }) });
+      if (next.length === 0) break;
+      walked.push(...next);
+      after = next[next.length - 1];
+    }
+    assert.deepEqual(walked, whole);
+    assert.equal(whole.length, 300);
+  });
+
   it('skipHash: base64 SHA-256 of the selected lastUpdate strings joined by \\n; equal -> 204 without body', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
