@@ -206,6 +206,11 @@ export function openPostgres(options: PostgresOptions): Db {
     const client = await guard(() => pool.connect());
     const handle = txHandle(client);
     let broken = false;
+    // The pool listens for errors of idle connections only. A checked-out connection that the server drops between two
+    // statements (a restart, a fail-over) emits 'error' with no statement to fail: unheard, it would end the process.
+    // Heard here, it marks the connection broken; the next statement on it fails, as DatabaseUnavailable.
+    const lost = () => { broken = true; };
+    client.on('error', lost);
     try {
       await guard(() => client.query(begin));
       try {
@@ -222,6 +227,7 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     } finally {
       handle.end();
+      client.removeListener('error', lost);
       client.release(broken);
     }
   }

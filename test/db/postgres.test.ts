@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, parseConfig } from '../../src/config.ts';
-import { freshPostgres, emptyPostgres } from '../support/postgres.ts';
+import { databaseUrl, freshPostgres, emptyPostgres } from '../support/postgres.ts';
 
 /** An empty database on the test server, dropped when the test ends. */
 async function emptyDatabase(t: { after(fn: () => Promise<void>): void }): Promise<string> {
@@ -98,6 +98,22 @@ describe('PostgreSQL data layer', () => {
     assert.equal(parseConfig({}, []).config.databaseUrl, undefined);
     assert.throws(() => parseConfig({ GRIDKEEPER_DATABASE_URL: 'mysql://u:secret@h/db' }, []), (err: unknown) =>
       err instanceof ConfigError && /GRIDKEEPER_DATABASE_URL \/ --database-url: expected postgres:\/\//.test(err.message) && !err.message.includes('secret'));
+  });
+
+  test('a connection the server drops in the middle of a transaction fails that transaction as DatabaseUnavailable; the process and the pool live on', async (t) => {
+    const { db, name, drop } = await freshPostgres();
+    t.after(drop);
+    const killer = openPostgres({ url: databaseUrl(name), poolSize: 1 });
+    t.after(() => killer.close());
+    const outcome = db.tx(async (tx) => {
+      const { pid } = (await tx.get(sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`))!;
+      // between two statements, with none running on it, the server ends this connection (as a restart does)
+      await killer.get(sql`SELECT pg_terminate_backend(${pid})`);
+      await new Promise((r) => setTimeout(r, 200));
+      return tx.get(sql`SELECT 1 AS one`);
+    });
+    await assert.rejects(outcome, DatabaseUnavailable);
+    assert.deepEqual(await db.get(sql<{ one: number }>`SELECT 1 AS one`), { one: 1 }, 'the next statement gets a fresh connection');
   });
 
   test('GRIDKEEPER_DATABASE_POOL / --database-pool: the size of the node\'s pool, 1..1000, default 10', async (t) => {

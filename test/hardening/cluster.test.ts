@@ -118,9 +118,9 @@ describe('a cluster of nodes on one PostgreSQL database', { skip }, () => {
     let load = startLoad(clients, session.access, fixture, 9300, state);
     await sleep(400);
     cluster.ctl('stop', '-m', 'fast');
-    for (const c of clients) {
+    for (const [i, c] of clients.entries()) {
       const health = await c.request('GET', '/healthz');
-      assert.equal(health.status, 503, health.text);
+      assert.equal(health.status, 503, `${health.text}${health.error ?? ''}; node exit code ${nodes[i].child.exitCode}: ${nodes[i].stderr.join('').slice(-400)}`);
       assert.deepEqual([health.body.code, health.body.database, health.headers['retry-after']], ['DATABASE_UNAVAILABLE', 'unreachable', '2']);
     }
     await sleep(700); // the load keeps sending while the server is down
