@@ -4,6 +4,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
@@ -40,7 +41,7 @@ async function appliance() {
     assert.equal(res.status, 201, res.text);
     return res.body.token as string;
   };
-  return { server, port: new URL(url).port, api: await token(['api']), readOnly: await token(['telemetry:read']) };
+  return { dir, server, port: new URL(url).port, api: await token(['api']), readOnly: await token(['telemetry:read']) };
 }
 
 describe('InfluxDB 1.x door: real clients', () => {
@@ -48,7 +49,13 @@ describe('InfluxDB 1.x door: real clients', () => {
   let server: RunningBinary;
   before(async () => { ctx = await appliance(); server = ctx.server; });
   after(async () => {
-    try { await server?.stop(); } finally { await dropDatabases(); }
+    try {
+      await server?.stop();
+    } finally {
+      await dropDatabases();
+      // the executable's copy and its data dir (~90 MB a run)
+      if (ctx) rmSync(ctx.dir, { recursive: true, force: true });
+    }
   });
 
   it('the influx shell (influxdb-client 1.6.7): INSERT, SHOW, SELECT in column, json and csv formats', () => {
