@@ -6,7 +6,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, assertError, makeTestApp, ROOT_ROLE_ID, T0, type TestApp, type TestResponse } from '../support/app.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, assertError, makeTestApp, ROOT_ROLE_ID, T0, threeNodes, type TestApp, type TestResponse } from '../support/app.ts';
 import { TEST_SERVER_URL, testBackend } from '../support/postgres.ts';
 import { tcpProxy } from '../support/tcp-proxy.ts';
 import { enableTotp, login, totpCode } from '../support/auth-helpers.ts';
@@ -25,17 +25,6 @@ const FLAGS_ALL = { roleManagement: true, userManagement: true, viewManagement: 
 const kidOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).kid as string;
 const statuses = (rs: readonly TestResponse[]) => rs.map((r) => r.status);
 
-async function threeNodes(t: { after(fn: () => Promise<void>): void }): Promise<TestApp[]> {
-  const a = await makeTestApp();
-  const b = await a.anotherNode();
-  const c = await a.anotherNode();
-  t.after(async () => {
-    await c.close();
-    await b.close();
-    await a.close();
-  });
-  return [a, b, c];
-}
 
 describe('several nodes on one database', { skip }, () => {
   it('log in on A, get an access token on B, use it on C; log out on C: the session is refused on A and B', async (t) => {
@@ -266,9 +255,8 @@ describe('several nodes on one database', { skip }, () => {
   });
 
   it('wrong join passwords spread over three nodes add up: the next attempt waits on every node', async (t) => {
-    const a = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
-    const nodes = [a, await a.anotherNode(), await a.anotherNode()];
-    t.after(async () => { for (const n of nodes.reverse()) await n.close(); });
+    const nodes = await threeNodes(t, { env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
+    const [a] = nodes;
     const [p] = await addChild(a, ROOT_ROLE_ID, NONE, flags('roleManagement'));
     const guesser = await userIn(a, p);
     const hidden = await addRole(a, 'hidden', NONE, await hashSecret('correct-horse-1'));

@@ -4,27 +4,16 @@
 // ban that every node enforces. PostgreSQL only: the embedded SQLite backend is one process.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertError, makeTestApp, type TestApp } from '../support/app.ts';
+import { assertError, threeNodes } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
 import { postQuery, userOfTier } from './support.ts';
 
 const skip = testBackend() !== 'postgres' && 'several nodes share a PostgreSQL database';
 
-async function threeNodes(t: { after(fn: () => Promise<void>): void }): Promise<TestApp[]> {
-  const a = await makeTestApp({ env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
-  const b = await a.anotherNode();
-  const c = await a.anotherNode();
-  t.after(async () => {
-    await c.close();
-    await b.close();
-    await a.close();
-  });
-  return [a, b, c];
-}
 
 describe('the query limiter across nodes', { skip }, () => {
   it('a bucket spent on node A refuses on nodes B and C, with the Retry-After and readings of the one bucket', async (t) => {
-    const [a, b, c] = await threeNodes(t);
+    const [a, b, c] = await threeNodes(t, { env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
     const user = await userOfTier(a, 'spender@example.com', 'free');
     assert.equal((await postQuery(a, { token: user.token, cost: 100 })).status, 200);
     for (const node of [b, c]) {
@@ -42,7 +31,7 @@ describe('the query limiter across nodes', { skip }, () => {
   });
 
   it('30 concurrent charges of 10 spread over three nodes admit exactly the 10 that fit a capacity of 100', async (t) => {
-    const nodes = await threeNodes(t);
+    const nodes = await threeNodes(t, { env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
     const user = await userOfTier(nodes[0], 'racer@example.com', 'free');
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => postQuery(nodes[i % 3], { token: user.token, cost: 10 })));
     const statuses = answers.map((r) => r.status);
@@ -52,7 +41,7 @@ describe('the query limiter across nodes', { skip }, () => {
   });
 
   it('strikes sent to different nodes add up: the 10th bans the address on every node', async (t) => {
-    const nodes = await threeNodes(t);
+    const nodes = await threeNodes(t, { env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
     const user = await userOfTier(nodes[0], 'striker@example.com', 'free');
     const headers = { 'x-forwarded-for': '198.51.100.7' };
     assert.equal((await postQuery(nodes[0], { token: user.token, cost: 100, headers })).status, 200);

@@ -84,6 +84,14 @@ export function appOpener(): () => Promise<TestApp> {
   };
 }
 
+/** PostgreSQL: three nodes of one installation (see anotherNode), closed when the test ends. */
+export async function threeNodes(t: { after(fn: () => Promise<void>): void }, options: { env?: Record<string, string> } = {}): Promise<TestApp[]> {
+  const a = await makeTestApp(options);
+  const nodes = [a, await a.anotherNode(), await a.anotherNode()];
+  t.after(async () => { for (const n of [...nodes].reverse()) await n.close(); });
+  return nodes;
+}
+
 export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
   // On PostgreSQL the sealing key would live in the data dir: a test app brings a key of its own instead, as an
   // in-memory SQLite app gets one (see runtime.openSecretBox).
