@@ -1,10 +1,21 @@
-// The one bounded cache of the program: a Map kept in recency order. Past `max` entries the least recently used one
-// goes (and onEvict hears of it), so a cache neither grows without bound nor forgets everything at once when full.
+// The one bounded cache of the program: a Map kept in recency order. Past `max` entries (or, with a weight, past
+// `weight.max` in total) the least recently used ones go (and onEvict hears of them), so a cache neither grows without
+// bound nor forgets everything at once when full. An entry heavier than the whole budget is not kept at all.
 export class LruCache<K, V> {
   private readonly map = new Map<K, V>();
+  private weighed = 0;
 
-  constructor(readonly max: number, private readonly onEvict?: (key: K, value: V) => void) {
+  constructor(
+    readonly max: number,
+    private readonly onEvict?: (key: K, value: V) => void,
+    private readonly weight?: { of: (value: V) => number; max: number },
+  ) {
     if (!(max >= 1)) throw new RangeError('an LruCache holds at least one entry');
+  }
+
+  /** the total weight of the entries held (0 without a weight) */
+  get weightHeld(): number {
+    return this.weighed;
   }
 
   get size(): number {
@@ -31,22 +42,29 @@ export class LruCache<K, V> {
   }
 
   set(key: K, value: V): this {
-    this.map.delete(key);
+    this.delete(key);
+    if (this.weight) {
+      const w = this.weight.of(value);
+      if (w > this.weight.max) return this;
+      this.weighed += w;
+    }
     this.map.set(key, value);
-    if (this.map.size > this.max) {
+    while (this.map.size > this.max || (this.weight && this.weighed > this.weight.max)) {
       const [oldest, evicted] = this.map.entries().next().value as [K, V];
-      this.map.delete(oldest);
+      this.delete(oldest);
       this.onEvict?.(oldest, evicted);
     }
     return this;
   }
 
   delete(key: K): boolean {
+    if (this.weight && this.map.has(key)) this.weighed -= this.weight.of(this.map.get(key)!);
     return this.map.delete(key);
   }
 
   clear(): void {
     this.map.clear();
+    this.weighed = 0;
   }
 
   values(): IterableIterator<V> {

@@ -21,3 +21,23 @@ test('LruCache: the least recently used entry goes first, get refreshes, peek do
   assert.equal(c.size, 0);
   assert.throws(() => new LruCache(0), RangeError);
 });
+
+test('LruCache with a weight: the oldest entries go until the total fits; an entry heavier than the budget is not kept', () => {
+  const evicted: string[] = [];
+  const c = new LruCache<string, string>(100, (k) => evicted.push(k), { of: (v) => v.length, max: 10 });
+  c.set('a', 'xxxx').set('b', 'xxxx');
+  assert.equal(c.weightHeld, 8);
+  c.get('a'); // b is now the oldest
+  c.set('c', 'xxx');
+  assert.deepEqual(evicted, ['b']);
+  assert.equal(c.weightHeld, 7);
+  c.set('a', 'x'); // replacing an entry replaces its weight
+  assert.equal(c.weightHeld, 4);
+  c.set('big', 'x'.repeat(11));
+  assert.equal(c.has('big'), false);
+  assert.equal(c.weightHeld, 4);
+  c.delete('c');
+  assert.equal(c.weightHeld, 1);
+  c.clear();
+  assert.equal(c.weightHeld, 0);
+});

@@ -204,6 +204,85 @@ export async function readableDevices(db: Db, userId: number, onlyIds?: readonly
   return out;
 }
 
+// ---------------------------------------------------------------- readable sets, cached per node
+
+/**
+ * The readable set of each user, kept in memory with the rights version it was computed under (sql/0012: a value the
+ * database changes in the same transaction as every write to members, manages or monitors). A set is used only while
+ * the database still holds its version, read in the caller's transaction or snapshot before anything else: so a cached
+ * set is never older than what the caller's own reads see, on this node or any other. Bounded by devices over all sets.
+ */
+const READABLE_SETS = Symbol('readable sets');
+const READABLE_SETS_MAX_USERS = 1024;
+/** devices (DeviceAccess objects) over all cached sets: about 200 bytes each, a few tens of MB at most */
+export const READABLE_SETS_MAX_DEVICES = 100_000;
+
+interface ReadableSet { version: string; accesses: readonly DeviceAccess[] }
+
+function readableSets(db: Db): LruCache<number, ReadableSet> {
+  let sets = db.memo.get(READABLE_SETS) as LruCache<number, ReadableSet> | undefined;
+  if (!sets) {
+    sets = new LruCache<number, ReadableSet>(READABLE_SETS_MAX_USERS, undefined, { of: (set) => set.accesses.length + 1, max: READABLE_SETS_MAX_DEVICES });
+    db.memo.set(READABLE_SETS, sets);
+  }
+  return sets;
+}
+
+async function rightsVersion(db: Db): Promise<string> {
+  const row = await db.get(sql<{ version: number | string }>`SELECT version FROM rights_version`);
+  return String(row?.version);
+}
+
+/**
+ * Access to every device u may read, ascending by id (readableDevices without arguments), from this node's cache when
+ * the rights have not changed since it was computed. The array and its objects are shared: read them, never change them.
+ */
+export async function allReadableDevices(db: Db, userId: number): Promise<readonly DeviceAccess[]> {
+  const version = await rightsVersion(db);
+  const sets = readableSets(db);
+  const cached = sets.get(userId);
+  if (cached?.version === version) return cached.accesses;
+  const accesses = await readableDevices(db, userId);
+  sets.set(userId, { version, accesses });
+  return accesses;
+}
+
+/**
+ * readableDevices(db, userId, onlyIds, afterId) answered from the cached readable set when there is a current one (or
+ * when the whole set is asked for, which then fills the cache); otherwise by the narrowed walk.
+ */
+export async function readableDevicesOf(db: Db, userId: number, onlyIds?: readonly number[], afterId = -1): Promise<readonly DeviceAccess[]> {
+  let all: readonly DeviceAccess[];
+  if (onlyIds === undefined) {
+    all = await allReadableDevices(db, userId);
+  } else {
+    const version = await rightsVersion(db);
+    const cached = readableSets(db).get(userId);
+    if (cached?.version !== version) return readableDevices(db, userId, onlyIds, afterId);
+    all = cached.accesses;
+    const wanted = [...new Set(onlyIds)].filter((id) => id > afterId).sort((a, b) => a - b);
+    const out: DeviceAccess[] = [];
+    for (const id of wanted) {
+      const at = firstAtOrAbove(all, id);
+      if (at < all.length && all[at]!.deviceId === id) out.push(all[at]!);
+    }
+    return out;
+  }
+  return afterId >= 0 ? all.slice(firstAtOrAbove(all, afterId + 1)) : all;
+}
+
+/** The index of the first access whose device id is >= id (accesses ascending by id). */
+function firstAtOrAbove(accesses: readonly DeviceAccess[], id: number): number {
+  let lo = 0;
+  let hi = accesses.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (accesses[mid]!.deviceId < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 export function canReadProperty(access: DeviceAccess, property: string): boolean {
   return access.monitorManagement || access.reads.has(property);
 }

@@ -4,7 +4,7 @@
 // it can read, itself as a user — and its own actions. The rights engine (src/access) answers each of these.
 import type { RouteContext } from '../http/route-context.ts';
 import { isRootMember } from '../access/root.ts';
-import { canReadProperty, memberRoles, readableDevices, rightsOverReach, type DeviceAccess } from '../access/rights.ts';
+import { canReadProperty, memberRoles, allReadableDevices, rightsOverReach, type DeviceAccess } from '../access/rights.ts';
 import { queryAuditEntries, type AuditRow, type AuditVisibility } from './audit.store.ts';
 import { AuditQueryBody, AuditQueryResponse, DEFAULT_LIMIT, toAuditEntry } from './audit.schemas.ts';
 
@@ -32,7 +32,7 @@ export function registerAuditRoutes({ api, deps, auth }: RouteContext): void {
     }
     // what the caller can read today, as the rights engine says
     const rights = await rightsOverReach(db, userId);
-    const devices = new Map((await readableDevices(db, userId)).map((d) => [d.deviceId, d]));
+    const devices = new Map((await allReadableDevices(db, userId)).map((d) => [d.deviceId, d]));
     const visibility: AuditVisibility = {
       userId,
       roles: [...rights.keys()],

@@ -29,6 +29,8 @@ import m0010 from '../../sql/0010_shared_limits.sql';
 import p0010 from '../../sql/pg/0010_shared_limits.sql';
 import m0011 from '../../sql/0011_write_gate.sql';
 import p0011 from '../../sql/pg/0011_write_gate.sql';
+import m0012 from '../../sql/0012_rights_version.sql';
+import p0012 from '../../sql/pg/0012_rights_version.sql';
 
 export interface Migration {
   name: string;
@@ -53,6 +55,7 @@ export const migrations: readonly Migration[] = [
   { name: '0009_audit', sql: m0009, pg: p0009 },
   { name: '0010_shared_limits', sql: m0010, pg: p0010 },
   { name: '0011_write_gate', sql: m0011, pg: p0011 },
+  { name: '0012_rights_version', sql: m0012, pg: p0012 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -55,6 +55,11 @@ export interface Db {
   exclusive<T>(fn: (conn: SqliteConnection) => T): Promise<T>;
   /** PostgreSQL, the root handle only: the connection pool's figures for /metrics. */
   readonly poolStats?: () => PoolStats;
+  /**
+   * Memory that lives as long as this database handle, shared by the root handle and its transaction handles: caches
+   * of what the database holds, each entry checked against the database before use (see rights.ts readable sets).
+   */
+  readonly memo: Map<symbol, unknown>;
   /** SQLite only: the connection, for file-level facts (name, memory) and maintenance outside requests. */
   readonly sqlite: Database.Database;
   close(): Promise<void>;
@@ -242,6 +247,7 @@ export function openDatabase(options: OpenOptions): Db {
   }
 
   /** A handle bound to the open transaction; dead once it ends. */
+  const memo = new Map<symbol, unknown>();
   function txHandle(): Db & { end(): void } {
     let active = true;
     const live = <T>(step: () => T): Promise<T> => {
@@ -256,6 +262,7 @@ export function openDatabase(options: OpenOptions): Db {
       backend: 'sqlite',
       qb: builder,
       inTransaction: true,
+      memo,
       sqlite,
       all: (q) => live(() => all(q)),
       get: (q) => live(() => get(q)),
@@ -321,6 +328,7 @@ export function openDatabase(options: OpenOptions): Db {
     backend: 'sqlite',
     qb: builder,
     inTransaction: false,
+    memo,
     sqlite,
     all: (q) => onRoot(() => all(q)),
     get: (q) => onRoot(() => get(q)),
@@ -335,6 +343,7 @@ export function openDatabase(options: OpenOptions): Db {
       closed = true;
       await gate.acquire();
       cache.clear();
+      memo.clear();
       walSync?.close();
       if (sqlite.open) sqlite.close();
       gate.release();

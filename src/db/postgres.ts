@@ -163,6 +163,7 @@ export function openPostgres(options: PostgresOptions): Db {
   const guard = <T>(step: () => Promise<T>) => guarded(step, stats);
 
   let savepoints = 0;
+  const memo = new Map<symbol, unknown>();
   function txHandle(client: pg.PoolClient): Db & { end(): void } {
     let active = true;
     const ex = execute(client, stats);
@@ -173,6 +174,7 @@ export function openPostgres(options: PostgresOptions): Db {
       backend: 'postgres',
       qb: builder,
       inTransaction: true,
+      memo,
       get sqlite(): never { return notHere('the sqlite connection'); },
       all: (q) => live(() => ex.all(q)),
       get: (q) => live(() => ex.get(q)),
@@ -265,6 +267,7 @@ export function openPostgres(options: PostgresOptions): Db {
     backend: 'postgres',
     qb: builder,
     inTransaction: false,
+    memo,
     get sqlite(): never { return notHere('the sqlite connection'); },
     all: (q) => root.all(q),
     get: (q) => root.get(q),

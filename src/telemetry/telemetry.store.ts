@@ -2,7 +2,7 @@
 // shard tables that fell out of retention.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { readableDevices } from '../access/rights.ts';
+import { allReadableDevices } from '../access/rights.ts';
 import { catalogueOf } from './catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
@@ -22,7 +22,7 @@ export interface NamespaceRow {
  * in it), ordered by key.
  */
 export async function listVisibleNamespaces(db: Db, userId: number): Promise<NamespaceRow[]> {
-  const deviceIds = (await readableDevices(db, userId)).map((a) => a.deviceId);
+  const deviceIds = (await allReadableDevices(db, userId)).map((a) => a.deviceId);
   if (deviceIds.length === 0) return [];
   const rows = await db.all(sql<{
     namespace: string; interval_ms: number; shard_duration_ms: number; worst_case_range_ms: number; created_at: number;
