@@ -4,14 +4,17 @@
 // readable never matches a filter or condition on that property, whatever its value, so the answer to a query can
 // never depend on (and thus reveal) a hidden value.
 //
-// `selectDevices` decides which devices are returned and yields the skipHash; `devicesJson` serializes them. With a
-// skipHash the selection reads ids and lastUpdate only (plus the values conditions need), so a client polling with an
-// unchanged hash gets its 204 without any device being read in full or serialized.
+// `selectionHash` yields the skipHash of a query, reading ids and lastUpdate only (plus the values conditions need), so
+// a client polling with an unchanged hash gets its 204 without any device being read in full or serialized.
+// `devicesJson` selects and serializes together, slice by slice, into the answer's bytes: a listing of 10,000 devices
+// never holds more than one slice of rows (the rest would only be copied around by the garbage collector).
+// Both start from the caller's readable set, which the rights engine keeps per node while rights do not change.
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.ts';
-import { canReadProperty, readableDevices, type DeviceAccess } from '../access/rights.ts';
+import { canReadProperty, readableDevicesOf, type DeviceAccess } from '../access/rights.ts';
 import { devicesMonitoredByCompanies, visibleCompanyIds } from '../access/companies.ts';
-import { listDevices, scanDevices, type DeviceListRow } from './devices.store.ts';
+import { deviceTimesText, parseTimes, scanDevices, type ScanMode, type ScannedDevice } from './devices.store.ts';
+import { LruCache } from '../lru-cache.ts';
 import { isoTime, toDeviceJson } from './serialize.ts';
 import { jsonEqual } from './patch.ts';
 
@@ -25,73 +28,168 @@ export interface DeviceQuery {
   afterId?: number;
 }
 
-export interface Selection {
-  /** `row` is already read in full unless the selection was made for a skipHash comparison */
-  devices: { access: DeviceAccess; lastUpdate: string; row?: DeviceListRow }[];
-  /** base64 SHA-256 over the lastUpdate strings of the selected devices in id order, joined with "\n" */
-  hash: string;
-}
-
 // rows are read in slices, so a small `limit` over a large visible set stops early: the first slice is about twice the
 // limit (filters and conditions may skip some), the next ones double, up to SLICE
 const SLICE = 2000;
 const FIRST_SLICE_MIN = 64;
 
-export async function selectDevices(db: Db, userId: number, query: DeviceQuery, forSkipHash = false): Promise<Selection> {
+interface Candidates {
+  /** readable devices, ascending by id, narrowed by filter.id, companyId and afterId */
+  accesses: readonly DeviceAccess[];
+  filter: NonNullable<DeviceQuery['filter']>;
+  /** the well-known filters given: they run in SQL on the stored values; readability is checked per device */
+  filtered: readonly ('nodeId' | 'nodeType' | 'isActive')[];
+  conditions: [string, unknown[]][];
+  limit: number;
+}
+
+async function candidates(db: Db, userId: number, query: DeviceQuery): Promise<Candidates> {
   const filter = query.filter ?? {};
-  const afterId = query.afterId ?? -1;
-  const limit = query.limit ?? Infinity;
-  const conditions = Object.entries(query.conditions ?? {});
   // companyId narrows the id set before rights are resolved: only companies u can see count (another one filters to
-  // nothing, exactly like a company that does not exist), and readability is still decided by readableDevices
+  // nothing, exactly like a company that does not exist), and readability is still decided by the rights engine
   let onlyIds = filter.id;
   for (const companyIds of [query.companyId, filter.companyId]) {
     if (companyIds === undefined) continue;
     const monitored = await devicesMonitoredByCompanies(db, await visibleCompanyIds(db, userId, companyIds));
     onlyIds = onlyIds ? onlyIds.filter((id) => monitored.has(id)) : [...monitored];
   }
-  const accesses = await readableDevices(db, userId, onlyIds, afterId);
-  // the well-known filters run in SQL on the stored values; readability is checked here, per device
-  const filtered = (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined);
-  const mode = !forSkipHash ? 'listing' : conditions.length > 0 ? 'properties' : 'times';
+  return {
+    accesses: await readableDevicesOf(db, userId, onlyIds, query.afterId ?? -1),
+    filter,
+    filtered: (['nodeId', 'nodeType', 'isActive'] as const).filter((key) => filter[key] !== undefined),
+    conditions: Object.entries(query.conditions ?? {}),
+    limit: query.limit ?? Infinity,
+  };
+}
 
-  const devices: Selection['devices'] = [];
-  let size = Number.isFinite(limit) ? Math.min(SLICE, Math.max(FIRST_SLICE_MIN, 2 * limit)) : SLICE;
-  for (let at = 0; at < accesses.length && devices.length < limit; at += size, size = Math.min(SLICE, 2 * size)) {
-    const slice = accesses.slice(at, at + size);
-    const byId = new Map<number, DeviceAccess>(slice.map((a) => [a.deviceId, a]));
-    const rows = await scanDevices(db, slice.map((a) => a.deviceId), filter, mode);
+/** Calls `take` for each selected device in id order (at most `limit`), reading rows slice by slice as `mode` says. */
+async function eachSelected(db: Db, c: Candidates, mode: ScanMode, take: (access: DeviceAccess, row: ScannedDevice) => void): Promise<void> {
+  let taken = 0;
+  // ids and times alone are small: a skipHash comparison without a limit reads them in one go
+  const most = mode === 'times' ? Infinity : SLICE;
+  let size = Number.isFinite(c.limit) ? Math.min(most, Math.max(FIRST_SLICE_MIN, 2 * c.limit)) : most;
+  for (let at = 0; at < c.accesses.length && taken < c.limit; at += size, size = Math.min(most, 2 * size)) {
+    const slice = c.accesses.slice(at, at + size);
+    const rows = await scanDevices(db, slice.map((a) => a.deviceId), c.filter, mode);
+    // rows and slice both ascend by id, rows a subset of the slice: walk them side by side
+    let k = 0;
     for (const row of rows) {
-      const access = byId.get(row.id)!;
-      if (!filtered.every((key) => canReadProperty(access, key))) continue;
-      if (conditions.length > 0) {
+      while (k < slice.length && slice[k]!.deviceId !== row.id) k++;
+      const access = slice[k];
+      if (access === undefined) break;
+      if (!c.filtered.every((key) => canReadProperty(access, key))) continue;
+      if (c.conditions.length > 0) {
         const properties = JSON.parse(row.properties!) as Record<string, unknown>;
         const matches = ([key, values]: [string, unknown[]]) =>
           canReadProperty(access, key) && Object.hasOwn(properties, key) && values.some((value) => jsonEqual(properties[key], value));
-        if (!conditions.every(matches)) continue;
+        if (!c.conditions.every(matches)) continue;
       }
-      devices.push({ access, lastUpdate: isoTime(row.last_update), ...(mode === 'listing' ? { row: row as DeviceListRow } : {}) });
-      if (devices.length >= limit) break;
+      take(access, row);
+      if (++taken >= c.limit) break;
     }
   }
-  return { devices, hash: lastUpdateHash(devices.map((d) => d.lastUpdate)) };
 }
 
-/** The response body `{ device: Device[] }` as JSON text; large listings are assembled as text (see toDeviceJson). */
-export async function devicesJson(db: Db, selection: Selection, fields?: readonly string[]): Promise<string> {
-  const only = fields ? new Set(fields) : undefined;
-  const parts: string[] = [];
-  for (let at = 0; at < selection.devices.length; at += SLICE) {
-    const slice = selection.devices.slice(at, at + SLICE);
-    // selection and serialization run in one transaction (the caller's `db` is its handle): no write comes between them
-    const missing = slice.filter((d) => !d.row).map((d) => d.access.deviceId);
-    const read = new Map(missing.length > 0 ? (await listDevices(db, missing)).map((row) => [row.id, row]) : []);
-    for (const { access, lastUpdate, row } of slice) {
-      const full = row ?? read.get(access.deviceId)!;
-      parts.push(toDeviceJson(full, access, full.all_editable, only, lastUpdate));
-    }
+/** base64 SHA-256 over the lastUpdate strings of the selected devices in id order, joined with "\n" */
+export async function selectionHash(db: Db, userId: number, query: DeviceQuery): Promise<string> {
+  const c = await candidates(db, userId, query);
+  if (c.filtered.length === 0 && c.conditions.length === 0 && !Number.isFinite(c.limit)) return plainHash(db, c);
+  const lastUpdates: string[] = [];
+  await eachSelected(db, c, c.conditions.length > 0 ? 'properties' : 'times', (_access, row) => lastUpdates.push(isoTime(row.last_update)));
+  return lastUpdateHash(lastUpdates);
+}
+
+// A query without a limit and without a filter whose readability could drop a device selects every device it reads,
+// so its hash is a function of the ids-and-times text alone: the hashes of recent texts are kept (the same
+// installation polled again, unchanged, gives the same text, whoever asks).
+const HASHES = Symbol('skipHash texts');
+const HASHED_TEXT_MAX_CHARS = 4_000_000;
+
+async function plainHash(db: Db, c: Candidates): Promise<string> {
+  const text = await deviceTimesText(db, c.accesses.map((a) => a.deviceId), c.filter);
+  let hashes = db.memo.get(HASHES) as LruCache<string, string> | undefined;
+  if (!hashes) db.memo.set(HASHES, hashes = new LruCache<string, string>(256, undefined, { of: (t) => t.length, max: HASHED_TEXT_MAX_CHARS }));
+  let hash = hashes.get(text);
+  if (hash === undefined) hashes.set(text, hash = lastUpdateHash(parseTimes(text).map((row) => isoTime(row.last_update))));
+  return hash;
+}
+
+/**
+ * The response body `{ device: Device[] }` as UTF-8 bytes in chunks; large listings are assembled as text (see
+ * toDeviceJson).
+ */
+export async function devicesJson(db: Db, userId: number, query: DeviceQuery): Promise<Utf8Chunks> {
+  const c = await candidates(db, userId, query);
+  const only = query.fields ? new Set(query.fields) : undefined;
+  const out = new Utf8Chunks();
+  out.write('{"device":[');
+  let first = true;
+  await eachSelected(db, c, 'properties', (access, row) => {
+    out.write(first ? '' : ',');
+    out.write(toDeviceJson({ id: row.id, last_update: row.last_update, properties: row.properties! }, access, only));
+    first = false;
+  });
+  out.write(']}');
+  return out;
+}
+
+/**
+ * Texts encoded into UTF-8 as they are made, in chunks of one size taken from a pool. A listing of megabytes is never
+ * one buffer, and its chunks go back to the pool once the answer is on its way (release): buffers of many sizes, each
+ * freed whenever the garbage collector came by, left the C heap holding several answers' worth of memory (glibc keeps
+ * freed memory for reuse, and raises its threshold for giving big blocks back with each big block freed).
+ */
+export class Utf8Chunks {
+  static readonly SIZE = 64 * 1024;
+  /** chunks kept for the next answers: at most 8 MiB */
+  private static readonly free: Buffer[] = [];
+  private static readonly KEEP = 128;
+  private readonly chunks: Buffer[] = [];
+  private current = Utf8Chunks.take();
+  private used = 0;
+  private released = false;
+  /** bytes written */
+  length = 0;
+
+  private static take(): Buffer {
+    return Utf8Chunks.free.pop() ?? Buffer.allocUnsafeSlow(Utf8Chunks.SIZE);
   }
-  return `{"device":[${parts.join(',')}]}`;
+
+  write(text: string): void {
+    // a text that may not fit (at most 3 bytes per UTF-16 unit) goes through its own bytes, split over chunks
+    if (3 * text.length > Utf8Chunks.SIZE - this.used) {
+      const bytes = Buffer.from(text);
+      for (let at = 0; at < bytes.length;) {
+        if (this.used === Utf8Chunks.SIZE) this.next();
+        const n = bytes.copy(this.current, this.used, at);
+        this.used += n;
+        at += n;
+      }
+      this.length += bytes.length;
+      return;
+    }
+    const n = this.current.write(text, this.used);
+    this.used += n;
+    this.length += n;
+  }
+
+  private next(): void {
+    this.chunks.push(this.current);
+    this.current = Utf8Chunks.take();
+    this.used = 0;
+  }
+
+  /** the written bytes, chunk by chunk (the last one cut to its length); valid until release() */
+  parts(): Buffer[] {
+    return [...this.chunks, this.current.subarray(0, this.used)];
+  }
+
+  /** Gives the chunks back for other answers: only once nothing reads parts() any more (the answer is written). */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    for (const chunk of [...this.chunks, this.current]) if (Utf8Chunks.free.length < Utf8Chunks.KEEP) Utf8Chunks.free.push(chunk);
+  }
 }
 
 export function lastUpdateHash(lastUpdates: readonly string[]): string {

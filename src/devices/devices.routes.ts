@@ -8,7 +8,8 @@ import { oneOrMany } from '../http/validate.ts';
 import { markDeprecated } from '../http/deprecation.ts';
 import type { Db } from '../db/open.ts';
 import { requireDeviceCreation, requireMonitorManagement, requirePropertyRights, requireReadableDevices } from './authorize.ts';
-import { devicesJson, selectDevices, type DeviceQuery } from './device-query.ts';
+import type { ServerResponse } from 'node:http';
+import { devicesJson, selectionHash, type DeviceQuery } from './device-query.ts';
 import { createDevice, patchDevices, putDevices } from './devices.service.ts';
 import {
   CreateDeviceBody, CreateDeviceQuery, CreateDeviceResponse, DeviceIdsParams, DeviceListQuery, DeviceListResponse,
@@ -58,7 +59,7 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
   }, async (c, { body }) => {
     const q = body ?? {};
     refuseUnsupported({ ...q, ...q.filter });
-    // visibility is the rights engine's readableDevices, inside selectDevices
+    // visibility is the rights engine's readable set, inside selectionHash and devicesJson
     return answerQuery(c, db, {
       filter: q.filter, conditions: q.conditions, fields: q.fields, limit: q.limit, afterId: q.afterId, companyId: q.companyId,
     }, q.skipHash);
@@ -144,13 +145,31 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
 
 /** Selection and serialization in one read snapshot: no write comes between them (a selected device is still there). */
 async function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Promise<Response> {
+  const userId = c.var.actor.userId;
+  // the hash and the listing in one snapshot: no write comes between them
   const json = await db.read(async (tx) => {
-    const selection = await selectDevices(tx, c.var.actor.userId, query, skipHash !== undefined);
-    if (skipHash !== undefined && skipHash === selection.hash) return undefined;
-    return devicesJson(tx, selection, query.fields);
+    if (skipHash !== undefined && skipHash === await selectionHash(tx, userId, query)) return undefined;
+    return devicesJson(tx, userId, query);
   });
   if (json === undefined) return c.body(null, 204);
-  return c.body(json, 200, { 'Content-Type': 'application/json' });
+  // chunk by chunk, with its length: a listing of megabytes is never copied into one buffer (see Utf8Chunks)
+  const parts = json.parts();
+  if (parts.length === 1) {
+    const small = new Uint8Array(parts[0]!); // a copy
+    json.release();
+    return c.body(small, 200, { 'Content-Type': 'application/json' });
+  }
+  // the chunks go back to their pool when the server is done with the answer (written, or its connection gone); a
+  // request handed to the app without a socket leaves them to the garbage collector
+  (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.once('close', () => json.release());
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = parts.shift();
+      if (next) controller.enqueue(next);
+      else controller.close();
+    },
+  });
+  return c.body(body, 200, { 'Content-Type': 'application/json', 'Content-Length': String(json.length) });
 }
 
 /** Views and role filters do not exist for devices here; say so instead of ignoring the filter. */

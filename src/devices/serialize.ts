@@ -2,6 +2,7 @@
 // the caller's access from the rights engine, which properties the caller may see.
 import { canEditProperty, canReadProperty, type DeviceAccess } from '../access/rights.ts';
 import type { DeviceRow } from './devices.store.ts';
+import { isoMillis } from '../time-text.ts';
 import type { MonitorsRow } from './monitors.store.ts';
 
 export interface Device {
@@ -20,8 +21,9 @@ export interface Monitors {
   edits: string[];
 }
 
+/** lastUpdate's text (Date.toISOString's, made faster for listings: see time-text.ts) */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  return isoMillis(ms);
 }
 
 /**
@@ -48,14 +50,53 @@ export function toDevice(row: DeviceRow, access: DeviceAccess, fields?: Readonly
 
 /**
  * The JSON text of `toDevice(row, access, fields)`, for large listings. A caller with monitorManagement who asked for
- * all fields sees every stored property, so the stored properties text is spliced in as is: no parse and re-stringify
- * per device. `allEditable` is `{"<key>":true,...}` over the stored top-level keys in stored order (see listDevices).
- * Everyone else goes through toDevice, which picks the readable properties.
+ * all fields sees every stored property, so the stored properties text is spliced in as is, and its editabilities are
+ * read off the text (editableKeysText): no parse and re-stringify per device. Everyone else goes through toDevice,
+ * which picks the readable properties.
  */
-export function toDeviceJson(row: DeviceRow, access: DeviceAccess, allEditable: string, fields?: ReadonlySet<string>, lastUpdate = isoTime(row.last_update)): string {
+export function toDeviceJson(row: DeviceRow, access: DeviceAccess, fields?: ReadonlySet<string>, lastUpdate = isoTime(row.last_update)): string {
   if (!access.monitorManagement || fields) return JSON.stringify(toDevice(row, access, fields));
   return `{"id":${row.id},"lastUpdate":"${lastUpdate}","properties":${row.properties},`
-    + `"userRights":{"propertyEditabilities":${allEditable},"monitorManagement":true}}`;
+    + `"userRights":{"propertyEditabilities":${editableKeysText(row.properties)},"monitorManagement":true}}`;
+}
+
+/**
+ * `{"<key>":true,...}` over the top-level keys of a stored properties text, in stored order, without parsing it: the
+ * text is scanned for the strings that open a member at depth 1, skipping over string contents. Stored texts are
+ * written by JSON.stringify (every write path), so each key's token is already JSON.stringify(key) and is copied as is.
+ */
+export function editableKeysText(properties: string): string {
+  let out = '{';
+  let depth = 0;
+  let expectKey = false;
+  const n = properties.length;
+  for (let i = 0; i < n; i++) {
+    const c = properties.charCodeAt(i);
+    if (c === 34 /* " */) {
+      let end = i + 1;
+      for (;;) {
+        end = properties.indexOf('"', end);
+        if (end < 0) throw new SyntaxError('unterminated string in stored properties');
+        let slashes = 0;
+        while (properties.charCodeAt(end - 1 - slashes) === 92 /* backslash */) slashes++;
+        if (slashes % 2 === 0) break;
+        end++;
+      }
+      if (depth === 1 && expectKey) {
+        out += `${out.length === 1 ? '' : ','}${properties.slice(i, end + 1)}:true`;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 123 /* { */ || c === 91 /* [ */) {
+      depth++;
+      expectKey = depth === 1;
+    } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      depth--;
+    } else if (c === 44 /* , */ && depth === 1) {
+      expectKey = true;
+    }
+  }
+  return `${out}}`;
 }
 
 export function toMonitors(row: MonitorsRow): Monitors {

@@ -1,6 +1,7 @@
 // Time in InfluxQL answers and conditions: RFC3339 output (UTC, or a tz() zone's offset), epoch output in a unit,
 // time zone offsets, and GROUP BY time windows aligned the way InfluxDB aligns them.
 import { StatementError } from './errors.ts';
+import { PAD3, secondsText } from '../time-text.ts';
 
 /** Milliseconds per `epoch=` unit. */
 export const EPOCH_UNITS: Record<string, number> = { ns: 1e-6, n: 1e-6, u: 1e-3, 'µ': 1e-3, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -38,31 +39,15 @@ export function zoneOffsetMs(zone: string | undefined, ms: number): number {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
-/** RFC3339 with nanoseconds, trailing zeros of the fraction dropped (Go's RFC3339Nano), in UTC or the zone's offset. */
-const DAY_MS = 86_400_000;
-let cachedDay = Number.NaN;
-let cachedPrefix = '';
-
-/** UTC: the day's text is computed once for consecutive times of one day. */
+/** UTC: the day's text is computed once for consecutive times of one day (time-text.ts). */
 function rfc3339Utc(ms: number, subNs: number): string {
-  const day = Math.floor(ms / DAY_MS);
-  if (day !== cachedDay) {
-    const d = new Date(day * DAY_MS);
-    cachedPrefix = `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}T`;
-    cachedDay = day;
-  }
-  let rest = ms - day * DAY_MS;
-  const h = Math.floor(rest / 3_600_000);
-  rest -= h * 3_600_000;
-  const m = Math.floor(rest / 60_000);
-  rest -= m * 60_000;
-  const s = Math.floor(rest / 1000);
-  const milli = rest - s * 1000;
-  let text = `${cachedPrefix}${pad(h)}:${pad(m)}:${pad(s)}`;
-  if (milli !== 0 || subNs !== 0) text += `.${(pad(milli, 3) + pad(subNs, 6)).replace(/0+$/, '')}`;
+  const milli = ms - Math.floor(ms / 1000) * 1000;
+  let text = secondsText(ms);
+  if (milli !== 0 || subNs !== 0) text += `.${(PAD3[milli]! + pad(subNs, 6)).replace(/0+$/, '')}`;
   return `${text}Z`;
 }
 
+/** RFC3339 with nanoseconds, trailing zeros of the fraction dropped (Go's RFC3339Nano), in UTC or the zone's offset. */
 export function rfc3339(ms: number, subNs: number, zone?: string): string {
   if (zone === undefined && ms >= 0) return rfc3339Utc(ms, subNs);
   const offset = zoneOffsetMs(zone, ms);

@@ -2,6 +2,7 @@
 // read (no array per row, no Date per row: a 1,000-row answer allocated more for its rows than SQLite spent reading
 // them). Integers keep every digit, like InfluxDB's answers: JSON.stringify could not write an int64 exactly.
 import { BOOLEAN, FLOAT, STRING, type FieldKind } from './line-scanner.ts';
+import { PAD3, secondsText } from '../time-text.ts';
 
 export interface SeriesResult {
   name: string;
@@ -45,12 +46,6 @@ export function valueJson(kind: FieldKind, v: unknown): string {
   }
 }
 
-const DAY_MS = 86_400_000;
-const PAD2 = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0'));
-const PAD3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
-let cachedDay = Number.NaN;
-let cachedPrefix = '';
-
 /** The fraction digits of InfluxDB's RFC3339 text, trailing zeros dropped: `.5`, `.000001`; '' for whole seconds. */
 const FRACTION_MS = PAD3.map((p) => (p === '000' ? '' : `.${p.replace(/0+$/, '')}`));
 
@@ -59,24 +54,6 @@ export function rfc3339NanoJson(ms: number, subNs: number): string {
   if (subNs !== 0) return isoTimeJson(ms, subNs).replace(/0+Z"$/, 'Z"');
   const milli = ms - Math.floor(ms / 1000) * 1000;
   return `"${secondsText(ms)}${FRACTION_MS[milli]}Z"`;
-}
-
-/** `2026-01-02T03:04:05` of a unix ms time; consecutive times mostly share their day, whose text is computed once. */
-function secondsText(ms: number): string {
-  const day = Math.floor(ms / DAY_MS);
-  if (day !== cachedDay) setDay(day);
-  let rest = ms - day * DAY_MS;
-  const h = Math.floor(rest / 3_600_000);
-  rest -= h * 3_600_000;
-  const m = Math.floor(rest / 60_000);
-  rest -= m * 60_000;
-  return `${cachedPrefix}${PAD2[h]}:${PAD2[m]}:${PAD2[Math.floor(rest / 1000)]}`;
-}
-
-function setDay(day: number): void {
-  const iso = new Date(day * DAY_MS).toISOString();
-  cachedPrefix = iso.slice(0, iso.indexOf('T') + 1);
-  cachedDay = day;
 }
 
 /**

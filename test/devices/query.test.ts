@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
-import { addDevice, addManages, addMonitors, addRole, iso, ok, userIn } from './fixtures.ts';
+import { sql } from 'kysely';
+import { addDevice, addManages, addMember, addMonitors, addRole, iso, ok, storedMonitors, userIn } from './fixtures.ts';
 
 const query = (t: TestApp, token: string, body?: unknown) => t.request('POST', '/v1/device/query', { token, body });
 const ids = (body: { device: { id: number }[] }) => body.device.map((d) => d.id);
@@ -164,6 +165,66 @@ describe('device query: happy', () => {
     // the empty selection hashes the empty string
     const empty = createHash('sha256').update('').digest('base64');
     assert.equal((await query(app, app.adminToken, { skipHash: empty, filter: { id: [999] } })).status, 204);
+  });
+});
+
+describe('device query: rights that change between two requests (each node keeps readable sets while rights hold)', () => {
+  it('the next page reflects monitors, members and manages changed since the previous page, through the API or not', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = await addRole(app, 'r');
+    await addManages(app, 1, r, { userManagement: true });
+    const u = await userIn(app, r);
+    const d = [];
+    for (let i = 0; i < 6; i++) {
+      d.push(await addDevice(app, { n: i, secret: 's' }));
+      await addMonitors(app, r, d[i], { reads: ['n'] });
+    }
+    const page = async (body: object) => ok(await query(app, u.token, body)).device as { id: number; properties: Record<string, unknown> }[];
+    assert.deepEqual((await page({ limit: 3 })).map((x) => x.id), d.slice(0, 3));
+    // between the pages: one relation deleted, a new device granted
+    const [gone] = await storedMonitors(app, d[4]);
+    await app.deps.db.run(sql`DELETE FROM monitors WHERE id = ${gone.id}`);
+    const d7 = await addDevice(app, { n: 7 });
+    await addMonitors(app, r, d7, { mm: true });
+    assert.deepEqual((await page({ limit: 3, afterId: d[2] })).map((x) => x.id), [d[3], d[5], d7]);
+    // a relation's readable properties widened: the next page shows them
+    await app.deps.db.run(sql`UPDATE monitors SET reads = '["n","secret"]' WHERE role_id = ${r} AND device_id = ${d[3]}`);
+    assert.deepEqual((await page({ limit: 1, afterId: d[2] }))[0].properties, { n: 3, secret: 's' });
+    // membership removed through the API: nothing; given back through a manages relation from another role: everything
+    const member = (await app.deps.db.get(sql<{ id: number }>`SELECT id FROM members WHERE role_id = ${r} AND user_id = ${u.id}`))!;
+    assert.equal((await app.request('DELETE', `/v1/role/${r}/member/${member.id}`, { token: app.adminToken })).status, 200);
+    assert.deepEqual(await page({}), []);
+    const p = await addRole(app, 'p');
+    await addManages(app, p, r);
+    await addMember(app, p, u.id);
+    assert.deepEqual((await page({})).map((x) => x.id), [d[0], d[1], d[2], d[3], d[5], d7]);
+    // the role deleted (its relations cascade): nothing
+    await app.deps.db.run(sql`DELETE FROM roles WHERE id = ${r}`);
+    assert.deepEqual(await page({ filter: { id: d } }), []);
+    assert.deepEqual(await page({}), []);
+  });
+
+  it('a skipHash that matched answers 200 with the new selection once rights add or remove a device', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = await addRole(app, 'r');
+    const u = await userIn(app, r);
+    const [a, b] = [await addDevice(app, { k: 1 }), await addDevice(app, { k: 2 }, T0 + 3)];
+    await addMonitors(app, r, a, { mm: true });
+    const hash = (...times: number[]) => createHash('sha256').update(times.map(iso).join('\n')).digest('base64');
+    assert.equal((await query(app, u.token, { skipHash: hash(T0) })).status, 204);
+    assert.equal((await query(app, u.token, { skipHash: hash(T0) })).status, 204);
+    await addMonitors(app, r, b, { reads: ['k'] });
+    assert.deepEqual(ids(ok(await query(app, u.token, { skipHash: hash(T0) }))), [a, b]);
+    assert.equal((await query(app, u.token, { skipHash: hash(T0, T0 + 3) })).status, 204);
+    await app.deps.db.run(sql`DELETE FROM monitors WHERE role_id = ${r} AND device_id = ${a}`);
+    assert.deepEqual(ids(ok(await query(app, u.token, { skipHash: hash(T0, T0 + 3) }))), [b]);
+    // another user with the same devices gets the same hash, and a user without them the empty one
+    const v = await userIn(app, r);
+    assert.equal((await query(app, v.token, { skipHash: hash(T0 + 3) })).status, 204);
+    const w = await userIn(app);
+    assert.equal((await query(app, w.token, { skipHash: hash() })).status, 204);
   });
 });
 

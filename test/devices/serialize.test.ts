@@ -4,8 +4,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { DeviceAccess } from '../../src/access/rights.ts';
-import { toDevice, toDeviceJson } from '../../src/devices/serialize.ts';
-import { listDevices } from '../../src/devices/devices.store.ts';
+import { editableKeysText, toDevice, toDeviceJson } from '../../src/devices/serialize.ts';
+import { findDevices } from '../../src/devices/devices.store.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { migrate } from '../../src/db/migrate.ts';
 
@@ -23,15 +23,26 @@ describe('toDeviceJson', () => {
   it('equals JSON.stringify(toDevice()) on random devices, accesses and fields', () => {
     fc.assert(fc.property(properties, access, fc.option(names, { nil: undefined }), fc.nat(2 ** 42), (props, acc, fields, at) => {
       const row = { id: 7, properties: JSON.stringify(props), last_update: at };
-      const allEditable = JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(row.properties)).map((k) => [k, true])));
       const only = fields ? new Set(fields) : undefined;
-      const text = toDeviceJson(row, acc, allEditable, only);
+      const text = toDeviceJson(row, acc, only);
       assert.equal(text, JSON.stringify(toDevice(row, acc, only)));
       JSON.parse(text);
     }), { numRuns: 2000, seed: 5 });
   });
 
-  it('with the key lists SQLite reads from stored devices (listDevices), too', async (t) => {
+  it('reads the key list off stored texts exactly as a parse would, nested objects, arrays and escapes included', () => {
+    const tricky = fc.oneof(key, fc.constantFrom('"', '\\', '\\"', '{', '}', '[', ',', ':', '"a":1,"b"', '\u0000', '\n'), fc.string({ maxLength: 8, unit: 'binary' }));
+    const nested = fc.dictionary(tricky, fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.dictionary(tricky, tricky), fc.array(tricky)), { maxKeys: 10 });
+    fc.assert(fc.property(nested, (props) => {
+      const text = JSON.stringify(props);
+      const expected = JSON.stringify(Object.fromEntries(Object.keys(JSON.parse(text) as object).map((k) => [k, true])));
+      assert.equal(editableKeysText(text), expected);
+    }), { numRuns: 3000, seed: 7 });
+    assert.equal(editableKeysText('{}'), '{}');
+    assert.equal(editableKeysText('{"a":{"b":[{"c":1}]},"d\\\\":"x\\\\\\"y","e":[]}'), '{"a":true,"d\\\\":true,"e":true}');
+  });
+
+  it('on stored devices read back from the database, too', async (t) => {
     const db = openDatabase({ file: ':memory:' });
     t.after(() => db.close());
     await migrate(db, 0);
@@ -39,19 +50,19 @@ describe('toDeviceJson', () => {
       const { nodeId: _, ...stored } = props; // nodeId is unique among devices; not the point here
       const { id } = (await db.get(db.qb.insertInto('devices')
         .values({ properties: JSON.stringify(stored), last_update: 1767225600123, created_at: 0 }).returning('id')))!;
-      const [row] = await listDevices(db, [id]);
+      const [row] = await findDevices(db, [id]);
       const only = fields ? new Set(fields) : undefined;
-      assert.equal(toDeviceJson(row, { ...acc, deviceId: id }, row.all_editable, only), JSON.stringify(toDevice(row, { ...acc, deviceId: id }, only)));
+      assert.equal(toDeviceJson(row, { ...acc, deviceId: id }, only), JSON.stringify(toDevice(row, { ...acc, deviceId: id }, only)));
     }), { numRuns: 1000, seed: 6 });
   });
 
   it('splices the stored text for monitorManagement without fields, and never when something is hidden', () => {
     const row = { id: 1, properties: '{"a":1,"c":"hidden"}', last_update: 0 };
     const full: DeviceAccess = { deviceId: 1, canRead: true, monitorManagement: true, reads: new Set(), edits: new Set() };
-    assert.equal(toDeviceJson(row, full, '{"a":true,"c":true}'),
+    assert.equal(toDeviceJson(row, full),
       '{"id":1,"lastUpdate":"1970-01-01T00:00:00.000Z","properties":{"a":1,"c":"hidden"},"userRights":{"propertyEditabilities":{"a":true,"c":true},"monitorManagement":true}}');
     const partial: DeviceAccess = { deviceId: 1, canRead: true, monitorManagement: false, reads: new Set(['a']), edits: new Set() };
-    assert.ok(!toDeviceJson(row, partial, '{"a":true,"c":true}').includes('hidden'));
-    assert.ok(!toDeviceJson(row, full, '{"a":true,"c":true}', new Set(['a'])).includes('hidden'));
+    assert.ok(!toDeviceJson(row, partial).includes('hidden'));
+    assert.ok(!toDeviceJson(row, full, new Set(['a'])).includes('hidden'));
   });
 });

@@ -17,7 +17,7 @@ import { addDevice, addMonitors, storedDevice } from '../devices/fixtures.ts';
 import { createLicense, datalinks } from '../licenses/fixtures.ts';
 import { rotateSigningKey } from '../../src/auth/keys.ts';
 import { ConfigError } from '../../src/config.ts';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 const skip = testBackend() !== 'postgres' && 'several nodes share a PostgreSQL database';
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -193,6 +193,42 @@ describe('several nodes on one database', { skip }, () => {
     const removed = await b.request('DELETE', `/v1/role/${role}/member/${member.body.member.id}`, { token: b.adminToken });
     assert.equal(removed.status, 200, removed.text);
     assert.equal((await a.request('POST', '/v1/device/query', { token: user.token, body: {} })).body.device.length, 0);
+  });
+
+  it('readable sets kept by each node follow a change of rights made on another node, page by page and by skipHash', async (t) => {
+    const [a, b, c] = await threeNodes(t);
+    const [role] = await addChild(a, ROOT_ROLE_ID, ALL);
+    const user = await a.createUser('pager@nodes.test');
+    assert.equal((await a.request('PUT', `/v1/role/${role}/member?userEmail=pager%40nodes.test`, { token: a.adminToken, body: {} })).status, 200);
+    const devices = [];
+    for (let i = 0; i < 4; i++) {
+      devices.push(await addDevice(a, { n: i }));
+      await addMonitors(a, ROOT_ROLE_ID, devices[i], { mm: true });
+      await addMonitors(a, role, devices[i], { reads: ['n'] });
+    }
+    const page = async (node: TestApp, body: object) => {
+      const res = await node.request('POST', '/v1/device/query', { token: user.token, body });
+      assert.equal(res.status, res.status === 204 ? 204 : 200, res.text);
+      return res.status === 204 ? 'unchanged' : res.body.device.map((d: { id: number }) => d.id);
+    };
+    // every node answers (and so keeps) the user's set, and a skipHash poll of it
+    const full = await a.request('POST', '/v1/device/query', { token: user.token, body: {} });
+    const hash = createHash('sha256').update(full.body.device.map((d: { lastUpdate: string }) => d.lastUpdate).join('\n')).digest('base64');
+    for (const node of [a, b, c]) {
+      assert.deepEqual(await page(node, { limit: 2 }), devices.slice(0, 2));
+      assert.equal(await page(node, { skipHash: hash }), 'unchanged');
+    }
+    // C takes the third device away from the role (its monitors relation) and grants a fifth
+    const third = (await c.deps.db.get(sql<{ id: number }>`SELECT id FROM monitors WHERE role_id = ${role} AND device_id = ${devices[2]}`))!;
+    assert.equal((await c.request('DELETE', `/v1/role/${role}/monitors/${third.id}`, { token: c.adminToken })).status, 200);
+    const fifth = await addDevice(c, { n: 5 }, T0 + 9); // (the hash covers lastUpdate strings only)
+    await addMonitors(c, ROOT_ROLE_ID, fifth, { mm: true });
+    const granted = await c.request('PUT', `/v1/role/${role}/monitors?deviceId=${fifth}`, { token: c.adminToken, body: { monitorManagement: false, reads: ['n'], edits: [] } });
+    assert.equal(granted.status, 200, granted.text);
+    for (const node of [a, b]) {
+      assert.deepEqual(await page(node, { limit: 2, afterId: devices[1] }), [devices[3], fifth]);
+      assert.deepEqual(await page(node, { skipHash: hash }), [devices[0], devices[1], devices[3], fifth]);
+    }
   });
 
   it('a node cut off from the database answers 503 DATABASE_UNAVAILABLE, stores nothing, and recovers by itself', async (t) => {
