@@ -1,4 +1,5 @@
 // Entry point of the bundle, the single executable and `npm start`.
+import './threadpool.ts'; // first: before anything uses libuv's thread pool
 import { runCli } from './cli.ts';
 import { createLogger } from './logger.ts';
 
