@@ -49,54 +49,87 @@ export function toDevice(row: DeviceRow, access: DeviceAccess, fields?: Readonly
 }
 
 /**
- * The JSON text of `toDevice(row, access, fields)`, for large listings. A caller with monitorManagement who asked for
- * all fields sees every stored property, so the stored properties text is spliced in as is, and its editabilities are
- * read off the text (editableKeysText): no parse and re-stringify per device. Everyone else goes through toDevice,
- * which picks the readable properties.
+ * The JSON text of `toDevice(row, access, fields)`, for large listings, made from the stored properties text without
+ * parsing it: every write path stores JSON.stringify's text, so each top-level member's key and value tokens are
+ * already what JSON.stringify would write, in the same order, and are copied as they are (see eachTopLevelMember). A
+ * caller with monitorManagement who asked for all fields sees every stored property: the whole text is spliced in.
  */
 export function toDeviceJson(row: DeviceRow, access: DeviceAccess, fields?: ReadonlySet<string>, lastUpdate = isoTime(row.last_update)): string {
-  if (!access.monitorManagement || fields) return JSON.stringify(toDevice(row, access, fields));
-  return `{"id":${row.id},"lastUpdate":"${lastUpdate}","properties":${row.properties},`
-    + `"userRights":{"propertyEditabilities":${editableKeysText(row.properties)},"monitorManagement":true}}`;
+  const text = row.properties;
+  let properties = '';
+  let editable = '';
+  const whole = access.monitorManagement && !fields;
+  eachTopLevelMember(text, (keyStart, keyEnd, valueStart, valueEnd) => {
+    const token = text.slice(keyStart, keyEnd);
+    const key = keyOf(token);
+    // '__proto__' cannot be stored (refused at the edge); skipped anyway, as toDevice does
+    if (key === '__proto__' || !canReadProperty(access, key) || (fields && !fields.has(key))) return;
+    const sep = editable.length === 0 ? '' : ',';
+    if (!whole) properties += `${sep}${token}:${text.slice(valueStart, valueEnd)}`;
+    editable += `${sep}${token}:${canEditProperty(access, key)}`;
+  });
+  return `{"id":${row.id},"lastUpdate":"${lastUpdate}","properties":${whole ? text : `{${properties}}`},`
+    + `"userRights":{"propertyEditabilities":{${editable}},"monitorManagement":${access.monitorManagement}}}`;
+}
+
+/** `{"<key>":true,...}` over the top-level keys of a stored properties text, in stored order. */
+export function editableKeysText(properties: string): string {
+  let out = '';
+  eachTopLevelMember(properties, (keyStart, keyEnd) => {
+    out += `${out.length === 0 ? '' : ','}${properties.slice(keyStart, keyEnd)}:true`;
+  });
+  return `{${out}}`;
+}
+
+/** A key token's string: the token without its quotes unless it holds an escape. */
+function keyOf(token: string): string {
+  return token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1);
 }
 
 /**
- * `{"<key>":true,...}` over the top-level keys of a stored properties text, in stored order, without parsing it: the
- * text is scanned for the strings that open a member at depth 1, skipping over string contents. Stored texts are
- * written by JSON.stringify (every write path), so each key's token is already JSON.stringify(key) and is copied as is.
+ * Calls `member` with the bounds of each top-level member of a JSON object text (key token with its quotes, value
+ * token), in order, without parsing: the text is scanned for depth, with string contents skipped whole.
  */
-export function editableKeysText(properties: string): string {
-  let out = '{';
+export function eachTopLevelMember(text: string, member: (keyStart: number, keyEnd: number, valueStart: number, valueEnd: number) => void): void {
   let depth = 0;
-  let expectKey = false;
-  const n = properties.length;
+  let keyStart = -1;
+  let keyEnd = -1;
+  let valueStart = -1;
+  const n = text.length;
   for (let i = 0; i < n; i++) {
-    const c = properties.charCodeAt(i);
+    const c = text.charCodeAt(i);
     if (c === 34 /* " */) {
-      let end = i + 1;
-      for (;;) {
-        end = properties.indexOf('"', end);
-        if (end < 0) throw new SyntaxError('unterminated string in stored properties');
-        let slashes = 0;
-        while (properties.charCodeAt(end - 1 - slashes) === 92 /* backslash */) slashes++;
-        if (slashes % 2 === 0) break;
-        end++;
-      }
-      if (depth === 1 && expectKey) {
-        out += `${out.length === 1 ? '' : ','}${properties.slice(i, end + 1)}:true`;
-        expectKey = false;
+      const end = stringEnd(text, i);
+      if (depth === 1 && keyStart < 0) {
+        keyStart = i;
+        keyEnd = end + 1;
       }
       i = end;
+    } else if (c === 58 /* : */ && depth === 1) {
+      valueStart = i + 1;
     } else if (c === 123 /* { */ || c === 91 /* [ */) {
       depth++;
-      expectKey = depth === 1;
     } else if (c === 125 /* } */ || c === 93 /* ] */) {
+      if (depth === 1 && keyStart >= 0) member(keyStart, keyEnd, valueStart, i);
       depth--;
     } else if (c === 44 /* , */ && depth === 1) {
-      expectKey = true;
+      member(keyStart, keyEnd, valueStart, i);
+      keyStart = -1;
     }
   }
-  return `${out}}`;
+}
+
+/** The index of the quote that closes the string opened at `open`. */
+function stringEnd(text: string, open: number): number {
+  let end = open + 1;
+  for (;;) {
+    end = text.indexOf('"', end);
+    if (end < 0) throw new SyntaxError('unterminated string in stored properties');
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === 92 /* backslash */) slashes++;
+    if (slashes % 2 === 0) return end;
+    end++;
+  }
 }
 
 export function toMonitors(row: MonitorsRow): Monitors {
