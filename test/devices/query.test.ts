@@ -228,6 +228,31 @@ describe('device query: rights that change between two requests (each node keeps
   });
 });
 
+describe('device query: skipHash over ids with and without gaps', () => {
+  it('the hash is over the readable devices only, whether their ids leave gaps or fill a range', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const r = await addRole(app, 'r');
+    const u = await userIn(app, r);
+    const d = [];
+    for (let i = 0; i < 5; i++) d.push(await addDevice(app, { i }, T0 + 10 * i));
+    const hashOf = (ids: number[]) => createHash('sha256').update(ids.map((id) => iso(T0 + 10 * d.indexOf(id))).join('\n')).digest('base64');
+    const poll = async (ids: number[]) => (await query(app, u.token, { skipHash: hashOf(ids) })).status;
+    for (const i of [0, 2, 4]) await addMonitors(app, r, d[i], { reads: ['i'] });
+    assert.equal(await poll([d[0], d[2], d[4]]), 204); // gaps: sought id by id
+    assert.equal(await poll([d[0], d[1], d[2], d[3], d[4]]), 200);
+    for (const i of [1, 3]) await addMonitors(app, r, d[i], { reads: ['i'] });
+    assert.equal(await poll([d[0], d[1], d[2], d[3], d[4]]), 204); // a range: scanned
+    assert.equal(await poll([d[0], d[2], d[4]]), 200);
+    // a device outside the readable range's ends but inside another user's set changes nothing for u
+    const e = await addDevice(app, {}, T0 + 99);
+    await addMonitors(app, 1, e, { mm: true });
+    assert.equal(await poll([d[0], d[1], d[2], d[3], d[4]]), 204);
+    await app.deps.db.run(sql`UPDATE devices SET last_update = ${T0 + 1} WHERE id = ${d[3]}`);
+    assert.equal(await poll([d[0], d[1], d[2], d[3], d[4]]), 200);
+  });
+});
+
 describe('device query: validation', () => {
   it('viewId, roleId -> 400 NOT_SUPPORTED (in filter or at the top level); a malformed companyId -> 400', async (t) => {
     const app = await makeTestApp();
