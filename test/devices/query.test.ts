@@ -175,7 +175,7 @@ describe('device query: rights that change between two requests (each node keeps
     const r = await addRole(app, 'r');
     await addManages(app, 1, r, { userManagement: true });
     const u = await userIn(app, r);
-    const d = [];
+    const d: number[] = [];
     for (let i = 0; i < 6; i++) {
       d.push(await addDevice(app, { n: i, secret: 's' }));
       await addMonitors(app, r, d[i], { reads: ['n'] });
@@ -234,7 +234,7 @@ describe('device query: skipHash over ids with and without gaps', () => {
     t.after(() => app.close());
     const r = await addRole(app, 'r');
     const u = await userIn(app, r);
-    const d = [];
+    const d: number[] = [];
     for (let i = 0; i < 5; i++) d.push(await addDevice(app, { i }, T0 + 10 * i));
     const hashOf = (ids: number[]) => createHash('sha256').update(ids.map((id) => iso(T0 + 10 * d.indexOf(id))).join('\n')).digest('base64');
     const poll = async (ids: number[]) => (await query(app, u.token, { skipHash: hashOf(ids) })).status;

@@ -200,7 +200,7 @@ describe('several nodes on one database', { skip }, () => {
     const [role] = await addChild(a, ROOT_ROLE_ID, ALL);
     const user = await a.createUser('pager@nodes.test');
     assert.equal((await a.request('PUT', `/v1/role/${role}/member?userEmail=pager%40nodes.test`, { token: a.adminToken, body: {} })).status, 200);
-    const devices = [];
+    const devices: number[] = [];
     for (let i = 0; i < 4; i++) {
       devices.push(await addDevice(a, { n: i }));
       await addMonitors(a, ROOT_ROLE_ID, devices[i], { mm: true });
