@@ -5,6 +5,7 @@ import { ApiError } from './errors.ts';
 
 export const MAX_JSON_DEPTH = 64;
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const FORBIDDEN_KEYS_TEXT = [...FORBIDDEN_KEYS];
 
 /** Parses a JSON request body. Refuses nesting deeper than 64 and the keys __proto__/constructor/prototype anywhere. */
 export function parseJsonBody(text: string): unknown {
@@ -13,7 +14,9 @@ export function parseJsonBody(text: string): unknown {
   let forbidden: string | undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text, function (key, val) {
+    // A reviver makes JSON.parse several times slower; a key can only be a forbidden one if its name is in the text
+    // as written, or hidden behind a \u escape (its letters have no other escape): without either, no reviver.
+    value = !text.includes('\\u') && !FORBIDDEN_KEYS_TEXT.some((word) => text.includes(word)) ? JSON.parse(text) : JSON.parse(text, function (key, val) {
       if (FORBIDDEN_KEYS.has(key) && !Array.isArray(this)) forbidden ??= key;
       return val;
     });
@@ -30,15 +33,30 @@ export function parseJsonBody(text: string): unknown {
  * the schema refuses is named by the schema's own message.
  */
 export function refuseNul(value: unknown, path = ''): void {
+  if (!hasNul(value)) return;
+  refuseNulAt(value, path);
+}
+
+/** Whether a NUL is in any key or string (no paths are made: the common case finds none). */
+function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (typeof value === 'object' && value !== null) {
+    for (const k in value) if (Object.hasOwn(value, k) && (k.includes('\u0000') || hasNul((value as Record<string, unknown>)[k]))) return true;
+  }
+  return false;
+}
+
+function refuseNulAt(value: unknown, path: string): void {
   if (typeof value === 'string') {
     if (value.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: text must not contain the NUL character (U+0000)`);
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => refuseNul(v, `${path}[${i}]`));
+    value.forEach((v, i) => refuseNulAt(v, `${path}[${i}]`));
   } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
       const at = path ? `${path}.${k}` : k;
       if (k.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: a key must not contain the NUL character (U+0000)`);
-      refuseNul(v, at);
+      refuseNulAt(v, at);
     }
   }
 }
