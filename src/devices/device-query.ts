@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { canReadProperty, readableDevicesOf, type DeviceAccess } from '../access/rights.ts';
 import { devicesMonitoredByCompanies, visibleCompanyIds } from '../access/companies.ts';
-import { deviceTimesText, deviceTimesTextInRange, parseTimes, scanDevices, type ScanMode, type ScannedDevice } from './devices.store.ts';
+import { deviceTimesText, parseTimes, scanDevices, type ScanMode, type ScannedDevice } from './devices.store.ts';
 import { LruCache } from '../lru-cache.ts';
 import { isoTime, toDeviceJson } from './serialize.ts';
 import { jsonEqual } from './patch.ts';
@@ -106,14 +106,7 @@ const HASHES = Symbol('skipHash texts');
 const HASHED_TEXT_MAX_CHARS = 4_000_000;
 
 async function plainHash(db: Db, c: Candidates): Promise<string> {
-  const { accesses } = c;
-  const first = accesses[0]?.deviceId ?? 0;
-  const last = accesses[accesses.length - 1]?.deviceId ?? -1;
-  // ascending distinct ids that fill their range exactly: the devices of the range are the selection (each readable
-  // device exists: its monitors relation refers to it), read by a range scan (no SQL filter here: see selectionHash)
-  const text = accesses.length > 0 && last - first + 1 === accesses.length
-    ? await deviceTimesTextInRange(db, first, last)
-    : await deviceTimesText(db, accesses.map((a) => a.deviceId), c.filter);
+  const text = await deviceTimesText(db, c.accesses.map((a) => a.deviceId), c.filter);
   let hashes = db.memo.get(HASHES) as LruCache<string, string> | undefined;
   if (!hashes) db.memo.set(HASHES, hashes = new LruCache<string, string>(256, undefined, { of: (t) => t.length, max: HASHED_TEXT_MAX_CHARS }));
   let hash = hashes.get(text);

@@ -46,21 +46,20 @@ export async function deviceTimesText(db: Db, ids: readonly number[], where: Dev
   return pairs?.pairs ?? '';
 }
 
-/**
- * deviceTimesText of every device with an id from `first` to `last`: a range scan of the primary key, a third of the
- * time of seeking as many ids one by one. For an id list without gaps (devices provisioned together).
- */
-export async function deviceTimesTextInRange(db: Db, first: number, last: number): Promise<string> {
-  const pairs = await db.get(db.qb.selectFrom('devices').select(TIMES_TEXT[db.backend].as('pairs'))
-    .where('id', '>=', first).where('id', '<=', last));
-  return pairs?.pairs ?? '';
+/** Ascending distinct integers from the first to the last with none missing. */
+function isRange(ids: readonly number[]): boolean {
+  if (ids.length < 2 || ids[ids.length - 1]! - ids[0]! + 1 !== ids.length) return false;
+  for (let i = 1; i < ids.length; i++) if (ids[i]! !== ids[i - 1]! + 1) return false;
+  return true;
 }
 
 type DeviceWhere = { nodeId?: readonly string[]; nodeType?: readonly string[]; isActive?: boolean };
 
 function narrowedTo(db: Db, ids: readonly number[], where: DeviceWhere) {
   return (eb: ExpressionBuilder<Schema, 'devices'>) => {
-    const all = [eb('id', 'in', valuesIn(ids))];
+    // ids that fill their range (devices provisioned together): a range scan of the primary key, a third of the time
+    // of seeking as many ids one by one (and no id list to send)
+    const all = [isRange(ids) ? eb.between('id', ids[0]!, ids[ids.length - 1]!) : eb('id', 'in', valuesIn(ids))];
     if (where.nodeId) all.push(eb('node_id', 'in', valuesIn(where.nodeId)));
     if (where.nodeType) all.push(eb('node_type', 'in', valuesIn(where.nodeType)));
     if (where.isActive !== undefined) all.push(eb(IS_ACTIVE[db.backend], '=', where.isActive ? 'true' : 'false'));
