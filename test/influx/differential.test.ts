@@ -117,9 +117,10 @@ describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
   let gk: RunningBinary;
   let token: string;
   let base: number;
+  let bin: { dir: string; exe: string } | undefined;
 
   before(async () => {
-    const bin = isolatedBinary();
+    bin = isolatedBinary();
     influxd = await startInfluxd(join(dir, 'influxd'));
     const dataDir = join(bin.dir, 'data');
     gk = await startBinary(bin.exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_LOG: 'error', ...await databaseEnv(dataDir) }, bin.dir);
@@ -145,6 +146,8 @@ describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
     } finally {
       await dropDatabases();
       rmSync(dir, { recursive: true, force: true });
+      // the executable's copy and its data dir (~90 MB a run)
+      if (bin) rmSync(bin.dir, { recursive: true, force: true });
     }
   });
 
