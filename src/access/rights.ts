@@ -215,7 +215,7 @@ export async function readableDevices(db: Db, userId: number, onlyIds?: readonly
 const READABLE_SETS = Symbol('readable sets');
 const READABLE_SETS_MAX_USERS = 1024;
 /** devices (DeviceAccess objects) over all cached sets: about 200 bytes each, a few tens of MB at most */
-export const READABLE_SETS_MAX_DEVICES = 100_000;
+const READABLE_SETS_MAX_DEVICES = 100_000;
 
 interface ReadableSet { version: string; accesses: readonly DeviceAccess[] }
 
@@ -228,9 +228,10 @@ function readableSets(db: Db): LruCache<number, ReadableSet> {
   return sets;
 }
 
-async function rightsVersion(db: Db): Promise<string> {
+/** The database's rights version, read in the caller's snapshot, and this node's kept set of the user. */
+async function keptSet(db: Db, userId: number): Promise<{ version: string; kept: ReadableSet | undefined }> {
   const row = await db.get(sql<{ version: number | string }>`SELECT version FROM rights_version`);
-  return String(row?.version);
+  return { version: String(row?.version), kept: readableSets(db).get(userId) };
 }
 
 /**
@@ -238,12 +239,10 @@ async function rightsVersion(db: Db): Promise<string> {
  * the rights have not changed since it was computed. The array and its objects are shared: read them, never change them.
  */
 export async function allReadableDevices(db: Db, userId: number): Promise<readonly DeviceAccess[]> {
-  const version = await rightsVersion(db);
-  const sets = readableSets(db);
-  const cached = sets.get(userId);
-  if (cached?.version === version) return cached.accesses;
+  const { version, kept } = await keptSet(db, userId);
+  if (kept?.version === version) return kept.accesses;
   const accesses = await readableDevices(db, userId);
-  sets.set(userId, { version, accesses });
+  readableSets(db).set(userId, { version, accesses });
   return accesses;
 }
 
@@ -252,23 +251,19 @@ export async function allReadableDevices(db: Db, userId: number): Promise<readon
  * when the whole set is asked for, which then fills the cache); otherwise by the narrowed walk.
  */
 export async function readableDevicesOf(db: Db, userId: number, onlyIds?: readonly number[], afterId = -1): Promise<readonly DeviceAccess[]> {
-  let all: readonly DeviceAccess[];
   if (onlyIds === undefined) {
-    all = await allReadableDevices(db, userId);
-  } else {
-    const version = await rightsVersion(db);
-    const cached = readableSets(db).get(userId);
-    if (cached?.version !== version) return readableDevices(db, userId, onlyIds, afterId);
-    all = cached.accesses;
-    const wanted = [...new Set(onlyIds)].filter((id) => id > afterId).sort((a, b) => a - b);
-    const out: DeviceAccess[] = [];
-    for (const id of wanted) {
-      const at = firstAtOrAbove(all, id);
-      if (at < all.length && all[at]!.deviceId === id) out.push(all[at]!);
-    }
-    return out;
+    const all = await allReadableDevices(db, userId);
+    return afterId >= 0 ? all.slice(firstAtOrAbove(all, afterId + 1)) : all;
   }
-  return afterId >= 0 ? all.slice(firstAtOrAbove(all, afterId + 1)) : all;
+  const { version, kept } = await keptSet(db, userId);
+  if (kept?.version !== version) return readableDevices(db, userId, onlyIds, afterId);
+  const all = kept.accesses;
+  const out: DeviceAccess[] = [];
+  for (const id of [...new Set(onlyIds)].filter((id) => id > afterId).sort((a, b) => a - b)) {
+    const at = firstAtOrAbove(all, id);
+    if (at < all.length && all[at]!.deviceId === id) out.push(all[at]!);
+  }
+  return out;
 }
 
 /** The index of the first access whose device id is >= id (accesses ascending by id). */

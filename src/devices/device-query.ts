@@ -192,6 +192,6 @@ export class Utf8Chunks {
   }
 }
 
-export function lastUpdateHash(lastUpdates: readonly string[]): string {
+function lastUpdateHash(lastUpdates: readonly string[]): string {
   return createHash('sha256').update(lastUpdates.join('\n')).digest('base64');
 }

@@ -146,7 +146,6 @@ export function registerDeviceRoutes(ctx: RouteContext): void {
 /** Selection and serialization in one read snapshot: no write comes between them (a selected device is still there). */
 async function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipHash: string | undefined): Promise<Response> {
   const userId = c.var.actor.userId;
-  // the hash and the listing in one snapshot: no write comes between them
   const json = await db.read(async (tx) => {
     if (skipHash !== undefined && skipHash === await selectionHash(tx, userId, query)) return undefined;
     return devicesJson(tx, userId, query);

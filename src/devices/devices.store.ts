@@ -34,10 +34,6 @@ export type ScanMode = 'times' | 'properties';
 export type ScannedDevice = { id: number; last_update: number; properties?: string };
 
 /**
- * The devices with these ids, ascending, reading only what `mode` needs; optional pre-filters on the stored well-known
- * values. They only narrow: whether the caller may read those properties is decided by the caller.
- */
-/**
  * Ids and times only (a skipHash comparison over thousands of devices), with scanDevices' pre-filters: one text
  * `id:time,id:time,...` (parseTimes reads it) instead of a row object per device, which cost more than the reading.
  */
@@ -67,6 +63,10 @@ function narrowedTo(db: Db, ids: readonly number[], where: DeviceWhere) {
   };
 }
 
+/**
+ * The devices with these ids, ascending, reading only what `mode` needs; optional pre-filters on the stored well-known
+ * values. They only narrow: whether the caller may read those properties is decided by the caller.
+ */
 export async function scanDevices(
   db: Db, ids: readonly number[], where: DeviceWhere, mode: ScanMode,
 ): Promise<ScannedDevice[]> {

@@ -72,15 +72,6 @@ export function toDeviceJson(row: DeviceRow, access: DeviceAccess, fields?: Read
     + `"userRights":{"propertyEditabilities":{${editable}},"monitorManagement":${access.monitorManagement}}}`;
 }
 
-/** `{"<key>":true,...}` over the top-level keys of a stored properties text, in stored order. */
-export function editableKeysText(properties: string): string {
-  let out = '';
-  eachTopLevelMember(properties, (keyStart, keyEnd) => {
-    out += `${out.length === 0 ? '' : ','}${properties.slice(keyStart, keyEnd)}:true`;
-  });
-  return `{${out}}`;
-}
-
 /** A key token's string: the token without its quotes unless it holds an escape. */
 function keyOf(token: string): string {
   return token.includes('\\') ? (JSON.parse(token) as string) : token.slice(1, -1);
