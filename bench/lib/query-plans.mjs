@@ -1,5 +1,5 @@
 // The SQL a piece of store code runs, and SQLite's EXPLAIN QUERY PLAN of each statement, for the benchmarks that print
-// plans (roles.mjs, companies.mjs). Stores run their queries through Db.all/get/run (Kysely builders or `sql`
+// plans (roles.mjs, company-walks.mjs). Stores run their queries through Db.all/get/run (Kysely builders or `sql`
 // templates); `recordStatements` hands the code a Db that compiles each query exactly as src/db/open.ts does
 // (compileQuery) and keeps the first SQL text and parameters of every distinct statement, then forwards the query to
 // the real handle. Transactions are followed: the handle a tx/read/write callback receives records too.

@@ -5,7 +5,7 @@
 //      company manages), devicesMonitoredByCompanies; and the whole device selection for a skipHash (selectionHash) of the root
 //      member with and without companyId, and of a distributor member with its own company;
 //  EXPLAIN QUERY PLAN of the company walks, flagging any full scan of a table. In process, about half a minute.
-// Run: node --import ./test/support/register.mjs bench/companies.mjs   (SEED=, RUNS=, SELECT_RUNS= to vary)
+// Run: node --import ./test/support/register.mjs bench/company-walks.mjs   (SEED=, RUNS=, SELECT_RUNS= to vary)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
