@@ -2,8 +2,8 @@
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
-import { dummyHash, verifySecret } from './passwords.ts';
-import { findUserByEmail, type UserRow } from './users.store.ts';
+import { dummyHash, hashSecret, needsRehash, verifySecret } from './passwords.ts';
+import { findUserByEmail, upgradePasswordHash, type UserRow } from './users.store.ts';
 import { isTwoFactorEnabled } from './two-factor.store.ts';
 import { issueRefreshToken, issueToken } from './issue-tokens.ts';
 import { revokeSession } from './sessions.ts';
@@ -56,8 +56,11 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
       throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
     }
     const twoFactor = await isTwoFactorEnabled(db, user.id);
+    // The password is known to be right here: a hash made with older parameters is made again with today's.
+    const upgraded = needsRehash(user.password_hash) ? await hashSecret(body.password) : undefined;
     await db.write(async (tx) => {
       await resetThrottle(tx, keys[0]);
+      if (upgraded !== undefined) await upgradePasswordHash(tx, user.id, user.password_hash, upgraded);
       // the password was right; the login completes (auth.login) with the second factor
       if (twoFactor) await recordAudit(tx, c, deps, { action: 'auth.login.partial', target, changes: { factor: 'password' } }, { userId: user.id, token: null });
     });

@@ -2,10 +2,26 @@
 // Format: scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>, so parameters can be raised later without breaking old hashes.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-const N = 16384;
-const R = 8;
-const P = 1;
+// N = 2^15, r = 8: each hash works on 32 MiB + 2 KiB (128·r·(N + 2) bytes plus the block), ~90 ms on one core. Above
+// 32 MiB on purpose: glibc returns a freed block of up to 32 MiB to the heap of the thread that used it (and raises its
+// threshold for giving such blocks back), so every thread-pool thread that hashed with N = 2^14 (16 MiB) kept 16 MiB
+// resident for the life of the process; a block above 32 MiB is always mapped and unmapped on its own, and the memory
+// goes back at once (bench/README.md, Performance II). Older hashes keep their parameters and are re-hashed with these
+// at the next successful login (needsRehash).
+const DEFAULT = { N: 32768, r: 8, p: 1 };
+let params = DEFAULT;
 const KEYLEN = 32;
+/** node's default maxmem (32 MiB) is below what N = 2^15 needs */
+const MAXMEM = 64 * 1024 * 1024;
+
+/**
+ * For test suites that create hundreds of accounts: hashes made from now on in this process use N = 2^10 (the format
+ * records it, so they verify the same way). The service never calls this; test/auth/password-hash.test.ts checks the
+ * real parameters.
+ */
+export function lighterHashesForTests(on = true): void {
+  params = on ? { ...DEFAULT, N: 1024 } : DEFAULT;
+}
 
 function scrypt(secret: string, salt: Buffer, keylen: number, options: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -15,8 +31,9 @@ function scrypt(secret: string, salt: Buffer, keylen: number, options: ScryptOpt
 
 export async function hashSecret(secret: string): Promise<string> {
   const salt = randomBytes(16);
-  const hash = await scrypt(secret, salt, KEYLEN, { N, r: R, p: P, maxmem: 64 * 1024 * 1024 });
-  return `scrypt$${N}$${R}$${P}$${salt.toString('base64')}$${hash.toString('base64')}`;
+  const { N, r, p } = params;
+  const hash = await scrypt(secret, salt, KEYLEN, { N, r, p, maxmem: MAXMEM });
+  return `scrypt$${N}$${r}$${p}$${salt.toString('base64')}$${hash.toString('base64')}`;
 }
 
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {
@@ -25,9 +42,14 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   const [n, r, p] = parts.slice(1, 4).map(Number);
   const salt = Buffer.from(parts[4], 'base64');
   const expected = Buffer.from(parts[5], 'base64');
-  const actual = await scrypt(secret, salt, expected.length, { N: n, r, p, maxmem: 64 * 1024 * 1024 });
+  const actual = await scrypt(secret, salt, expected.length, { N: n, r, p, maxmem: MAXMEM });
   // constant-time: no timing oracle on how many bytes matched
   return timingSafeEqual(actual, expected);
+}
+
+/** Whether a stored hash (that just verified) was made with other parameters than hashSecret uses today. */
+export function needsRehash(stored: string): boolean {
+  return !stored.startsWith(`scrypt$${params.N}$${params.r}$${params.p}$`);
 }
 
 /** A hash of a random secret nobody knows, used to spend equal time on unknown users (no user-enumeration oracle). */

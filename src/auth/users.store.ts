@@ -41,6 +41,14 @@ export async function setPasswordHash(db: Db, userId: number, hash: string, now:
     .where('id', '=', userId));
 }
 
+/**
+ * The same password hashed with today's parameters (passwords.ts needsRehash): nothing else changes, no token is
+ * voided. Only while the stored hash is still `was`, so a password changed in the meantime is never overwritten.
+ */
+export async function upgradePasswordHash(db: Db, userId: number, was: string, hash: string): Promise<void> {
+  await db.run(db.qb.updateTable('users').set({ password_hash: hash }).where('id', '=', userId).where('password_hash', '=', was));
+}
+
 /** The generation a token issued now carries (0 for an unknown user: such a token is refused anyway). */
 export async function tokenGeneration(db: Db, userId: number): Promise<number> {
   return (await db.get(db.qb.selectFrom('users').select('token_generation').where('id', '=', userId)))?.token_generation ?? 0;

@@ -3,9 +3,9 @@
 import type { RouteContext } from '../http/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { dummyHash, verifySecret } from '../auth/passwords.ts';
+import { dummyHash, hashSecret, needsRehash, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
-import { findRole, rolePasswordHash } from './roles.store.ts';
+import { findRole, rolePasswordHash, upgradeRolePasswordHash } from './roles.store.ts';
 import {
   findManagesByIds, findManagesByPair, managesFromParents, sameManagesFlags, updateManagesFlags, upsertManages, wouldCycle,
 } from './manages.store.ts';
@@ -90,8 +90,13 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       const stored = await rolePasswordHash(db, childId);
       const ok = await verifySecret(password, stored ?? await dummyHash()) && typeof stored === 'string';
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
-      // right: no failure, whatever happens next (a cycle refused below is not a wrong password)
-      await db.write((tx) => releaseJoinAttempt(tx, attempt));
+      // right: no failure, whatever happens next (a cycle refused below is not a wrong password); a hash made with
+      // older parameters is made again with today's
+      const upgraded = needsRehash(stored) ? await hashSecret(password) : undefined;
+      await db.write(async (tx) => {
+        await releaseJoinAttempt(tx, attempt);
+        if (upgraded !== undefined) await upgradeRolePasswordHash(tx, childId, stored, upgraded);
+      });
     }
     const row = await db.write(async (tx) => {
       await authorize(tx);

@@ -47,3 +47,8 @@ export async function rolePasswordHash(db: Db, roleId: number): Promise<string |
   return (await db.get(db.qb.selectFrom('roles').select('password_hash').where('id', '=', roleId)))?.password_hash;
 }
 
+/** The same role password hashed with today's parameters (passwords.ts needsRehash), only while it is still `was`. */
+export async function upgradeRolePasswordHash(db: Db, roleId: number, was: string, hash: string): Promise<void> {
+  await db.run(db.qb.updateTable('roles').set({ password_hash: hash }).where('id', '=', roleId).where('password_hash', '=', was));
+}
+

@@ -10,7 +10,7 @@ import { openPostgres } from '../../src/db/postgres.ts';
 import { createDeps } from '../../src/runtime.ts';
 import { parseConfig } from '../../src/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
-import { hashSecret } from '../../src/auth/passwords.ts';
+import { hashSecret, lighterHashesForTests } from '../../src/auth/passwords.ts';
 import { insertUser, tokenGeneration } from '../../src/auth/users.store.ts';
 import { createLogger } from '../../src/logger.ts';
 import type { Deps } from '../../src/deps.ts';
@@ -18,6 +18,10 @@ import type { TokenType } from '../../src/http/env.ts';
 import { ROOT_ROLE_ID } from '../../src/access/root.ts';
 
 export const ADMIN_EMAIL = 'admin@localhost';
+// Hundreds of apps and accounts per suite: their hashes use a lighter scrypt (passwords.ts); the service's own
+// parameters are checked in test/auth/password-hash.test.ts and used by every test that runs the real executable.
+lighterHashesForTests();
+
 export const ADMIN_PASSWORD = 'admin-password-123';
 /** 2026-01-01T00:00:00.000Z */
 export const T0 = Date.UTC(2026, 0, 1);
