@@ -1,5 +1,5 @@
 // Entry point of the bundle, the single executable and `npm start`.
-import './threadpool.ts'; // first: before anything uses libuv's thread pool
+import './tuning.ts'; // first: the thread pool's size and V8's heap growth, before anything uses them
 import { runCli } from './cli.ts';
 import { createLogger } from './logger.ts';
 

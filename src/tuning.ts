@@ -1,8 +1,22 @@
-// libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) sized to the machine: at most 4 (libuv's
-// default), at least 2, one per core in between. It must be set before the pool's first use, so main.ts imports this
-// module first; a UV_THREADPOOL_SIZE in the environment wins.
-// Why: every pool thread that hashes a password keeps that hash's 16 MiB of memory afterwards (glibc's per-thread
-// arena holds on to it), so on a 2-core machine two more threads only cost memory: 32 MiB of RSS, with no gain in speed.
+// Process settings that must be made before anything else runs; main.ts imports this module first. Each is measured in
+// bench/README.md (Performance II); a setting given in the environment or on node's command line wins.
+//
+// libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) is sized to the machine: at most 4
+// (libuv's default), at least 2, one per core in between. More threads than cores only cost memory.
+//
+// V8 lets its old generation grow to up to four times what survived the last full collection before it collects again.
+// Device listings of 10,000 rows promote a few MB per request (rows still alive at a young-generation pass: on
+// PostgreSQL a slice's whole result set), so a run of them took the heap from ~22 MB live to ~96 MB before a full
+// collection: 50–60 MB of the service's peak RSS was garbage. Growing to at most twice what is live collects it every
+// few requests instead, mostly on another core (concurrent marking): PostgreSQL's peak 207 -> 161 MB for the same
+// latencies and CPU per request (at 50%: 147 MB, but +10% CPU). The flag is read whenever V8 sets its next limit, so
+// setting it at start-up takes effect.
 import { availableParallelism } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 
 process.env.UV_THREADPOOL_SIZE ??= String(Math.min(4, Math.max(2, availableParallelism())));
+
+const HEAP_GROWING_PERCENT = 100;
+if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'))) {
+  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+}
