@@ -52,11 +52,18 @@ export function needsRehash(stored: string): boolean {
   return !stored.startsWith(`scrypt$${params.N}$${params.r}$${params.p}$`);
 }
 
-/** A hash of a random secret nobody knows, used to spend equal time on unknown users (no user-enumeration oracle). */
-let dummy: Promise<string> | undefined;
-export function dummyHash(): Promise<string> {
-  dummy ??= hashSecret(randomBytes(16).toString('hex'));
-  return dummy;
+/**
+ * A stored hash that no secret matches, to spend equal time on unknown users (no user-enumeration oracle): today's
+ * parameters, a random salt and a random 32-byte value, so checking a secret against it costs one scrypt exactly like a
+ * real hash, and nothing has to be hashed to make it (a start-up used to spend a whole hash on it).
+ */
+let dummy: { of: typeof params; hash: string } | undefined;
+export function dummyHash(): string {
+  if (dummy?.of !== params) {
+    const { N, r, p } = params;
+    dummy = { of: params, hash: `scrypt$${N}$${r}$${p}$${randomBytes(16).toString('base64')}$${randomBytes(KEYLEN).toString('base64')}` };
+  }
+  return dummy.hash;
 }
 
 /** A random password people can copy: 20 characters from an unambiguous alphabet (~113 bits). */

@@ -88,7 +88,7 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       // password and a wrong password all answer the same 403 after the same scrypt work, and count alike.
       const attempt = await reserveJoinAttempt(db, userId, ipThrottleKey(clientIp(c, deps)), deps.now());
       const stored = await rolePasswordHash(db, childId);
-      const ok = await verifySecret(password, stored ?? await dummyHash()) && typeof stored === 'string';
+      const ok = await verifySecret(password, stored ?? dummyHash()) && typeof stored === 'string';
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
       // right: no failure, whatever happens next (a cycle refused below is not a wrong password); a hash made with
       // older parameters is made again with today's

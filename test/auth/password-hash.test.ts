@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, scryptSync } from 'node:crypto';
 import { sql } from 'kysely';
 import { makeTestApp, assertError, ADMIN_EMAIL, ADMIN_PASSWORD, ROOT_ROLE_ID, type TestApp } from '../support/app.ts';
-import { hashSecret, lighterHashesForTests, needsRehash, verifySecret } from '../../src/auth/passwords.ts';
+import { dummyHash, hashSecret, lighterHashesForTests, needsRehash, verifySecret } from '../../src/auth/passwords.ts';
 import { login, loginRefresh } from '../support/auth-helpers.ts';
 import { NONE, flags, addRole, addChild, userIn } from '../roles/fixtures.ts';
 
@@ -37,6 +37,15 @@ describe('password hashes', () => {
     assert.equal(needsRehash(old), true);
     assert.equal(await verifySecret('a-secret-123', old), true);
     assert.equal(await verifySecret('a-secret-124', old), false);
+  });
+
+  test('the unknown-user stand-in has today\'s parameters (one scrypt of the same cost to check) and matches no secret', async () => {
+    const stand = dummyHash();
+    assert.match(stand, /^scrypt\$32768\$8\$1\$[A-Za-z0-9+/]+=*\$[A-Za-z0-9+/]+=*$/);
+    assert.equal(Buffer.from(stand.split('$')[5]!, 'base64').length, 32);
+    assert.equal(needsRehash(stand), false);
+    assert.equal(dummyHash(), stand, 'made once per process');
+    for (const secret of ['', 'admin-password-123', stand]) assert.equal(await verifySecret(secret, stand), false);
   });
 
   test('a login with an older hash stores it again with today\'s parameters; tokens issued before keep working', async (t) => {
