@@ -7,6 +7,7 @@ import { ConfigError, parseConfig, type Config } from './config.ts';
 import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer } from './server.ts';
+import { tuneHeapGrowth } from './tuning.ts';
 import { addUserCommand } from './auth/users.cli.ts';
 import { resetLinkCommand } from './auth/reset-link.cli.ts';
 import { createLicenseCommand } from './licenses/licenses.cli.ts';
@@ -84,6 +85,7 @@ const serveCommand: Command = {
       // Always printed, whatever the log level: scripts read the URL (and the port chosen for --port 0) from it.
       io.out(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url, version: VERSION }));
     });
+    tuneHeapGrowth();
     if (requested === undefined) await new Promise<void>((resolve) => { wake = resolve; });
     deps.log.info('stopping', { signal: requested });
     await running.stop();

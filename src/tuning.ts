@@ -1,4 +1,5 @@
-// Process settings that must be made before anything else runs; main.ts imports this module first. Each is measured in
+// Process settings; main.ts imports this module first, since the thread pool's size must be set before anything uses
+// the pool. Each is measured in
 // bench/README.md (Performance II); a setting given in the environment or on node's command line wins.
 //
 // libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) is sized to the machine: at most 4
@@ -11,13 +12,19 @@
 // sooner (marking runs mostly on another core): PostgreSQL's devices benchmark peak 202 -> 185 MB for the same
 // latencies. Tighter costs throughput where requests allocate a lot: at twice (161 MB) telemetry ingest lost 8–11%,
 // at three times 2–4% (noise level). The flag is read whenever V8 sets its next limit, so setting it at start-up
-// takes effect.
+// takes effect. It is set once the service listens, not at start-up: V8 checks a hash of its flags before using
+// compiled code kept for node's own modules, and every module loaded after a change is compiled afresh (set first
+// thing, it cost the cold start 35-40 ms: 127-135 -> 164-171 ms).
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
 
 process.env.UV_THREADPOOL_SIZE ??= String(Math.min(4, Math.max(2, availableParallelism())));
 
 const HEAP_GROWING_PERCENT = 200;
-if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'))) {
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+
+/** V8's heap growth, as above; the serve command calls it once the service listens. */
+export function tuneHeapGrowth(): void {
+  if (![...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((arg) => arg.includes('heap-growing-percent'))) {
+    setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  }
 }
