@@ -1,6 +1,6 @@
 // Process settings; main.ts imports this module first, since the thread pool's size must be set before anything uses
-// the pool. Each is measured in
-// bench/README.md (Performance II); a setting given in the environment or on node's command line wins.
+// the pool. Each is measured in bench/README.md (Performance II); a setting given in the environment or on node's
+// command line wins.
 //
 // libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) is sized to the machine: at most 4
 // (libuv's default), at least 2, one per core in between. More threads than cores only cost memory.
@@ -11,8 +11,8 @@
 // collection: 50–60 MB of the service's peak RSS was garbage. Growing to at most three times what is live collects it
 // sooner (marking runs mostly on another core): PostgreSQL's devices benchmark peak 202 -> 185 MB for the same
 // latencies. Tighter costs throughput where requests allocate a lot: at twice (161 MB) telemetry ingest lost 8–11%,
-// at three times 2–4% (noise level). The flag is read whenever V8 sets its next limit, so setting it at start-up
-// takes effect. It is set once the service listens, not at start-up: V8 checks a hash of its flags before using
+// at three times 2–4% (noise level). V8 reads the flag whenever it sets its next limit, so setting it while running
+// takes effect. It is set once the service listens, not first thing: V8 checks a hash of its flags before using the
 // compiled code kept for node's own modules, and every module loaded after a change is compiled afresh (set first
 // thing, it cost the cold start 35-40 ms: 127-135 -> 164-171 ms).
 import { availableParallelism } from 'node:os';

@@ -2,7 +2,7 @@
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
-import { dummyHash, hashSecret, needsRehash, verifySecret } from './passwords.ts';
+import { dummyHash, rehashed, verifySecret } from './passwords.ts';
 import { findUserByEmail, upgradePasswordHash, type UserRow } from './users.store.ts';
 import { isTwoFactorEnabled } from './two-factor.store.ts';
 import { issueRefreshToken, issueToken } from './issue-tokens.ts';
@@ -55,7 +55,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
     }
     const twoFactor = await isTwoFactorEnabled(db, user.id);
     // The password is known to be right here: a hash made with older parameters is made again with today's.
-    const upgraded = needsRehash(user.password_hash) ? await hashSecret(body.password) : undefined;
+    const upgraded = await rehashed(body.password, user.password_hash);
     await db.write(async (tx) => {
       await resetThrottle(tx, keys[0]);
       if (upgraded !== undefined) await upgradePasswordHash(tx, user.id, user.password_hash, upgraded);

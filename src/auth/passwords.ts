@@ -7,7 +7,7 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } 
 // threshold for giving such blocks back), so every thread-pool thread that hashed with N = 2^14 (16 MiB) kept 16 MiB
 // resident for the life of the process; a block above 32 MiB is always mapped and unmapped on its own, and the memory
 // goes back at once (bench/README.md, Performance II). Older hashes keep their parameters and are re-hashed with these
-// at the next successful login (needsRehash).
+// at the next successful login or role join (rehashed).
 const DEFAULT = { N: 32768, r: 8, p: 1 };
 let params = DEFAULT;
 const KEYLEN = 32;
@@ -50,6 +50,11 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
 /** Whether a stored hash (that just verified) was made with other parameters than hashSecret uses today. */
 export function needsRehash(stored: string): boolean {
   return !stored.startsWith(`scrypt$${params.N}$${params.r}$${params.p}$`);
+}
+
+/** For a secret that just verified against `stored`: its hash with today's parameters, or undefined when `stored` has them. */
+export async function rehashed(secret: string, stored: string): Promise<string | undefined> {
+  return needsRehash(stored) ? hashSecret(secret) : undefined;
 }
 
 /**

@@ -3,7 +3,7 @@
 import type { RouteContext } from '../http/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { dummyHash, hashSecret, needsRehash, verifySecret } from '../auth/passwords.ts';
+import { dummyHash, rehashed, verifySecret } from '../auth/passwords.ts';
 import { requireRights, requireVisibleRole, type RightOver } from '../access/guards.ts';
 import { findRole, rolePasswordHash, upgradeRolePasswordHash } from './roles.store.ts';
 import {
@@ -92,7 +92,7 @@ export function registerManagesRoutes({ api, deps, auth }: RouteContext): void {
       if (!ok) throw new ApiError('ROLE_PASSWORD_INCORRECT', `childRolePassword is incorrect for role ${childId}`);
       // right: no failure, whatever happens next (a cycle refused below is not a wrong password); a hash made with
       // older parameters is made again with today's
-      const upgraded = needsRehash(stored) ? await hashSecret(password) : undefined;
+      const upgraded = await rehashed(password, stored);
       await db.write(async (tx) => {
         await releaseJoinAttempt(tx, attempt);
         if (upgraded !== undefined) await upgradeRolePasswordHash(tx, childId, stored, upgraded);
