@@ -266,6 +266,56 @@ export async function readableDevicesOf(db: Db, userId: number, onlyIds?: readon
   return out;
 }
 
+/**
+ * Single devices' access, kept per node like the readable sets: under the rights version read in the caller's
+ * transaction or snapshot, so an entry is used only while no write to members, manages or monitors happened since it
+ * was made (on any node). A device that does not exist, or that u cannot read, is kept as such: creating or deleting a
+ * device writes its monitors relations, which changes the version too. The objects are shared: read them, never change them.
+ */
+const DEVICE_ACCESSES = Symbol('device accesses');
+const DEVICE_ACCESSES_MAX = 20_000;
+
+interface KeptAccesses { version: string; byUserDevice: LruCache<string, DeviceAccess> }
+
+/**
+ * Access of u to each of the given devices (canRead false for one u cannot read or that does not exist): from the
+ * user's kept readable set when it is current, else from the kept single accesses, else walked — up to
+ * `perDeviceWalks` devices one upward walk each (deviceAccess), more by one narrowed downward walk (readableDevices).
+ */
+export async function deviceAccesses(db: Db, userId: number, ids: readonly number[], perDeviceWalks: number): Promise<Map<number, DeviceAccess>> {
+  const { version, kept } = await keptSet(db, userId);
+  const out = new Map<number, DeviceAccess>();
+  if (kept?.version === version) {
+    const all = kept.accesses;
+    for (const id of ids) {
+      const found = all[firstAtOrAbove(all, id)];
+      out.set(id, found?.deviceId === id ? found : emptyAccess(id));
+    }
+    return out;
+  }
+  let cache = db.memo.get(DEVICE_ACCESSES) as KeptAccesses | undefined;
+  if (cache?.version !== version) {
+    cache = { version, byUserDevice: new LruCache<string, DeviceAccess>(DEVICE_ACCESSES_MAX) };
+    db.memo.set(DEVICE_ACCESSES, cache);
+  }
+  const missing: number[] = [];
+  for (const id of new Set(ids)) {
+    const hit = cache.byUserDevice.get(`${userId}/${id}`);
+    if (hit === undefined) missing.push(id);
+    else out.set(id, hit);
+  }
+  if (missing.length === 0) return out;
+  const walked = new Map<number, DeviceAccess>();
+  if (missing.length <= perDeviceWalks) for (const id of missing) walked.set(id, await deviceAccess(db, userId, id));
+  else for (const access of await readableDevices(db, userId, missing)) walked.set(access.deviceId, access);
+  for (const id of missing) {
+    const access = walked.get(id) ?? emptyAccess(id);
+    cache.byUserDevice.set(`${userId}/${id}`, access);
+    out.set(id, access);
+  }
+  return out;
+}
+
 /** The index of the first access whose device id is >= id (accesses ascending by id). */
 function firstAtOrAbove(accesses: readonly DeviceAccess[], id: number): number {
   let lo = 0;

@@ -3,8 +3,8 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import {
-  authorizersWithMonitorManagement, authorizersWithRight, canEditProperty, canReadProperty, deviceAccess,
-  readableDevices, type DeviceAccess,
+  authorizersWithMonitorManagement, authorizersWithRight, canEditProperty, canReadProperty, deviceAccesses,
+  type DeviceAccess,
 } from '../access/rights.ts';
 import { requireVisibleRole } from '../access/guards.ts';
 
@@ -13,9 +13,7 @@ const PER_DEVICE_WALKS = 32;
 
 /** Access of u to each device, in request order; 404 for the first one u may not read (or that does not exist). */
 export async function requireReadableDevices(db: Db, userId: number, ids: readonly number[]): Promise<DeviceAccess[]> {
-  const byId = new Map<number, DeviceAccess>();
-  if (ids.length <= PER_DEVICE_WALKS) for (const id of ids) byId.set(id, await deviceAccess(db, userId, id));
-  else for (const access of await readableDevices(db, userId, ids)) byId.set(access.deviceId, access);
+  const byId = await deviceAccesses(db, userId, ids, PER_DEVICE_WALKS);
   return ids.map((id) => {
     const access = byId.get(id);
     if (!access?.canRead) throw new ApiError('NOT_FOUND', `device ${id} not found`);

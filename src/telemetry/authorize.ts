@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { canEditProperty, deviceAccess, readableDevices, type DeviceAccess } from '../access/rights.ts';
+import { canEditProperty, deviceAccesses, type DeviceAccess } from '../access/rights.ts';
 import { inValues } from '../db/in-list.ts';
 import { isRootMember } from '../access/root.ts';
 
@@ -35,9 +35,7 @@ export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<strin
     ? sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id = ${wanted[0]}`
     : sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id ${inValues(wanted)}`);
   if (devices.length === 0) return out;
-  const accessById = new Map<number, DeviceAccess>();
-  if (devices.length <= PER_DEVICE_WALKS) for (const d of devices) accessById.set(d.id, await deviceAccess(db, userId, d.id));
-  else for (const a of await readableDevices(db, userId, devices.map((d) => d.id))) accessById.set(a.deviceId, a);
+  const accessById = await deviceAccesses(db, userId, devices.map((d) => d.id), PER_DEVICE_WALKS);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
   return out;
 }

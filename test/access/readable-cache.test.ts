@@ -91,6 +91,15 @@ const CHANGES: Change[] = [
 async function agree(db: Db, users: readonly number[], pick: (n: number) => number, ctx: string): Promise<void> {
   const devices = await ids(db, 'devices');
   for (const u of users) {
+    // single devices' access first, while this user's kept set (if any) is of an earlier version: answered from the
+    // kept single accesses of the last step, which must have been dropped with their version
+    const some = [...Array.from({ length: 5 }, () => devices[pick(Math.max(devices.length, 1))] ?? 1), 999_999];
+    for (const walks of [0, 32]) {
+      const kept = await engine.deviceAccesses(db, u, some, walks);
+      for (const id of some) {
+        assert.deepEqual(shape([kept.get(id)!]), shape([await engine.deviceAccess(db, u, id)]), `${ctx}: u${u} device ${id} (${walks} walks)`);
+      }
+    }
     const fresh = await engine.readableDevices(db, u);
     assert.deepEqual(shape(await engine.allReadableDevices(db, u)), shape(fresh), `${ctx}: readable set of u${u}`);
     // narrowed answers from the cached set: an id list (with unknown ids and repeats) and a page start
@@ -99,6 +108,9 @@ async function agree(db: Db, users: readonly number[], pick: (n: number) => numb
     assert.deepEqual(shape(await engine.readableDevicesOf(db, u, only)), shape(await engine.readableDevices(db, u, [...new Set(only)])), `${ctx}: u${u} ids ${only}`);
     assert.deepEqual(shape(await engine.readableDevicesOf(db, u, undefined, after)), shape(fresh.filter((a) => a.deviceId > after)), `${ctx}: u${u} after ${after}`);
     assert.deepEqual(shape(await engine.readableDevicesOf(db, u, only, after)), shape(await engine.readableDevices(db, u, [...new Set(only)], after)), `${ctx}: u${u} ids ${only} after ${after}`);
+    // and from the kept set, now current
+    const fromSet = await engine.deviceAccesses(db, u, some, 0);
+    for (const id of some) assert.deepEqual(shape([fromSet.get(id)!]), shape([await engine.deviceAccess(db, u, id)]), `${ctx}: u${u} device ${id} from the kept set`);
   }
 }
 
@@ -139,6 +151,25 @@ test('while rights do not change the cached set answers (the same array), and wr
     const second = await engine.allReadableDevices(db, u);
     assert.notEqual(second, first, 'computed again');
     assert.equal(await engine.allReadableDevices(db, u), second);
+  } finally {
+    await db.close();
+  }
+});
+
+test('single devices\' access is kept while rights do not change, and walked again after any change of rights', async () => {
+  const inst = randomInstallation(777, { roles: 15, users: 3, devices: 30, rooted: true });
+  const db = await loadInstallation(inst);
+  try {
+    const u = inst.members[0]!.userId;
+    const device = (await ids(db, 'devices'))[3]!;
+    const first = (await engine.deviceAccesses(db, u, [device], 4)).get(device)!;
+    assert.equal((await engine.deviceAccesses(db, u, [device], 4)).get(device), first, 'answered from what was kept');
+    await db.run(sql`UPDATE devices SET properties = '{"x":1}'`);
+    assert.equal((await engine.deviceAccesses(db, u, [device], 4)).get(device), first, 'a write that is not about rights keeps it');
+    await db.run(sql`UPDATE monitors SET reads = '["z"]' WHERE device_id = ${device}`);
+    const second = (await engine.deviceAccesses(db, u, [device], 4)).get(device)!;
+    assert.notEqual(second, first, 'walked again');
+    assert.deepEqual(shape([second]), shape([await engine.deviceAccess(db, u, device)]));
   } finally {
     await db.close();
   }
