@@ -88,6 +88,8 @@ export interface SqliteConnection {
   prepare(sqlText: string): Database.Statement;
   /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
   transaction<T>(fn: () => T): T;
+  /** Runs fn in a read snapshot (BEGIN DEFERRED ... COMMIT); inside a transaction, simply within it. */
+  snapshot<T>(fn: () => T): T;
 }
 
 export interface OpenOptions {
@@ -206,7 +208,16 @@ export function openDatabase(options: OpenOptions): Db {
       throw err;
     }
   }
-  const conn: SqliteConnection = { sqlite, prepare, transaction };
+  function snapshot<T>(fn: () => T): T {
+    if (sqlite.inTransaction) return fn();
+    beginRead.run();
+    try {
+      return fn();
+    } finally {
+      if (sqlite.inTransaction) commit.run();
+    }
+  }
+  const conn: SqliteConnection = { sqlite, prepare, transaction, snapshot };
 
   function all<R>(q: Query<R>): R[] {
     const c = compileQuery(q);

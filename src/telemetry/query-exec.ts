@@ -21,35 +21,31 @@ import type { SeriesResult, StatementResult } from './query-result.ts';
 
 export { appendRows } from './query-rows.ts';
 
-/**
- * Plans against the catalogue as it is now. No transaction is needed: runQueries executes in one and plans again if
- * the catalogue changed in between (a write created a shard, a prune in another process dropped one).
- */
+/** Plans against the catalogue as it is now (what a query request would read; runQueries plans in its own snapshot). */
 export async function planQueryRequest(db: Db, body: QueryBody, nowMs: number): Promise<QueryPlan> {
   return readAttempts(db).run(db, (reads) => planQueries(reads, body, nowMs));
 }
 
 /**
- * Runs every query of the plan and returns the results in request order. The rights come first (the shared rules are
- * asynchronous); the queries then run synchronously over the backend's reads (reads.ts), in one read snapshot.
+ * Runs every query of the request and returns the results in request order. The rights of its nodeIds come first (the
+ * shared rules are asynchronous); the queries are then planned and run synchronously over the backend's reads
+ * (reads.ts), in one read snapshot: the plan and the rows it reads come from the same catalogue.
  */
-export async function runQueries(db: Db, userId: number, plan: QueryPlan, nowMs: number): Promise<StatementResult[]> {
-  // A query's nodeId comes from its body (where.tags.nodeId), so planning again below does not change this list.
-  const allowed = await nodeRights(db, userId, plan.queries.flatMap((q) => (q.nodeId === undefined ? [] : [q.nodeId])), 'read');
-  return inReadSnapshot(db, (reads) => {
-    // The catalogue may have changed since planning (a write created a shard, a prune dropped one): plan again.
-    const current = plan.generation === reads.generation ? plan : planQueries(reads, plan.queries.map((q) => q.query), nowMs);
-    return current.queries.map((q): StatementResult => {
-      if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
-      try {
-        const series = runQuery(reads, q);
-        return series.length === 0 ? { statement_id: q.index } : { statement_id: q.index, series };
-      } catch (err) {
-        if (err instanceof StatementError) return { statement_id: q.index, error: err.message };
-        throw err;
-      }
-    });
-  });
+export async function runQueries(db: Db, userId: number, body: QueryBody, nowMs: number): Promise<StatementResult[]> {
+  const list = Array.isArray(body) ? body : [body];
+  const nodeIds: string[] = [];
+  for (const query of list) if (query.where?.tags?.nodeId !== undefined) nodeIds.push(query.where.tags.nodeId);
+  const allowed = await nodeRights(db, userId, nodeIds, 'read');
+  return inReadSnapshot(db, (reads) => planQueries(reads, body, nowMs).queries.map((q): StatementResult => {
+    if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
+    try {
+      const series = runQuery(reads, q);
+      return series.length === 0 ? { statement_id: q.index } : { statement_id: q.index, series };
+    } catch (err) {
+      if (err instanceof StatementError) return { statement_id: q.index, error: err.message };
+      throw err;
+    }
+  }));
 }
 
 function runQuery(reads: TelemetryReads, q: PlannedQuery): SeriesResult[] {

@@ -7,6 +7,13 @@ import { isoTimeJson } from './query-result.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */
 const PAGE_ROWS = 10_000;
+/**
+ * Up to this many rows, a first page is read as rows (`t_ms, t_ns, [v,...]` each, the same json_array text) instead of
+ * one aggregated text: the aggregate over a subquery costs a fixed ~6 µs more per statement, a row ~0.3 µs less
+ * (measured on 1M points: 1 row 10.3 vs 15.7 µs; 1,000 rows 0.78 vs 0.51 ms). The latest point of a field, asked
+ * for a thousand series in one request, is the common case.
+ */
+const FEW_ROWS = 16;
 
 /**
  * A column's value as a JSON value inside json_array(): booleans (stored 0/1) as true/false; integral floats below
@@ -46,21 +53,38 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
     const cols = fields.map((f) => columnIn(shard, f));
     if (cols.every((c) => c === undefined)) continue;
-    const sql = (after: boolean, ordered: boolean) => {
+    // the statements' texts, built only when a statement is not prepared yet
+    const parts = () => {
       const present = [...new Set(cols.filter((c) => c !== undefined))];
-      const dir = desc ? 'DESC' : 'ASC';
-      const values = cols.map((c, k) => jsonColumn(c, fields[k])).join(', ');
-      return `SELECT count(*), group_concat(t_ms || ',' || t_ns || ',' || json_array(${values}), char(10)${ordered ? ` ORDER BY t_ms ${dir}, t_ns ${dir}` : ''})
-        FROM (SELECT t_ms, t_ns, ${present.join(', ')} FROM "${shard.table}"
-          WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})
+      return {
+        present, dir: desc ? 'DESC' : 'ASC', values: `json_array(${cols.map((c, k) => jsonColumn(c, fields[k])).join(', ')})`,
+        where: `WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})`,
+      };
+    };
+    const sql = (after: boolean, ordered: boolean) => {
+      const { present, dir, values, where } = parts();
+      return `SELECT count(*), group_concat(t_ms || ',' || t_ns || ',' || ${values}, char(10)${ordered ? ` ORDER BY t_ms ${dir}, t_ns ${dir}` : ''})
+        FROM (SELECT t_ms, t_ns, ${present.join(', ')} FROM "${shard.table}" ${where}
           ${after ? `AND (t_ms, t_ns) ${desc ? '<' : '>'} (?, ?)` : ''}
           ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?)`;
+    };
+    const firstFew = (size: number): Array<[number, number, string]> => {
+      const stmt = statement(catalogue, `${shard.table}/${shard.columns}/${shape}/few`, () => {
+        const { dir, values, where } = parts();
+        return `SELECT t_ms, t_ns, ${values} FROM "${shard.table}" ${where} ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`;
+      });
+      return stmt.all(seriesId, fromMs, toMs, size) as Array<[number, number, string]>;
     };
     const page = (after: [number, number] | undefined, size: number, ordered: boolean): [number, string | null] => {
       const key = `${shard.table}/${shard.columns}/${shape}/${after === undefined ? '' : '+'}${ordered ? 'o' : ''}`;
       const stmt = statement(catalogue, key, () => sql(after !== undefined, ordered));
       return (after === undefined ? stmt.get(seriesId, fromMs, toMs, size) : stmt.get(seriesId, fromMs, toMs, after[0], after[1], size)) as [number, string | null];
     };
+    if (limit - rows.length <= FEW_ROWS) {
+      // the whole rest of the limit from this shard, in the statement's order
+      for (const [ms, ns, values] of firstFew(limit - rows.length)) rows.push(`[${timeJson(ms, ns)},${values.slice(1)}`);
+      continue;
+    }
     let last: [number, number] | undefined;
     while (rows.length < limit) {
       const size = Math.min(limit - rows.length, PAGE_ROWS);

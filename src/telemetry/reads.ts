@@ -36,7 +36,7 @@ export function readAttempts(db: Db): ReadAttempts {
  * process): SQLite in a read transaction of its exclusive section, PostgreSQL in a REPEATABLE READ transaction.
  */
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
-  if (db.backend === 'sqlite') return db.exclusive((conn) => conn.sqlite.transaction(() => onConnection(conn, attempt)).deferred());
+  if (db.backend === 'sqlite') return db.exclusive((conn) => conn.snapshot(() => onConnection(conn, attempt)));
   const attempts = readAttempts(db);
   return db.read((tx) => attempts.run(tx, attempt));
 }

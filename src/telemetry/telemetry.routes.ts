@@ -7,7 +7,7 @@ import { decodeUtf8 } from '../http/route.ts';
 import { decodeContentEncoding } from './gunzip.ts';
 import { writeLineProtocol } from './ingest.ts';
 import { namespaceFromWriteParams } from './namespaces.ts';
-import { planQueryRequest, runQueries } from './query-exec.ts';
+import { runQueries } from './query-exec.ts';
 import { resultsJson } from './query-result.ts';
 import { estimateRequest } from './cost.ts';
 import { enforceQueryCost } from './rate-limit/query-cost.ts';
@@ -67,11 +67,8 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     const dryRun = await enforceQueryCost(c, deps, estimateRequest(body, now), query);
     if (dryRun) return c.json(dryRun);
     await enforceRetention(db, deps.config.telemetryRetention, now);
-    // Planned before anything executes: plan.estimate (docs/api.md#cost) and plan.shardTables are what the cost limiter
-    // charges for; apiTier and dryRun belong to it.
-    const plan = await planQueryRequest(db, body, now);
-    const results = await runQueries(db, userId, plan, now);
-    return c.body(resultsJson(results, plan.single), 200, { 'content-type': 'application/json' });
+    const results = await runQueries(db, userId, body, now);
+    return c.body(resultsJson(results, !Array.isArray(body)), 200, { 'content-type': 'application/json' });
   });
 
   api.route({

@@ -48,6 +48,30 @@ describe('telemetry query: happy', () => {
     assert.deepEqual(three[2], { statement_id: 2, error: 'field "zz" does not exist in measurement "power"' });
   });
 
+  it('a small limit (read row by row) answers the first points of the unlimited answer, across shards, in both orders', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    // a few points at the edges of three shards, of mixed types, some without the selected float
+    const at = [T0 - 3 * DAY + 1, T0 - 2 * DAY - 7, T0 - 2 * DAY - 3, T0 - 2 * DAY, T0 - DAY - 1, T0 - DAY + 5, T0 - 10];
+    await writeOk(app, u.token, at.map((ms, i) => i % 3 === 1
+      ? `power,nodeId=n1 e=${i}i,b=${i % 2 === 0} ${ns(ms)}`
+      : `power,nodeId=n1 p=${i * 1.5 + 0.1},e=${-i}i,s="v ${i}" ${ns(ms)}`).join('\n'));
+    for (const select of [['p'], ['p', 'e', 'b', 's']]) {
+      for (const orderBy of ['ASC', 'DESC'] as const) {
+        for (const time of [[since(T0 - 3 * DAY)], [since(T0 - 2 * DAY - 5), before(T0 - DAY + 5)]]) {
+          const q = { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time }, orderBy };
+          const all = (await queryOk(app, u.token, q)).series[0].values;
+          assert.ok(all.length >= 2);
+          for (let limit = 1; limit <= all.length + 1; limit++) {
+            const some = await queryOk(app, u.token, { ...q, limit });
+            assert.deepEqual(some.series[0].values, all.slice(0, limit), `${select} ${orderBy} ${JSON.stringify(time)} limit ${limit}`);
+          }
+        }
+      }
+    }
+  });
+
   it('round-trips points across shard boundaries, in both orders', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());

@@ -205,7 +205,7 @@ describe('retention and pruning', () => {
       const write = (body: string) => writeLineProtocol(service, { userId, namespace, body, precision: 'ns', now });
       const read = async (): Promise<string> => {
         const body: QueryBody = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
-        return resultsJson(await runQueries(service, userId, await planQueryRequest(service, body, now), now), true);
+        return resultsJson(await runQueries(service, userId, body, now), true);
       };
       await write(`power,nodeId=n1 p=1 ${ns(T0 - 3 * DAY)}\npower,nodeId=n1 p=2 ${ns(T0 - 1000)}`);
       assert.match(await read(), /\[\[.*,1\],\[.*,2\]\]/);
@@ -251,7 +251,7 @@ describe('storage: all-or-nothing', () => {
     const store = (body: string) => writeLineProtocol(db, { userId: u.id, namespace, body, precision: 'ns', now: T0 });
     const refused = `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`;
     const body: QueryBody = { select: ['p'], from: { ...FROM_V1, namespace }, where: { tags: { nodeId: 'n1' } } };
-    const read = async () => resultsJson(await runQueries(db, u.id, await planQueryRequest(db, body, T0), T0), true);
+    const read = async () => resultsJson(await runQueries(db, u.id, body, T0), true);
     const [a, b, c, d] = await Promise.allSettled([store(refused), store(`power,nodeId=n1 p=7 ${ns(T0 - 5 * DAY)}`), store(refused), read()]);
     assert.equal(a.status === 'rejected' && (a.reason as { code?: string }).code, 'FORBIDDEN');
     assert.deepEqual(b, { status: 'fulfilled', value: 1 });
