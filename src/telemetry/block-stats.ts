@@ -51,6 +51,20 @@ export class IntegerOverflow extends Error {}
 
 // Bounds the memory: (shard, series, field) entries of 24 blocks each.
 const MAX_ENTRIES = 20_000;
+// Kept rows of whole blocks (plain-field queries): at most this many rows in all (~100 bytes each), and no block of
+// more rows than MAX_BLOCK_ROWS (a block that holds more is read from the table each time).
+const MAX_KEPT_ROWS = 200_000;
+export const MAX_BLOCK_ROWS = 20_000;
+
+/**
+ * A block's rows for one set of selected fields and one time format, ascending by time, as the JSON rows of answers
+ * (`[<time>,v,...]`), with each row's time in ms (for ranges that cut the block). Rows where none of the fields is set
+ * are not there.
+ */
+export interface RowBlock {
+  ms: Float64Array;
+  rows: string[];
+}
 
 type Blocks = Array<Stats | undefined>;
 
@@ -70,6 +84,15 @@ export class BlockStats {
   /** tables with at least one entry, and how many: the writer only marks blocks of these */
   private readonly tables = new Map<string, number>();
 
+  /** `${table}/${seriesId}/${shape}/${block}` -> the block's rows for that shape (a set of selected fields) */
+  private readonly rowBlocks = new LruCache<string, RowBlock>(MAX_KEPT_ROWS, (key) => this.forgetRows(key), { of: (b) => b.rows.length + 1, max: MAX_KEPT_ROWS });
+  /** `${table}/${seriesId}` -> the shapes that have (or had) kept row blocks: what a write of that series makes stale */
+  private readonly shapesOf = new Map<string, Set<string>>();
+  /** tables with kept row blocks, and how many */
+  private readonly rowTables = new Map<string, number>();
+  /** blocks found to hold more than MAX_BLOCK_ROWS rows for a shape: they only grow (points are dropped by whole shards) */
+  private readonly oversized = new LruCache<string, true>(10_000);
+
   /** `statement(sql)`: a prepared, raw statement (the catalogue's cache: statements name shard tables). */
   constructor(private readonly statement: (sql: string) => Statement) {}
 
@@ -77,6 +100,10 @@ export class BlockStats {
     this.entries.clear();
     this.fieldsOf.clear();
     this.tables.clear();
+    this.rowBlocks.clear();
+    this.shapesOf.clear();
+    this.rowTables.clear();
+    this.oversized.clear();
   }
 
   private forget(entry: Entry): void {
@@ -90,16 +117,55 @@ export class BlockStats {
 
   /** Whether any block of this shard table is cached (when not, writes need not mark anything). */
   caches(table: string): boolean {
-    return this.tables.has(table);
+    return this.tables.has(table) || this.rowTables.has(table);
   }
 
-  /** The writer stored a row of this series at this time: its block is stale (for every field). */
+  /** The writer stored a row of this series at this time: its block is stale (for every field and kept rows). */
   markStale(shard: ShardInfo, seriesId: number, timeMs: number): void {
     const series = `${shard.table}/${seriesId}`;
-    const fields = this.fieldsOf.get(series);
-    if (fields === undefined) return;
     const block = blockOf(shard, timeMs);
-    for (const ordinal of fields) this.entries.peek(`${series}/${ordinal}`)!.blocks[block] = undefined;
+    const fields = this.fieldsOf.get(series);
+    if (fields !== undefined) for (const ordinal of fields) this.entries.peek(`${series}/${ordinal}`)!.blocks[block] = undefined;
+    const shapes = this.shapesOf.get(series);
+    if (shapes !== undefined) {
+      for (const shape of shapes) {
+        const key = `${series}/${shape}/${block}`;
+        if (this.rowBlocks.delete(key)) this.forgetRows(key);
+      }
+    }
+  }
+
+  /** The kept rows of a whole block for `shape` (a set of selected fields): 'oversized' when it holds too many to keep. */
+  keptRows(shard: ShardInfo, seriesId: number, shape: string, block: number): RowBlock | 'oversized' | undefined {
+    const key = `${shard.table}/${seriesId}/${shape}/${block}`;
+    return this.rowBlocks.get(key) ?? (this.oversized.has(key) ? 'oversized' : undefined);
+  }
+
+  /**
+   * Keeps the rows of a whole block, read inside the current exclusive section, until a write of the block; or notes
+   * that the block holds more than MAX_BLOCK_ROWS rows.
+   */
+  keepRows(shard: ShardInfo, seriesId: number, shape: string, block: number, rows: RowBlock | 'oversized'): void {
+    const series = `${shard.table}/${seriesId}`;
+    const key = `${series}/${shape}/${block}`;
+    if (rows === 'oversized') {
+      this.oversized.set(key, true);
+      return;
+    }
+    if (this.rowBlocks.has(key) || rows.rows.length + 1 > MAX_KEPT_ROWS) return;
+    let shapes = this.shapesOf.get(series);
+    if (shapes === undefined) this.shapesOf.set(series, shapes = new Set());
+    shapes.add(shape);
+    this.rowTables.set(shard.table, (this.rowTables.get(shard.table) ?? 0) + 1);
+    this.rowBlocks.set(key, rows);
+  }
+
+  /** A kept row block is gone (stale or evicted): its table counts one less. */
+  private forgetRows(key: string): void {
+    const table = key.slice(0, key.indexOf('/'));
+    const left = (this.rowTables.get(table) ?? 1) - 1;
+    if (left > 0) this.rowTables.set(table, left);
+    else this.rowTables.delete(table);
   }
 
   /**

@@ -52,6 +52,8 @@ export function shardTableName(namespaceId: number, window: number): string {
 export class Catalogue {
   private readonly byKey = new Map<string, NamespaceInfo>();
   private schemaVersion = -1;
+  /** SQLite's data_version when last synced: it changes when another connection commits */
+  private dataVersion = -1;
   /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
   generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
@@ -82,6 +84,13 @@ export class Catalogue {
     if (version !== this.schemaVersion) {
       this.reset();
       this.schemaVersion = version;
+    }
+    // Points written by another connection (another process on the same file) mark no block stale: what is kept per
+    // block is dropped whenever another connection committed anything.
+    const data = this.conn.prepare('PRAGMA data_version').pluck().get() as number;
+    if (data !== this.dataVersion) {
+      this.blockStats.clear();
+      this.dataVersion = data;
     }
   }
 

@@ -2,6 +2,7 @@
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN, FLOAT } from './line-scanner.ts';
 import { columnIn, statement, type Column } from './query-columns.ts';
+import { blockMs, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
 import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson } from './query-result.ts';
 
@@ -46,62 +47,149 @@ export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number,
  */
 export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
   desc: boolean, limit: number, timeJson: (ms: number, ns: number) => string): string[] {
-  const shape = `r${desc ? 'd' : 'a'}${fields.map((f) => `${f.ordinal}:${f.kind}`).join(',')}`;
+  const fieldsKey = fields.map((f) => `${f.ordinal}:${f.kind}`).join(',');
   const rows: string[] = [];
   for (let i = 0; i < shards.length && rows.length < limit; i++) {
     const shard = shards[desc ? shards.length - 1 - i : i];
-    if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+    const from = Math.max(fromMs, shard.startMs);
+    const to = Math.min(toMs, shard.endMs);
+    if (from >= to) continue;
     const cols = fields.map((f) => columnIn(shard, f));
     if (cols.every((c) => c === undefined)) continue;
-    // the statements' texts, built only when a statement is not prepared yet
-    const parts = () => {
-      const present = [...new Set(cols.filter((c) => c !== undefined))];
-      return {
-        present, dir: desc ? 'DESC' : 'ASC', values: `json_array(${cols.map((c, k) => jsonColumn(c, fields[k])).join(', ')})`,
-        where: `WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})`,
-      };
-    };
-    const sql = (after: boolean, ordered: boolean) => {
-      const { present, dir, values, where } = parts();
-      return `SELECT count(*), group_concat(t_ms || ',' || t_ns || ',' || ${values}, char(10)${ordered ? ` ORDER BY t_ms ${dir}, t_ns ${dir}` : ''})
-        FROM (SELECT t_ms, t_ns, ${present.join(', ')} FROM "${shard.table}" ${where}
-          ${after ? `AND (t_ms, t_ns) ${desc ? '<' : '>'} (?, ?)` : ''}
-          ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?)`;
-    };
-    const firstFew = (size: number): Array<[number, number, string]> => {
-      const stmt = statement(catalogue, `${shard.table}/${shard.columns}/${shape}/few`, () => {
-        const { dir, values, where } = parts();
-        return `SELECT t_ms, t_ns, ${values} FROM "${shard.table}" ${where} ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`;
-      });
-      return stmt.all(seriesId, fromMs, toMs, size) as Array<[number, number, string]>;
-    };
-    const page = (after: [number, number] | undefined, size: number, ordered: boolean): [number, string | null] => {
-      const key = `${shard.table}/${shard.columns}/${shape}/${after === undefined ? '' : '+'}${ordered ? 'o' : ''}`;
-      const stmt = statement(catalogue, key, () => sql(after !== undefined, ordered));
-      return (after === undefined ? stmt.get(seriesId, fromMs, toMs, size) : stmt.get(seriesId, fromMs, toMs, after[0], after[1], size)) as [number, string | null];
-    };
+    const reader = shardRows(catalogue, shard, seriesId, fields, cols, `${shard.columns}/${fieldsKey}`, timeJson);
     if (limit - rows.length <= FEW_ROWS) {
-      // the whole rest of the limit from this shard, in the statement's order
-      for (const [ms, ns, values] of firstFew(limit - rows.length)) rows.push(`[${timeJson(ms, ns)},${values.slice(1)}`);
+      reader.few(from, to, desc, limit - rows.length, rows, timeJson);
       continue;
     }
-    let last: [number, number] | undefined;
-    while (rows.length < limit) {
-      const size = Math.min(limit - rows.length, PAGE_ROWS);
-      let [count, text] = page(last, size, false);
-      if (count === 0 || text === null) break;
-      const before = rows.length;
-      let end = appendRows(text, desc, rows, timeJson);
-      if (end === undefined) {
-        rows.length = before;
-        [count, text] = page(last, size, true);
-        end = appendRows(text!, desc, rows, timeJson)!;
-      }
-      last = end;
-      if (count < size) break;
+    // Block by block, from the block's kept rows (read whole once, kept until a write of the block: block-stats.ts);
+    // a block of more rows than are kept is read from the table, page by page.
+    const size = blockMs(shard);
+    const first = Math.floor((from - shard.startMs) / size);
+    const last = Math.ceil((to - shard.startMs) / size) - 1;
+    for (let k = 0; k <= last - first && rows.length < limit; k++) {
+      const block = desc ? last - k : first + k;
+      const start = shard.startMs + block * size;
+      const lo = Math.max(from, start);
+      const hi = Math.min(to, start + size);
+      const kept = reader.block(block, start, start + size);
+      if (kept === undefined) reader.range(lo, hi, desc, limit, rows, timeJson);
+      else appendKept(kept, lo, hi, desc, limit, rows);
     }
   }
   return rows;
+}
+
+/** Appends the rows of a kept block timed in [lo, hi), in the query's order, up to the limit. */
+function appendKept(kept: RowBlock, lo: number, hi: number, desc: boolean, limit: number, rows: string[]): void {
+  const { ms, rows: all } = kept;
+  const begin = firstAtOrAfter(ms, lo);
+  const end = firstAtOrAfter(ms, hi);
+  if (desc) for (let r = end - 1; r >= begin && rows.length < limit; r--) rows.push(all[r]);
+  else for (let r = begin; r < end && rows.length < limit; r++) rows.push(all[r]);
+}
+
+/** The index of the first time >= t in ascending times. */
+function firstAtOrAfter(times: Float64Array, t: number): number {
+  let a = 0;
+  let b = times.length;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (times[mid] < t) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
+
+/** A number per time format, for the keys of kept blocks (their rows carry the time text). */
+const timeFormats = new Map<(ms: number, ns: number) => string, number>();
+function timeFormatId(timeJson: (ms: number, ns: number) => string): number {
+  let id = timeFormats.get(timeJson);
+  if (id === undefined) timeFormats.set(timeJson, id = timeFormats.size);
+  return id;
+}
+
+interface ShardRows {
+  /** up to `take` rows of [from, to) in the query's order, read as rows */
+  few(from: number, to: number, desc: boolean, take: number, rows: string[], timeJson: (ms: number, ns: number) => string): void;
+  /** rows of [from, to) in the query's order until the limit, read page by page */
+  range(from: number, to: number, desc: boolean, limit: number, rows: string[], timeJson: (ms: number, ns: number) => string): void;
+  /** the kept rows of a block (in `timeJson`'s format), read whole and kept when not yet kept; undefined when the block holds too many rows */
+  block(block: number, start: number, end: number): RowBlock | undefined;
+}
+
+/** The statements reading one series' rows of `fields` from one shard (`cols`: their columns there; `shape`: their key). */
+function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], cols: Array<string | undefined>, shape: string,
+  timeJson: (ms: number, ns: number) => string): ShardRows {
+  // the statements' texts, built only when a statement is not prepared yet
+  const parts = (desc: boolean) => {
+    const present = [...new Set(cols.filter((c) => c !== undefined))];
+    return {
+      present, dir: desc ? 'DESC' : 'ASC', values: `json_array(${cols.map((c, k) => jsonColumn(c, fields[k])).join(', ')})`,
+      where: `WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')})`,
+    };
+  };
+  const pageSql = (desc: boolean, after: boolean, ordered: boolean) => {
+    const { present, dir, values, where } = parts(desc);
+    return `SELECT count(*), group_concat(t_ms || ',' || t_ns || ',' || ${values}, char(10)${ordered ? ` ORDER BY t_ms ${dir}, t_ns ${dir}` : ''})
+      FROM (SELECT t_ms, t_ns, ${present.join(', ')} FROM "${shard.table}" ${where}
+        ${after ? `AND (t_ms, t_ns) ${desc ? '<' : '>'} (?, ?)` : ''}
+        ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?)`;
+  };
+  const page = (from: number, to: number, desc: boolean, after: [number, number] | undefined, size: number, ordered: boolean): [number, string | null] => {
+    const key = `${shard.table}/${shape}/r${desc ? 'd' : 'a'}${after === undefined ? '' : '+'}${ordered ? 'o' : ''}`;
+    const stmt = statement(catalogue, key, () => pageSql(desc, after !== undefined, ordered));
+    return (after === undefined ? stmt.get(seriesId, from, to, size) : stmt.get(seriesId, from, to, after[0], after[1], size)) as [number, string | null];
+  };
+  return {
+    few(from, to, desc, take, rows, timeJson) {
+      const stmt = statement(catalogue, `${shard.table}/${shape}/f${desc ? 'd' : 'a'}`, () => {
+        const { dir, values, where } = parts(desc);
+        return `SELECT t_ms, t_ns, ${values} FROM "${shard.table}" ${where} ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ?`;
+      });
+      for (const [ms, ns, values] of stmt.all(seriesId, from, to, take) as Array<[number, number, string]>) rows.push(`[${timeJson(ms, ns)},${values.slice(1)}`);
+    },
+    range(from, to, desc, limit, rows, timeJson) {
+      let last: [number, number] | undefined;
+      while (rows.length < limit) {
+        const size = Math.min(limit - rows.length, PAGE_ROWS);
+        let [count, text] = page(from, to, desc, last, size, false);
+        if (count === 0 || text === null) break;
+        const before = rows.length;
+        let end = appendRows(text, desc, rows, timeJson);
+        if (end === undefined) {
+          rows.length = before;
+          [count, text] = page(from, to, desc, last, size, true);
+          end = appendRows(text!, desc, rows, timeJson)!;
+        }
+        last = end;
+        if (count < size) break;
+      }
+    },
+    block(block, start, end) {
+      const stats = catalogue.blockStats;
+      const key = `${shape}/t${timeFormatId(timeJson)}`;
+      const kept = stats.keptRows(shard, seriesId, key, block);
+      if (kept !== undefined) return kept === 'oversized' ? undefined : kept;
+      let [count, text] = page(start, end, false, undefined, MAX_BLOCK_ROWS + 1, false);
+      if (count > MAX_BLOCK_ROWS) {
+        stats.keepRows(shard, seriesId, key, block, 'oversized');
+        return undefined;
+      }
+      const ms = new Float64Array(count);
+      const read: RowBlock = { ms, rows: [] };
+      const timed = (t: number, sub: number) => {
+        ms[read.rows.length] = t;
+        return timeJson(t, sub);
+      };
+      if (text !== null && appendRows(text, false, read.rows, timed) === undefined) {
+        read.rows.length = 0;
+        [count, text] = page(start, end, false, undefined, MAX_BLOCK_ROWS + 1, true);
+        appendRows(text!, false, read.rows, timed);
+      }
+      stats.keepRows(shard, seriesId, key, block, read);
+      return read;
+    },
+  };
 }
 
 /**

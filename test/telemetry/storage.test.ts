@@ -20,10 +20,13 @@ import { resultsJson } from '../../src/telemetry/query-result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { estimateRequest } from '../../src/telemetry/cost.ts';
 import { catalogueOf, shardTableName } from '../../src/telemetry/catalogue.ts';
+import { MAX_BLOCK_ROWS } from '../../src/telemetry/block-stats.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
 import { FROM_V1, V1, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
+const since = (ms: number) => ({ operator: '>=' as const, value: ms });
+const before = (ms: number) => ({ operator: '<' as const, value: ms });
 
 type ShardRow = { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number };
 
@@ -220,6 +223,93 @@ describe('retention and pruning', () => {
     } finally {
       remove();
     }
+  });
+
+  it('a running service sees points written by another process into blocks whose rows it keeps', async (t) => {
+    const { service, openOther, remove } = await sharedDatabase(t);
+    try {
+      await migrate(service, T0);
+      const userId = await fixtureUser(service, 'n1');
+      const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
+      const read = async (): Promise<string> => resultsJson(await runQueries(service, userId,
+        { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 100 }, T0), true);
+      await writeLineProtocol(service, { userId, namespace, body: Array.from({ length: 40 }, (_, i) => `power,nodeId=n1 p=${i} ${ns(T0 - DAY + i * 60_000)}`).join('\n'), precision: 'ns', now: T0 });
+      const before = await read();
+      assert.equal((before.match(/\],\[/g) ?? []).length, 39);
+      assert.equal(await read(), before, 'answered again alike (from the kept rows)');
+      const other = openOther();
+      t.after(() => other.close());
+      await writeLineProtocol(other, { userId, namespace, body: `power,nodeId=n1 p=1000 ${ns(T0 - DAY + 30_000)}`, precision: 'ns', now: T0 });
+      await other.close();
+      const after = await read();
+      assert.equal((after.match(/\],\[/g) ?? []).length, 40);
+      assert.match(after, /,1000\]/);
+    } finally {
+      remove();
+    }
+  });
+});
+
+describe('storage: rows kept per block', () => {
+  it('answers equal a model of what was written, through random writes (new points, overwrites) and random ranges', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    let seed = 99;
+    const rand = (n: number) => Math.floor((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 * n);
+    // points of two fields over two 1-day shards, 10-minute steps; the model keeps (time -> [p, q]) as stored
+    const model = new Map<number, [number | null, number | null]>();
+    const span = 2 * DAY;
+    const start = T0 - span;
+    const writeSome = async () => {
+      const lines: string[] = [];
+      for (let k = 0, n = 1 + rand(30); k < n; k++) {
+        const at = start + rand(span / 600_000) * 600_000 + (rand(4) === 0 ? rand(1000) : 0);
+        const p = rand(3) === 0 ? null : rand(1000) / 4;
+        const q = p === null || rand(2) === 0 ? rand(100) : null;
+        lines.push(`power,nodeId=n1 ${[p === null ? '' : `p=${p}`, q === null ? '' : `q=${q}i`].filter(Boolean).join(',')} ${ns(at)}`);
+        const old = model.get(at) ?? [null, null];
+        model.set(at, [p ?? old[0], q ?? old[1]]);
+      }
+      await writeOk(app, u.token, lines.join('\n'));
+    };
+    await writeSome();
+    for (let step = 0; step < 40; step++) {
+      if (rand(3) === 0) await writeSome();
+      const from = start + rand(span) - DAY / 4;
+      const to = from + 1 + rand(span);
+      const orderBy = rand(2) === 0 ? 'ASC' as const : 'DESC' as const;
+      const limit = rand(3) === 0 ? 1 + rand(400) : undefined;
+      const select = rand(2) === 0 ? ['p'] : ['p', 'q'];
+      const expected = [...model].filter(([at, v]) => at >= from && at < to && (v[0] !== null || (select.length > 1 && v[1] !== null)))
+        .sort((a, b) => (orderBy === 'ASC' ? a[0] - b[0] : b[0] - a[0]))
+        .slice(0, limit ?? Infinity)
+        .map(([at, v]) => [iso(at), ...v.slice(0, select.length)]);
+      const body = await queryOk(app, u.token, { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: from }, { operator: '<', value: to }] }, orderBy, ...(limit ? { limit } : {}) });
+      assert.deepEqual(body.series?.[0].values ?? [], expected, `step ${step}: ${select} [${from}, ${to}) ${orderBy} limit ${limit}`);
+    }
+  });
+
+  it('a block of more rows than are kept is read from the table each time, in both orders', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    // 20,500 points in one hour (every 150 ms): above MAX_BLOCK_ROWS
+    const hour = T0 - DAY + 3_600_000;
+    assert.ok(MAX_BLOCK_ROWS < 20_500);
+    for (let k = 0; k < 20_500; k += 5000) {
+      await writeOk(app, u.token, Array.from({ length: Math.min(5000, 20_500 - k) }, (_, i) => `power,nodeId=n1 p=${k + i} ${ns(hour + (k + i) * 150)}`).join('\n'));
+    }
+    const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [since(hour - 1), before(T0)] } };
+    for (let round = 0; round < 2; round++) {
+      const asc = (await queryOk(app, u.token, { ...q, limit: 30 })).series[0].values;
+      assert.deepEqual(asc.map((r: unknown[]) => r[1]), Array.from({ length: 30 }, (_, i) => i));
+      const desc = (await queryOk(app, u.token, { ...q, orderBy: 'DESC', limit: 25_000 })).series[0].values;
+      assert.equal(desc.length, 20_500);
+      assert.deepEqual([desc[0][1], desc[20_499][1]], [20_499, 0]);
+    }
+    await writeOk(app, u.token, `power,nodeId=n1 p=-1 ${ns(hour + 75)}`);
+    assert.deepEqual((await queryOk(app, u.token, { ...q, limit: 30 })).series[0].values.slice(0, 3).map((r: unknown[]) => r[1]), [0, -1, 1]);
   });
 });
 
