@@ -9,7 +9,7 @@
 // (prune) clears it with everything else.
 import type { Statement } from 'better-sqlite3';
 import type { FieldInfo, ShardInfo } from './catalogue-types.ts';
-import { INTEGER, UNSIGNED } from './line-scanner.ts';
+import { FLOAT, INTEGER, UNSIGNED } from './line-scanner.ts';
 import { LruCache } from '../lru-cache.ts';
 
 export const BLOCKS_PER_SHARD = 24;
@@ -56,14 +56,24 @@ const MAX_ENTRIES = 20_000;
 const MAX_KEPT_ROWS = 200_000;
 export const MAX_BLOCK_ROWS = 20_000;
 
+/** What is kept of a block besides its statistics: `size` rows of it, each timed in `ms` (ascending). */
+interface KeptBlock {
+  ms: Float64Array;
+  size: number;
+}
+
 /**
  * A block's rows for one set of selected fields and one time format, ascending by time, as the JSON rows of answers
  * (`[<time>,v,...]`), with each row's time in ms (for ranges that cut the block). Rows where none of the fields is set
  * are not there.
  */
-export interface RowBlock {
-  ms: Float64Array;
+export interface RowBlock extends KeptBlock {
   rows: string[];
+}
+
+/** A block's values of one float field, ascending by time: the range statistics of an aggregate's edges come from them. */
+interface ValueBlock extends KeptBlock {
+  values: Float64Array;
 }
 
 type Blocks = Array<Stats | undefined>;
@@ -84,9 +94,12 @@ export class BlockStats {
   /** tables with at least one entry, and how many: the writer only marks blocks of these */
   private readonly tables = new Map<string, number>();
 
-  /** `${table}/${seriesId}/${shape}/${block}` -> the block's rows for that shape (a set of selected fields) */
-  private readonly rowBlocks = new LruCache<string, RowBlock>(MAX_KEPT_ROWS, (key) => this.forgetRows(key), { of: (b) => b.rows.length + 1, max: MAX_KEPT_ROWS });
-  /** `${table}/${seriesId}` -> the shapes that have (or had) kept row blocks: what a write of that series makes stale */
+  /**
+   * `${table}/${seriesId}/${shape}/${block}` -> what is kept of the block for that shape: rows of a set of selected
+   * fields (RowBlock), or the values of one float field (ValueBlock, shape `v<ordinal>`)
+   */
+  private readonly rowBlocks = new LruCache<string, KeptBlock>(MAX_KEPT_ROWS, (key) => this.forgetRows(key), { of: (b) => b.size + 1, max: MAX_KEPT_ROWS });
+  /** `${table}/${seriesId}` -> the shapes that have (or had) kept blocks: what a write of that series makes stale */
   private readonly shapesOf = new Map<string, Set<string>>();
   /** tables with kept row blocks, and how many */
   private readonly rowTables = new Map<string, number>();
@@ -138,21 +151,80 @@ export class BlockStats {
   /** The kept rows of a whole block for `shape` (a set of selected fields): 'oversized' when it holds too many to keep. */
   keptRows(shard: ShardInfo, seriesId: number, shape: string, block: number): RowBlock | 'oversized' | undefined {
     const key = `${shard.table}/${seriesId}/${shape}/${block}`;
-    return this.rowBlocks.get(key) ?? (this.oversized.has(key) ? 'oversized' : undefined);
+    return this.rowBlocks.get(key) as RowBlock | undefined ?? (this.oversized.has(key) ? 'oversized' : undefined);
+  }
+
+  /**
+   * Adds count, sum, min and max of a float field over [from, to) (at most two blocks: an aggregate's edge) from the
+   * kept values of its blocks, reading and keeping them as needed. False for other kinds of fields (integer sums must
+   * stay exact: the caller scans the table) and for blocks too large to keep.
+   */
+  edgeStats(shard: ShardInfo, seriesId: number, field: FieldInfo, from: number, to: number, into: Stats): boolean {
+    if (field.kind !== FLOAT) return false;
+    if (field.ordinal >= shard.columns) return true;
+    const size = blockMs(shard);
+    const blocks: ValueBlock[] = [];
+    for (let b = blockOf(shard, from); b <= blockOf(shard, to - 1); b++) {
+      const kept = this.values(shard, seriesId, field, b, shard.startMs + b * size);
+      if (kept === undefined) return false;
+      blocks.push(kept);
+    }
+    const add: Stats = emptyStats();
+    let sum = 0;
+    let min = Infinity;
+    let max = -Infinity;
+    for (const { ms, values } of blocks) {
+      for (let i = firstAtOrAfter(ms, from), end = firstAtOrAfter(ms, to); i < end; i++) {
+        const v = values[i];
+        sum += v;
+        if (v < min) min = v;
+        if (v > max) max = v;
+        add.count++;
+      }
+    }
+    if (add.count > 0) {
+      add.sum = sum;
+      add.min = min;
+      add.max = max;
+      mergeStats(into, add);
+    }
+    return true;
+  }
+
+  private values(shard: ShardInfo, seriesId: number, field: FieldInfo, block: number, start: number): ValueBlock | undefined {
+    const shape = `v${field.ordinal}`;
+    const key = `${shard.table}/${seriesId}/${shape}/${block}`;
+    const kept = this.rowBlocks.get(key) as ValueBlock | undefined;
+    if (kept !== undefined) return kept;
+    if (this.oversized.has(key)) return undefined;
+    const col = `c${field.ordinal}`;
+    const rows = this.statement(`SELECT t_ms, ${col} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND ${col} IS NOT NULL
+      ORDER BY t_ms, t_ns LIMIT ${MAX_BLOCK_ROWS + 1}`).all(seriesId, start, start + blockMs(shard)) as Array<[number, number]>;
+    if (rows.length > MAX_BLOCK_ROWS) {
+      this.keepRows(shard, seriesId, shape, block, 'oversized');
+      return undefined;
+    }
+    const read: ValueBlock = { ms: new Float64Array(rows.length), values: new Float64Array(rows.length), size: rows.length };
+    rows.forEach(([t, v], i) => {
+      read.ms[i] = t;
+      read.values[i] = v;
+    });
+    this.keepRows(shard, seriesId, shape, block, read);
+    return read;
   }
 
   /**
    * Keeps the rows of a whole block, read inside the current exclusive section, until a write of the block; or notes
    * that the block holds more than MAX_BLOCK_ROWS rows.
    */
-  keepRows(shard: ShardInfo, seriesId: number, shape: string, block: number, rows: RowBlock | 'oversized'): void {
+  keepRows(shard: ShardInfo, seriesId: number, shape: string, block: number, rows: KeptBlock | 'oversized'): void {
     const series = `${shard.table}/${seriesId}`;
     const key = `${series}/${shape}/${block}`;
     if (rows === 'oversized') {
       this.oversized.set(key, true);
       return;
     }
-    if (this.rowBlocks.has(key) || rows.rows.length + 1 > MAX_KEPT_ROWS) return;
+    if (this.rowBlocks.has(key) || rows.size + 1 > MAX_KEPT_ROWS) return;
     let shapes = this.shapesOf.get(series);
     if (shapes === undefined) this.shapesOf.set(series, shapes = new Set());
     shapes.add(shape);
@@ -227,4 +299,16 @@ export function blockMs(shard: ShardInfo): number {
 
 export function blockOf(shard: ShardInfo, timeMs: number): number {
   return Math.floor((timeMs - shard.startMs) / blockMs(shard));
+}
+
+/** The index of the first time >= t in ascending times. */
+export function firstAtOrAfter(times: Float64Array, t: number): number {
+  let a = 0;
+  let b = times.length;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (times[mid] < t) a = mid + 1;
+    else b = mid;
+  }
+  return a;
 }

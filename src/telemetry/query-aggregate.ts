@@ -59,14 +59,20 @@ function addShardRange(catalogue: Catalogue, fromMs: number, toMs: number, shard
   const first = Math.ceil((from - shard.startMs) / size);
   const last = Math.floor((to - shard.startMs) / size);
   if (first >= last) {
-    scanRange(catalogue, shard, seriesId, from, to, columns, stats);
+    edgeRange(catalogue, shard, seriesId, from, to, columns, stats);
     return;
   }
   const firstStart = shard.startMs + first * size;
   const lastEnd = shard.startMs + last * size;
-  if (from < firstStart) scanRange(catalogue, shard, seriesId, from, firstStart, columns, stats);
+  if (from < firstStart) edgeRange(catalogue, shard, seriesId, from, firstStart, columns, stats);
   columns.forEach((c, i) => catalogue.blockStats.read(shard, seriesId, c.field, first, last, stats[i]));
-  if (lastEnd < to) scanRange(catalogue, shard, seriesId, lastEnd, to, columns, stats);
+  if (lastEnd < to) edgeRange(catalogue, shard, seriesId, lastEnd, to, columns, stats);
+}
+
+/** Adds a range of at most two partial blocks: float fields from their blocks' kept values, the others scanned. */
+function edgeRange(catalogue: Catalogue, shard: ShardInfo, seriesId: number, from: number, to: number, columns: Column[], stats: Stats[]): void {
+  const rest = columns.flatMap((c, i) => (catalogue.blockStats.edgeStats(shard, seriesId, c.field, from, to, stats[i]) ? [] : [i]));
+  if (rest.length > 0) scanRange(catalogue, shard, seriesId, from, to, rest.map((i) => columns[i]), rest.map((i) => stats[i]));
 }
 
 /** Scans [from, to) of one shard for every column. */

@@ -2,7 +2,7 @@
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN, FLOAT } from './line-scanner.ts';
 import { columnIn, statement, type Column } from './query-columns.ts';
-import { blockMs, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
+import { blockMs, firstAtOrAfter, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
 import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson } from './query-result.ts';
 
@@ -88,18 +88,6 @@ function appendKept(kept: RowBlock, lo: number, hi: number, desc: boolean, limit
   else for (let r = begin; r < end && rows.length < limit; r++) rows.push(all[r]);
 }
 
-/** The index of the first time >= t in ascending times. */
-function firstAtOrAfter(times: Float64Array, t: number): number {
-  let a = 0;
-  let b = times.length;
-  while (a < b) {
-    const mid = (a + b) >>> 1;
-    if (times[mid] < t) a = mid + 1;
-    else b = mid;
-  }
-  return a;
-}
-
 /** A number per time format, for the keys of kept blocks (their rows carry the time text). */
 const timeFormats = new Map<(ms: number, ns: number) => string, number>();
 function timeFormatId(timeJson: (ms: number, ns: number) => string): number {
@@ -176,7 +164,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
         return undefined;
       }
       const ms = new Float64Array(count);
-      const read: RowBlock = { ms, rows: [] };
+      const read: RowBlock = { ms, rows: [], size: 0 };
       const timed = (t: number, sub: number) => {
         ms[read.rows.length] = t;
         return timeJson(t, sub);
@@ -186,6 +174,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
         [count, text] = page(start, end, false, undefined, MAX_BLOCK_ROWS + 1, true);
         appendRows(text!, false, read.rows, timed);
       }
+      read.size = read.rows.length;
       stats.keepRows(shard, seriesId, key, block, read);
       return read;
     },

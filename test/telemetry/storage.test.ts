@@ -285,8 +285,22 @@ describe('storage: rows kept per block', () => {
         .sort((a, b) => (orderBy === 'ASC' ? a[0] - b[0] : b[0] - a[0]))
         .slice(0, limit ?? Infinity)
         .map(([at, v]) => [iso(at), ...v.slice(0, select.length)]);
-      const body = await queryOk(app, u.token, { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: from }, { operator: '<', value: to }] }, orderBy, ...(limit ? { limit } : {}) });
+      const time = [{ operator: '>=', value: from }, { operator: '<', value: to }];
+      const body = await queryOk(app, u.token, { select, from: FROM_V1, where: { tags: { nodeId: 'n1' }, time }, orderBy, ...(limit ? { limit } : {}) });
       assert.deepEqual(body.series?.[0].values ?? [], expected, `step ${step}: ${select} [${from}, ${to}) ${orderBy} limit ${limit}`);
+      // the functions over the same range: whole blocks from their statistics, the edges from kept values (floats)
+      const ps = [...model].filter(([at, v]) => at >= from && at < to && v[0] !== null).map(([, v]) => v[0]!);
+      const qs = [...model].filter(([at, v]) => at >= from && at < to && v[1] !== null).map(([, v]) => v[1]!);
+      const fns = await queryOk(app, u.token, { select: ['sum', 'min', 'max', 'mean'].map((fn) => ({ field: 'p', function: fn })), from: FROM_V1, where: { tags: { nodeId: 'n1' }, time } });
+      const ints = await queryOk(app, u.token, { select: ['sum', 'min', 'max', 'mean'].map((fn) => ({ field: 'q', function: fn })), from: FROM_V1, where: { tags: { nodeId: 'n1' }, time } });
+      for (const [answer, values, what] of [[fns, ps, 'p'], [ints, qs, 'q']] as const) {
+        if (values.length === 0) { assert.equal(answer.series, undefined, `step ${step}: no ${what} in range`); continue; }
+        const [, sum, min, max, mean] = answer.series[0].values[0];
+        const total = values.reduce((a, b) => a + b, 0);
+        assert.ok(Math.abs(sum - total) <= 1e-9 * Math.max(1, Math.abs(total)), `step ${step}: sum(${what}) ${sum} vs ${total}`);
+        assert.deepEqual([min, max], [Math.min(...values), Math.max(...values)], `step ${step}: min/max(${what})`);
+        assert.ok(Math.abs(mean - total / values.length) <= 1e-9 * Math.max(1, Math.abs(total)), `step ${step}: mean(${what})`);
+      }
     }
   });
 
