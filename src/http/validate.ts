@@ -128,24 +128,41 @@ interface SchemaShape {
  * Array.prototype.filter. Followed through wrappers, object entries, array items, and unions whose options all agree.
  */
 export function arrayForObject(schema: SchemaShape, input: unknown, path = ''): string | undefined {
+  const found = misplacedArray(schema, input);
+  if (found === undefined) return undefined;
+  let out = path;
+  for (let k = found.length - 1; k >= 0; k--) {
+    const at = found[k];
+    out += typeof at === 'number' ? `[${at}]` : out === '' ? at : `.${at}`;
+  }
+  return out;
+}
+
+/** arrayForObject's walk: the path's steps, innermost first (built only when an array is found: most bodies have none). */
+function misplacedArray(schema: SchemaShape, input: unknown): Array<string | number> | undefined {
   while (WRAPPER_TYPES.has(schema.type) && schema.wrapped) schema = schema.wrapped;
   if (OBJECT_TYPES.has(schema.type)) {
-    if (Array.isArray(input)) return path;
+    if (Array.isArray(input)) return [];
     if (input === null || typeof input !== 'object' || !schema.entries) return undefined;
-    for (const [key, entry] of Object.entries(schema.entries)) {
+    for (const key in schema.entries) {
       if (!Object.hasOwn(input, key)) continue;
-      const found = arrayForObject(entry, (input as Record<string, unknown>)[key], path === '' ? key : `${path}.${key}`);
-      if (found !== undefined) return found;
+      const found = misplacedArray(schema.entries[key], (input as Record<string, unknown>)[key]);
+      if (found !== undefined) {
+        found.push(key);
+        return found;
+      }
     }
   } else if (schema.type === 'array' && schema.item && Array.isArray(input)) {
     for (let i = 0; i < input.length; i++) {
-      const found = arrayForObject(schema.item, input[i], `${path}[${i}]`);
-      if (found !== undefined) return found;
+      const found = misplacedArray(schema.item, input[i]);
+      if (found !== undefined) {
+        found.push(i);
+        return found;
+      }
     }
   } else if (schema.type === 'union' && schema.options && Array.isArray(input)) {
     // an array is refused only when no option takes arrays
-    const objectOnly = schema.options.every((o) => arrayForObject(o, input, path) !== undefined);
-    if (objectOnly) return path;
+    if (schema.options.every((o) => misplacedArray(o, input) !== undefined)) return [];
   }
   return undefined;
 }
