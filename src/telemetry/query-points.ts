@@ -4,7 +4,7 @@
 import type { SqliteConnection } from '../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN } from './line-scanner.ts';
-import { columnIn, statement } from './query-columns.ts';
+import { columnIn, LITERAL_LIMITS, statement } from './query-columns.ts';
 import { jsonColumn } from './query-rows.ts';
 
 import type { PointValue, SeriesPoints, SeriesRef } from './reads-types.ts';
@@ -55,10 +55,12 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
     const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
     if (present.length === 0) continue;
     const dir = desc ? 'DESC' : 'ASC';
-    const key = `${shard.table}/${shard.columns}/p${fields.map((f) => f.ordinal).join(',')}${edge ? `/${dir}` : ''}`;
+    const literal = left !== undefined && left <= LITERAL_LIMITS ? Math.trunc(left) : undefined;
+    const limit = left === undefined ? '' : ` LIMIT ${literal ?? '?'}`;
+    const key = `${shard.table}/${shard.columns}/p${fields.map((f) => f.ordinal).join(',')}${edge ? `/${dir}${literal ?? ''}` : ''}`;
     const stmt = statement(catalogue, key, () => `SELECT t_ms, t_ns, ${cols.map((c) => c ?? 'NULL').join(', ')} FROM "${shard.table}"
-      WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')}) ORDER BY t_ms ${dir}, t_ns ${dir}${edge ? ' LIMIT ?' : ''}`);
-    const rows = (left === undefined ? stmt.all(seriesId, fromMs, toMs) : stmt.all(seriesId, fromMs, toMs, left)) as unknown[][];
+      WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND (${present.map((c) => `${c} IS NOT NULL`).join(' OR ')}) ORDER BY t_ms ${dir}, t_ns ${dir}${limit}`);
+    const rows = (left === undefined || literal !== undefined ? stmt.all(seriesId, fromMs, toMs) : stmt.all(seriesId, fromMs, toMs, left)) as unknown[][];
     for (const r of rows) {
       out.ms.push(r[0] as number);
       out.sub.push(r[1] as number);

@@ -1,7 +1,7 @@
 // Plain-field queries: a series' points as JSON rows, read from its shard tables page by page.
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN, FLOAT } from './line-scanner.ts';
-import { columnIn, statement, type Column } from './query-columns.ts';
+import { columnIn, LITERAL_LIMITS, statement, type Column } from './query-columns.ts';
 import { blockMs, firstAtOrAfter, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
 import type { PlannedQuery } from './query-types.ts';
 import { isoTimeJson } from './query-result.ts';
@@ -10,11 +10,11 @@ import { isoTimeJson } from './query-result.ts';
 const PAGE_ROWS = 10_000;
 /**
  * Up to this many rows, a query's rows are read from the table as rows (`t_ms, t_ns, [v,...]` each, the same
- * json_array text) with the limit written into the statement, instead of whole blocks (below): the latest point of a
- * field, asked for a thousand series in one request, is the common case, and reading its block whole would cost an
- * hour of rows for one.
+ * json_array text) with the limit written into the statement (LITERAL_LIMITS), instead of whole blocks (below): the
+ * latest point of a field, asked for a thousand series in one request, is the common case, and reading its block whole
+ * would cost an hour of rows for one.
  */
-const FEW_ROWS = 16;
+const FEW_ROWS = LITERAL_LIMITS;
 
 /**
  * A column's value as a JSON value inside json_array(): booleans (stored 0/1) as true/false; integral floats below
@@ -130,8 +130,6 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
   };
   return {
     few(from, to, desc, take, rows, timeJson) {
-      // The limit written into the statement (one statement per limit up to FEW_ROWS): SQLite answers LIMIT 1 in
-      // 2.6 µs, LIMIT ? bound to 1 in 10.9 µs (measured on 1M points).
       const limit = Math.trunc(take);
       const stmt = statement(catalogue, `${shard.table}/${shape}/f${desc ? 'd' : 'a'}${limit}`, () => {
         const { dir, values, where } = parts(desc);
