@@ -9,10 +9,14 @@ import type { Metrics } from './http/metrics.ts';
 import type { RateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 import type { Mailer } from './auth/mailer.ts';
 import type { AuditInsert } from './audit/audit.store.ts';
+import type { Tier } from './auth/users.store.ts';
 
-/** Decides whether a verified token was revoked (logout, password change). */
+/**
+ * Decides whether a verified token was revoked (logout, password change): undefined when it was; else what the
+ * same read tells of its user (the rate-limit tier, which a telemetry query then needs no read of its own for).
+ */
 export interface SessionGuard {
-  isRevoked(claims: TokenClaims): Promise<boolean>;
+  liveUser(claims: TokenClaims): Promise<{ tier: Tier } | undefined>;
 }
 
 /** Where audit entries go (src/audit/record.ts); write() runs inside the unit of work of the change it records. */

@@ -24,5 +24,5 @@ export async function verifyApiToken(deps: Deps, token: string, scopes: readonly
     // at most once a minute per token, in the next group commit
     await deps.db.write((tx) => touchApiToken(tx, row.id, now));
   }
-  return { userId: row.user_id, tokenType: 'api', issuedAt: Math.floor(row.created_at / 1000), apiTokenId: row.id };
+  return { userId: row.user_id, tokenType: 'api', issuedAt: Math.floor(row.created_at / 1000), apiTokenId: row.id, tier: row.tier };
 }

@@ -1,6 +1,7 @@
 // API tokens (issue 14): long-lived credentials with scopes, stored only as the SHA-256 of the secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
+import type { Tier } from './users.store.ts';
 
 export const API_TOKEN_SCOPES = ['api', 'telemetry:write', 'telemetry:read'] as const;
 export type ApiTokenScope = (typeof API_TOKEN_SCOPES)[number];
@@ -59,9 +60,11 @@ export async function deleteApiToken(db: Db, userId: number, id: number): Promis
 }
 
 /** The token whose secret hashes to `hash`, or undefined. */
-export async function findApiTokenByHash(db: Db, hash: string): Promise<ApiTokenRow | undefined> {
-  const r = await db.get(db.qb.selectFrom('api_tokens').select(COLUMNS).where('token_hash', '=', hash));
-  return r === undefined ? undefined : toRow(r);
+/** The token with this hash, with its user's rate-limit tier (read together: the request that presents it may need it). */
+export async function findApiTokenByHash(db: Db, hash: string): Promise<(ApiTokenRow & { tier: Tier }) | undefined> {
+  const r = await db.get(db.qb.selectFrom('api_tokens').innerJoin('users', 'users.id', 'api_tokens.user_id')
+    .select([...COLUMNS.map((c) => `api_tokens.${c}` as const), 'users.tier']).where('api_tokens.token_hash', '=', hash));
+  return r === undefined ? undefined : { ...toRow(r), tier: r.tier };
 }
 
 export async function touchApiToken(db: Db, id: number, now: number): Promise<void> {

@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { SessionGuard } from '../deps.ts';
 import type { TokenClaims } from './tokens.ts';
+import type { Tier } from './users.store.ts';
 import { TOKEN_LIFETIME } from './tokens.ts';
 
 /** Derived tokens (access 10 min, sudo 5 min) may outlive their refresh token; keep its row well past that. */
@@ -22,16 +23,16 @@ export type InUnit = (tx: Db) => Promise<void>;
 
 export function createSessionGuard(db: Db): SessionGuard {
   return {
-    async isRevoked(claims: TokenClaims): Promise<boolean> {
+    async liveUser(claims: TokenClaims): Promise<{ tier: Tier } | undefined> {
       if (claims.sid !== undefined) {
-        const row = await db.get(sql<{ user_id: number; revoked_at: number | null; token_generation: number }>`SELECT s.user_id, s.revoked_at, u.token_generation FROM sessions s
-          JOIN users u ON u.id = s.user_id WHERE s.sid = ${claims.sid}`);
-        return !row || row.revoked_at !== null || row.user_id !== claims.sub || row.token_generation !== claims.gen;
+        const row = await db.get(sql<{ user_id: number; revoked_at: number | null; token_generation: number; tier: Tier }>`SELECT s.user_id, s.revoked_at,
+          u.token_generation, u.tier FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.sid = ${claims.sid}`);
+        return !row || row.revoked_at !== null || row.user_id !== claims.sub || row.token_generation !== claims.gen ? undefined : { tier: row.tier };
       }
       // a refresh token always opens a session; one without is not ours to honour
-      if (claims.typ === 'refresh') return true;
-      const user = await db.get(sql<{ token_generation: number }>`SELECT token_generation FROM users WHERE id = ${claims.sub}`);
-      return !user || user.token_generation !== claims.gen;
+      if (claims.typ === 'refresh') return undefined;
+      const user = await db.get(sql<{ token_generation: number; tier: Tier }>`SELECT token_generation, tier FROM users WHERE id = ${claims.sub}`);
+      return !user || user.token_generation !== claims.gen ? undefined : { tier: user.tier };
     },
   };
 }

@@ -20,8 +20,9 @@ export async function actorOfToken(deps: Deps, token: string, accepted: readonly
     return { actor: await verifyApiToken(deps, token, apiScopes) };
   }
   const claims = await verifyToken(deps.keys, token, accepted, deps.now());
-  if (await deps.sessions.isRevoked(claims)) throw new ApiError('UNAUTHENTICATED', 'token revoked');
-  return { actor: { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, ...(claims.sid ? { sessionId: claims.sid } : {}) }, claims };
+  const user = await deps.sessions.liveUser(claims);
+  if (user === undefined) throw new ApiError('UNAUTHENTICATED', 'token revoked');
+  return { actor: { userId: claims.sub, tokenType: claims.typ, issuedAt: claims.iat, tier: user.tier, ...(claims.sid ? { sessionId: claims.sid } : {}) }, claims };
 }
 
 async function authenticate(deps: Deps, c: Context<AppEnv>, accepted: readonly TokenType[], apiScopes: readonly ApiTokenScope[] = []): Promise<TokenClaims | undefined> {

@@ -1,4 +1,5 @@
 // Types of the per-request context shared by middleware and routes.
+import type { Tier } from '../auth/users.store.ts';
 export type TokenType = 'refresh' | 'access' | 'partial' | 'sudo';
 
 /** The authenticated caller. Users hold no rights themselves; src/access resolves what this user may do. */
@@ -12,6 +13,8 @@ export interface Actor {
   sessionId?: string;
   /** the API token used, when tokenType is 'api' */
   apiTokenId?: number;
+  /** the user's rate-limit tier, as read with the token's check in this request */
+  tier?: Tier;
 }
 
 export interface AppEnv {

@@ -137,11 +137,15 @@ describe('rate limit: tiers', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const user = await app.createUser('u@example.com');
-    const capacityOf = async () => (await postQuery(app, { token: user.token, dryRun: true })).headers.get('ratelimit-policy');
-    assert.equal(await capacityOf(), '"basic";q=6000;w=60');
+    // the tier is read with the token's own check: an access token's session, an API token's row
+    const created = await app.request('POST', '/user/tokens', { token: user.token, body: { name: 'reader', scopes: ['telemetry:read'] } });
+    assert.equal(created.status, 201);
+    const apiToken = (created.body as { token: string }).token;
+    const capacityOf = async (token: string) => (await postQuery(app, { token, dryRun: true })).headers.get('ratelimit-policy');
+    for (const token of [user.token, apiToken]) assert.equal(await capacityOf(token), '"basic";q=6000;w=60');
     for (const [tier, policy] of [['free', '"free";q=100;w=60'], ['premium', '"premium";q=60000;w=60']]) {
       assert.equal((await app.request('PUT', '/v1/user/u@example.com/tier', { token: app.adminToken, body: { tier } })).status, 204);
-      assert.equal(await capacityOf(), policy);
+      for (const token of [user.token, apiToken]) assert.equal(await capacityOf(token), policy);
     }
   });
 

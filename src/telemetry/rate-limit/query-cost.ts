@@ -50,7 +50,7 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   }
 
   const userId = c.var.actor.userId;
-  const userTier = await findUserTier(deps.db, userId);
+  const userTier = c.var.actor.tier ?? await findUserTier(deps.db, userId);
   if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
   const policy = effectiveTier(userTier, options.apiTier);
   const key = bucketKey(userId, policy.name);
