@@ -98,11 +98,11 @@ export class BlockStats {
    * `${table}/${seriesId}/${shape}/${block}` -> what is kept of the block for that shape: rows of a set of selected
    * fields (RowBlock), or the values of one float field (ValueBlock, shape `v<ordinal>`)
    */
-  private readonly rowBlocks = new LruCache<string, KeptBlock>(MAX_KEPT_ROWS, (key) => this.forgetRows(key), { of: (b) => b.size + 1, max: MAX_KEPT_ROWS });
+  private readonly keptBlocks = new LruCache<string, KeptBlock>(MAX_KEPT_ROWS, (key) => this.forgetKept(key), { of: (b) => b.size + 1, max: MAX_KEPT_ROWS });
   /** `${table}/${seriesId}` -> the shapes that have (or had) kept blocks: what a write of that series makes stale */
   private readonly shapesOf = new Map<string, Set<string>>();
-  /** tables with kept row blocks, and how many */
-  private readonly rowTables = new Map<string, number>();
+  /** tables with kept blocks, and how many */
+  private readonly keptTables = new Map<string, number>();
   /** blocks found to hold more than MAX_BLOCK_ROWS rows for a shape: they only grow (points are dropped by whole shards) */
   private readonly oversized = new LruCache<string, true>(10_000);
 
@@ -113,9 +113,9 @@ export class BlockStats {
     this.entries.clear();
     this.fieldsOf.clear();
     this.tables.clear();
-    this.rowBlocks.clear();
+    this.keptBlocks.clear();
     this.shapesOf.clear();
-    this.rowTables.clear();
+    this.keptTables.clear();
     this.oversized.clear();
   }
 
@@ -130,7 +130,7 @@ export class BlockStats {
 
   /** Whether any block of this shard table is cached (when not, writes need not mark anything). */
   caches(table: string): boolean {
-    return this.tables.has(table) || this.rowTables.has(table);
+    return this.tables.has(table) || this.keptTables.has(table);
   }
 
   /** The writer stored a row of this series at this time: its block is stale (for every field and kept rows). */
@@ -143,7 +143,7 @@ export class BlockStats {
     if (shapes !== undefined) {
       for (const shape of shapes) {
         const key = `${series}/${shape}/${block}`;
-        if (this.rowBlocks.delete(key)) this.forgetRows(key);
+        if (this.keptBlocks.delete(key)) this.forgetKept(key);
       }
     }
   }
@@ -151,7 +151,7 @@ export class BlockStats {
   /** The kept rows of a whole block for `shape` (a set of selected fields): 'oversized' when it holds too many to keep. */
   keptRows(shard: ShardInfo, seriesId: number, shape: string, block: number): RowBlock | 'oversized' | undefined {
     const key = `${shard.table}/${seriesId}/${shape}/${block}`;
-    return this.rowBlocks.get(key) as RowBlock | undefined ?? (this.oversized.has(key) ? 'oversized' : undefined);
+    return this.keptBlocks.get(key) as RowBlock | undefined ?? (this.oversized.has(key) ? 'oversized' : undefined);
   }
 
   /**
@@ -194,14 +194,14 @@ export class BlockStats {
   private values(shard: ShardInfo, seriesId: number, field: FieldInfo, block: number, start: number): ValueBlock | undefined {
     const shape = `v${field.ordinal}`;
     const key = `${shard.table}/${seriesId}/${shape}/${block}`;
-    const kept = this.rowBlocks.get(key) as ValueBlock | undefined;
+    const kept = this.keptBlocks.get(key) as ValueBlock | undefined;
     if (kept !== undefined) return kept;
     if (this.oversized.has(key)) return undefined;
     const col = `c${field.ordinal}`;
     const rows = this.statement(`SELECT t_ms, ${col} FROM "${shard.table}" WHERE series_id = ? AND t_ms >= ? AND t_ms < ? AND ${col} IS NOT NULL
       ORDER BY t_ms, t_ns LIMIT ${MAX_BLOCK_ROWS + 1}`).all(seriesId, start, start + blockMs(shard)) as Array<[number, number]>;
     if (rows.length > MAX_BLOCK_ROWS) {
-      this.keepRows(shard, seriesId, shape, block, 'oversized');
+      this.keep(shard, seriesId, shape, block, 'oversized');
       return undefined;
     }
     const read: ValueBlock = { ms: new Float64Array(rows.length), values: new Float64Array(rows.length), size: rows.length };
@@ -209,7 +209,7 @@ export class BlockStats {
       read.ms[i] = t;
       read.values[i] = v;
     });
-    this.keepRows(shard, seriesId, shape, block, read);
+    this.keep(shard, seriesId, shape, block, read);
     return read;
   }
 
@@ -217,27 +217,27 @@ export class BlockStats {
    * Keeps the rows of a whole block, read inside the current exclusive section, until a write of the block; or notes
    * that the block holds more than MAX_BLOCK_ROWS rows.
    */
-  keepRows(shard: ShardInfo, seriesId: number, shape: string, block: number, rows: KeptBlock | 'oversized'): void {
+  keep(shard: ShardInfo, seriesId: number, shape: string, block: number, rows: KeptBlock | 'oversized'): void {
     const series = `${shard.table}/${seriesId}`;
     const key = `${series}/${shape}/${block}`;
     if (rows === 'oversized') {
       this.oversized.set(key, true);
       return;
     }
-    if (this.rowBlocks.has(key) || rows.size + 1 > MAX_KEPT_ROWS) return;
+    if (this.keptBlocks.has(key) || rows.size + 1 > MAX_KEPT_ROWS) return;
     let shapes = this.shapesOf.get(series);
     if (shapes === undefined) this.shapesOf.set(series, shapes = new Set());
     shapes.add(shape);
-    this.rowTables.set(shard.table, (this.rowTables.get(shard.table) ?? 0) + 1);
-    this.rowBlocks.set(key, rows);
+    this.keptTables.set(shard.table, (this.keptTables.get(shard.table) ?? 0) + 1);
+    this.keptBlocks.set(key, rows);
   }
 
-  /** A kept row block is gone (stale or evicted): its table counts one less. */
-  private forgetRows(key: string): void {
+  /** A kept block is gone (stale or evicted): its table counts one less. */
+  private forgetKept(key: string): void {
     const table = key.slice(0, key.indexOf('/'));
-    const left = (this.rowTables.get(table) ?? 1) - 1;
-    if (left > 0) this.rowTables.set(table, left);
-    else this.rowTables.delete(table);
+    const left = (this.keptTables.get(table) ?? 1) - 1;
+    if (left > 0) this.keptTables.set(table, left);
+    else this.keptTables.delete(table);
   }
 
   /**

@@ -40,6 +40,8 @@ export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number,
  * writes floats in their shortest round-trip form and integers with every digit): handing every value to JavaScript
  * one by one cost more than reading the rows (measured: 1,000 rows of 3 floats, 1.15 ms -> 0.75 ms); the time text is
  * written here, where a day's prefix is computed once (SQLite's strftime per row cost more than the rest of the row).
+ * Formatting is still most of a read (1,000 rows of 3 floats: 0.5 ms, of which scanning them 0.08 ms), so a block's
+ * rows, once read whole, are kept until a write of the block (block-stats.ts) and later queries cut them by time.
  * Pages after the first continue after the last row returned (keyset), so a page never re-reads rows.
  * group_concat() keeps the order of the ordered, limited subquery it reads (SQLite cannot flatten it), but the
  * documentation only promises that with an ORDER BY inside the aggregate, which costs a sort: the order is checked
@@ -58,7 +60,7 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     if (cols.every((c) => c === undefined)) continue;
     const reader = shardRows(catalogue, shard, seriesId, fields, cols, `${shard.columns}/${fieldsKey}`, timeJson);
     if (limit - rows.length <= FEW_ROWS) {
-      reader.few(from, to, desc, limit - rows.length, rows, timeJson);
+      reader.few(from, to, desc, limit - rows.length, rows);
       continue;
     }
     // Block by block, from the block's kept rows (read whole once, kept until a write of the block: block-stats.ts);
@@ -72,7 +74,7 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
       const lo = Math.max(from, start);
       const hi = Math.min(to, start + size);
       const kept = reader.block(block, start, start + size);
-      if (kept === undefined) reader.range(lo, hi, desc, limit, rows, timeJson);
+      if (kept === undefined) reader.range(lo, hi, desc, limit, rows);
       else appendKept(kept, lo, hi, desc, limit, rows);
     }
   }
@@ -98,14 +100,17 @@ function timeFormatId(timeJson: (ms: number, ns: number) => string): number {
 
 interface ShardRows {
   /** up to `take` rows of [from, to) in the query's order, read as rows */
-  few(from: number, to: number, desc: boolean, take: number, rows: string[], timeJson: (ms: number, ns: number) => string): void;
+  few(from: number, to: number, desc: boolean, take: number, rows: string[]): void;
   /** rows of [from, to) in the query's order until the limit, read page by page */
-  range(from: number, to: number, desc: boolean, limit: number, rows: string[], timeJson: (ms: number, ns: number) => string): void;
+  range(from: number, to: number, desc: boolean, limit: number, rows: string[]): void;
   /** the kept rows of a block (in `timeJson`'s format), read whole and kept when not yet kept; undefined when the block holds too many rows */
   block(block: number, start: number, end: number): RowBlock | undefined;
 }
 
-/** The statements reading one series' rows of `fields` from one shard (`cols`: their columns there; `shape`: their key). */
+/**
+ * The statements reading one series' rows of `fields` from one shard (`cols`: their columns there; `shape`: their key),
+ * rows written with `timeJson`.
+ */
 function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], cols: Array<string | undefined>, shape: string,
   timeJson: (ms: number, ns: number) => string): ShardRows {
   // the statements' texts, built only when a statement is not prepared yet
@@ -129,7 +134,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
     return (after === undefined ? stmt.get(seriesId, from, to, size) : stmt.get(seriesId, from, to, after[0], after[1], size)) as [number, string | null];
   };
   return {
-    few(from, to, desc, take, rows, timeJson) {
+    few(from, to, desc, take, rows) {
       const limit = Math.trunc(take);
       const stmt = statement(catalogue, `${shard.table}/${shape}/f${desc ? 'd' : 'a'}${limit}`, () => {
         const { dir, values, where } = parts(desc);
@@ -137,7 +142,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
       });
       for (const [ms, ns, values] of stmt.all(seriesId, from, to) as Array<[number, number, string]>) rows.push(`[${timeJson(ms, ns)},${values.slice(1)}`);
     },
-    range(from, to, desc, limit, rows, timeJson) {
+    range(from, to, desc, limit, rows) {
       let last: [number, number] | undefined;
       while (rows.length < limit) {
         const size = Math.min(limit - rows.length, PAGE_ROWS);
@@ -161,7 +166,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
       if (kept !== undefined) return kept === 'oversized' ? undefined : kept;
       let [count, text] = page(start, end, false, undefined, MAX_BLOCK_ROWS + 1, false);
       if (count > MAX_BLOCK_ROWS) {
-        stats.keepRows(shard, seriesId, key, block, 'oversized');
+        stats.keep(shard, seriesId, key, block, 'oversized');
         return undefined;
       }
       const ms = new Float64Array(count);
@@ -176,7 +181,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
         appendRows(text!, false, read.rows, timed);
       }
       read.size = read.rows.length;
-      stats.keepRows(shard, seriesId, key, block, read);
+      stats.keep(shard, seriesId, key, block, read);
       return read;
     },
   };
