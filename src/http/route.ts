@@ -183,11 +183,47 @@ async function readStream(c: Context, limit: number): Promise<Uint8Array> {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** For the pieces after the first: a U+FEFF there is text, not a byte order mark. */
+const utf8Inner = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function decodeUtf8(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new ApiError('BAD_REQUEST', 'body: invalid UTF-8');
+    throw invalidUtf8();
   }
+}
+
+function invalidUtf8(): ApiError {
+  return new ApiError('BAD_REQUEST', 'body: invalid UTF-8');
+}
+
+/** Target size of the pieces of decodeUtf8Lines (bytes). */
+export const LINE_PIECE_BYTES = 32 * 1024;
+const NEWLINE = 0x0a;
+
+/**
+ * A body of lines decoded as pieces of about LINE_PIECE_BYTES, each ending with a line break (the last one: at the end
+ * of the body), so no line is split between two pieces. Their concatenation is decodeUtf8(bytes): a line break byte is
+ * never part of a multi-byte sequence, so each piece is valid exactly when the whole is.
+ * Why pieces: V8 puts a string above ~128 KB in its large-object space, and creating one costs ~4 µs per KB (2.4 ms for
+ * a 600 KB telemetry write) against ~0.1 µs per KB for strings below that (bench/README.md, issue 18).
+ */
+export function decodeUtf8Lines(bytes: Uint8Array): string[] {
+  const pieces: string[] = [];
+  try {
+    let from = 0;
+    while (from < bytes.length) {
+      let to = bytes.length;
+      if (to - from > LINE_PIECE_BYTES) {
+        const nl = bytes.indexOf(NEWLINE, from + LINE_PIECE_BYTES - 1);
+        if (nl !== -1) to = nl + 1;
+      }
+      pieces.push((from === 0 ? utf8 : utf8Inner).decode(bytes.subarray(from, to)));
+      from = to;
+    }
+  } catch {
+    throw invalidUtf8();
+  }
+  return pieces;
 }

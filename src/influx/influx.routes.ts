@@ -4,7 +4,7 @@
 // InfluxQL engine built on the telemetry query layer (src/influxql/).
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
-import { decodeUtf8 } from '../http/route.ts';
+import { decodeUtf8Lines } from '../http/route.ts';
 import type { Precision } from '../telemetry/line-scanner.ts';
 import { decodeContentEncoding } from '../telemetry/gunzip.ts';
 import { writeLineProtocol } from '../telemetry/ingest.ts';
@@ -54,7 +54,7 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     try {
       const stored = await writeLineProtocol(db, {
         userId: c.var.actor.userId, namespace: { version: '1', database, retentionPolicy },
-        body: decodeUtf8(bytes), precision, now, retainFromMs,
+        body: decodeUtf8Lines(bytes), precision, now, retainFromMs,
       });
       deps.metrics.telemetryPointsWritten.inc(stored);
     } catch (err) {

@@ -33,10 +33,10 @@ export function pointTimeNs(point: ParsedPoint): bigint {
 }
 
 /**
- * Parses a whole request body. Blank lines and `#` comments are skipped but counted; CRLF is accepted.
+ * Parses a whole request body (text, or pieces ending at line breaks: decodeUtf8Lines). Blank lines and `#` comments are skipped but counted; CRLF is accepted.
  * Throws LineProtocolError for the first malformed line (all-or-nothing, docs/api.md#telemetry-write).
  */
-export function parseLineProtocol(body: string, opts: ParseOptions): ParsedPoint[] {
+export function parseLineProtocol(body: string | readonly string[], opts: ParseOptions): ParsedPoint[] {
   const points: ParsedPoint[] = [];
   scanLineProtocol(body, opts, (point) => { points.push(point); });
   return points;
@@ -47,7 +47,7 @@ export function parseLineProtocol(body: string, opts: ParseOptions): ParsedPoint
  * A caller that stores points one by one (inside a transaction it rolls back on LineProtocolError, to keep the
  * request all-or-nothing) lets each point die young instead of holding the whole body's points at once.
  */
-export function scanLineProtocol(body: string, opts: ParseOptions, onPoint: (point: ParsedPoint, line: number) => void): number {
+export function scanLineProtocol(body: string | readonly string[], opts: ParseOptions, onPoint: (point: ParsedPoint, line: number) => void): number {
   const scanner = new LineScanner(body, opts);
   let count = 0;
   while (scanner.nextLine()) {

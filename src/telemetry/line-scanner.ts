@@ -117,7 +117,18 @@ export class LineScanner {
   /** whether fieldKeys[k] was read from text without backslashes (then the key fast path may compare against it) */
   private readonly plainFieldKey: boolean[] = [];
 
-  constructor(private readonly s: string, opts: ParseOptions) {
+  /** the piece of the body being scanned (the current line lies in it), and the pieces after it */
+  private s: string;
+  private readonly pieces: readonly string[];
+  private piece = 0;
+
+  /**
+   * `body` is the text, whole or in pieces that each end at a line break (decodeUtf8Lines): lines are numbered across
+   * pieces as in their concatenation.
+   */
+  constructor(body: string | readonly string[], opts: ParseOptions) {
+    this.pieces = typeof body === 'string' ? [body] : body;
+    this.s = this.pieces[0] ?? '';
     const rule = TIME_RULES[opts.precision];
     if (rule === undefined) throw new Error(`unknown precision ${String(opts.precision)}`);
     this.rule = rule;
@@ -126,6 +137,16 @@ export class LineScanner {
 
   /** Moves to the next line holding a point; false at the end of the body. Blank lines and `#` comments are skipped. */
   nextLine(): boolean {
+    for (;;) {
+      if (this.scanLine()) return true;
+      if (this.piece + 1 >= this.pieces.length) return false;
+      this.s = this.pieces[++this.piece];
+      this.pos = 0;
+    }
+  }
+
+  /** nextLine within the current piece. */
+  private scanLine(): boolean {
     const s = this.s;
     const len = s.length;
     while (this.pos < len) {

@@ -3,7 +3,7 @@
 // through the rules in authorize.ts — once per distinct nodeId per request.
 import type { RouteContext } from '../http/route-context.ts';
 import { badRequest } from '../http/errors.ts';
-import { decodeUtf8 } from '../http/route.ts';
+import { decodeUtf8Lines } from '../http/route.ts';
 import { decodeContentEncoding } from './gunzip.ts';
 import { writeLineProtocol } from './ingest.ts';
 import { namespaceFromWriteParams } from './namespaces.ts';
@@ -43,7 +43,7 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     if (!target.ok) throw badRequest(`query: ${target.message}`);
     const now = deps.now();
     const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
-    const stored = await writeLineProtocol(db, { userId, namespace: target.namespace, body: decodeUtf8(bytes), precision: query.precision, now, retainFromMs });
+    const stored = await writeLineProtocol(db, { userId, namespace: target.namespace, body: decodeUtf8Lines(bytes), precision: query.precision, now, retainFromMs });
     deps.metrics.telemetryPointsWritten.inc(stored);
     return c.body(null, 204);
   });

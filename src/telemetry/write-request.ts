@@ -7,7 +7,8 @@ import type { Precision } from './line-scanner.ts';
 export interface WriteRequest {
   userId: number;
   namespace: Namespace;
-  body: string;
+  /** the line-protocol text in pieces that each end at a line break (decodeUtf8Lines) */
+  body: readonly string[];
   precision: Precision;
   now: number;
   /** points older than this (unix ms) are beyond retention: accepted but not stored */
@@ -19,15 +20,22 @@ export interface WriteRequest {
  * number of the first line holding one (comment lines aside: they are not stored), -1 when there is none. The scanners
  * refuse that line when they reach it, so an earlier malformed line is still the one reported.
  */
-export function nulLine(body: string): number {
-  let line = 1;
-  let lineStart = 0;
-  for (let at = body.indexOf('\u0000'); at >= 0; at = body.indexOf('\u0000', at + 1)) {
-    for (let nl = body.indexOf('\n', lineStart); nl >= 0 && nl < at; nl = body.indexOf('\n', lineStart)) {
-      line++;
-      lineStart = nl + 1;
+export function nulLine(body: readonly string[]): number {
+  if (!body.some((piece) => piece.includes('\u0000'))) return -1;
+  // lines before the current piece (each piece ends with a line break, the last one aside)
+  let before = 0;
+  for (const piece of body) {
+    let line = 1;
+    let lineStart = 0;
+    for (let at = piece.indexOf('\u0000'); at >= 0; at = piece.indexOf('\u0000', at + 1)) {
+      for (let nl = piece.indexOf('\n', lineStart); nl >= 0 && nl < at; nl = piece.indexOf('\n', lineStart)) {
+        line++;
+        lineStart = nl + 1;
+      }
+      if (!/^[ \t]*#/.test(piece.slice(lineStart, at))) return before + line;
     }
-    if (!/^[ \t]*#/.test(body.slice(lineStart, at))) return line;
+    for (let nl = piece.indexOf('\n', lineStart); nl >= 0; nl = piece.indexOf('\n', nl + 1)) line++;
+    before += line - 1;
   }
   return -1;
 }

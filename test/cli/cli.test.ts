@@ -243,7 +243,7 @@ describe('commands', () => {
       const deviceId = await id(sql`INSERT INTO devices (properties, last_update, created_at) VALUES (${JSON.stringify({ nodeId: 'n1' })}, 0, 0) RETURNING id`);
       await w.run(sql`INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (${roleId}, ${deviceId}, 1)`);
       const body = ages.map((d) => `power,nodeId=n1 p=${d} ${now - d * DAY}`).join('\n');
-      assert.equal(await writeLineProtocol(w, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body, precision: 'ms', now }), 4);
+      assert.equal(await writeLineProtocol(w, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: [body], precision: 'ms', now }), 4);
     } finally {
       await w.close();
     }

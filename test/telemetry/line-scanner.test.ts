@@ -5,6 +5,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseLineProtocol, type FieldValue } from '../../src/telemetry/line-protocol.ts';
 import { LineScanner, parseFloatToken } from '../../src/telemetry/line-scanner.ts';
+import { nulLine } from '../../src/telemetry/write-request.ts';
+import { decodeUtf8, decodeUtf8Lines, LINE_PIECE_BYTES } from '../../src/http/route.ts';
+import { ApiError } from '../../src/http/errors.ts';
 
 const NOW = 1_767_225_600_000;
 const field = (text: string): FieldValue => parseLineProtocol(`m,nodeId=n x=${text}`, { precision: 'ns', nowMs: NOW })[0].fields.x;
@@ -131,5 +134,64 @@ describe('line scanner: series sections', () => {
     assert.equal(again.seriesTextIs('m,nodeId=a'), true);
     assert.equal(again.seriesTextIs('m,nodeId=ab'), false);
     assert.equal(again.seriesTextIs('m,nodeId=b'), false);
+  });
+});
+
+describe('line scanner: bodies in pieces', () => {
+  // Lines of every kind the scanner distinguishes: points, comments, blank and CRLF lines, malformed lines, a NUL.
+  const lineText = fc.oneof(
+    { weight: 6, arbitrary: fc.tuple(fc.integer({ min: 0, max: 3 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 0, max: 1e12 }))
+      .map(([n, v, t]) => `m,nodeId=n${n} x=${v},y=${n}i ${t}`) },
+    { weight: 1, arbitrary: fc.constantFrom('# a comment', '', '   ', 'm,nodeId=é x="ü\u{1F600}" 5', '\uFEFFm,nodeId=n x=1 7', 'm,nodeId=n x=1 5\r') },
+    { weight: 1, arbitrary: fc.constantFrom('m,nodeId=n x=', 'no fields', 'm,nodeId=n x=1 notatime', 'm,nodeId=n x="a\u0000b" 1', '# nul \u0000 in a comment') },
+  );
+  const outcome = (body: string | readonly string[]) => {
+    try {
+      return { points: parseLineProtocol(body, { precision: 'ns', nowMs: NOW }) };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  };
+
+  it('reads a body cut at its line breaks exactly as the whole text: points, line numbers of errors, NUL lines', () => {
+    fc.assert(fc.property(fc.array(lineText, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 6 }), fc.boolean(), (lines, cuts, trailing) => {
+      const whole = lines.join('\n') + (trailing ? '\n' : '');
+      // each cut falls after a line break: pieces end with '\n', the last one aside
+      const breaks = [...whole.matchAll(/\n/g)].map((m) => m.index + 1);
+      const at = [...new Set(cuts.filter(() => breaks.length > 0).map((c) => breaks[c % breaks.length]))].sort((a, b) => a - b);
+      const pieces = [0, ...at].map((from, i) => whole.slice(from, i < at.length ? at[i] : whole.length));
+      assert.equal(pieces.join(''), whole);
+      assert.deepEqual(outcome(pieces), outcome(whole));
+      assert.equal(nulLine(pieces), nulLine([whole]));
+    }), { numRuns: 2000 });
+  });
+
+  it('decodes a body into pieces of at most about 32 KB that end at line breaks and join to the whole text', () => {
+    const line = (i: number) => `m,nodeId=n${i % 7},site=é\u{1F600} x=${i}.5 ${1_000_000 + i}`;
+    const text = '\uFEFF' + Array.from({ length: 4000 }, (_, i) => line(i)).join('\n') + '\n\uFEFFm,nodeId=n x=1 9\n';
+    const pieces = decodeUtf8Lines(new TextEncoder().encode(text));
+    assert.ok(pieces.length > 4, `${pieces.length} pieces`);
+    for (const piece of pieces.slice(0, -1)) {
+      assert.ok(piece.endsWith('\n'));
+      assert.ok(Buffer.byteLength(piece) <= LINE_PIECE_BYTES + 200, `${Buffer.byteLength(piece)} bytes`);
+    }
+    // the leading byte order mark goes (as TextDecoder drops it), a U+FEFF inside the text stays
+    assert.equal(pieces.join(''), text.slice(1));
+    assert.equal(pieces.join(''), decodeUtf8(new TextEncoder().encode(text)));
+    const points = parseLineProtocol(pieces, { precision: 'ns', nowMs: NOW });
+    assert.equal(points.length, 4001);
+    assert.equal(points[4000].measurement, '\uFEFFm');
+    assert.throws(() => parseLineProtocol(pieces.concat('m,nodeId=n x= 9'), { precision: 'ns', nowMs: NOW }), /line 4002:/);
+  });
+
+  it('refuses invalid UTF-8 wherever it is, also in a later piece, and a body that ends inside a character', () => {
+    const good = new TextEncoder().encode(Array.from({ length: 3000 }, (_, i) => `m,nodeId=n x=${i} ${i}`).join('\n'));
+    for (const bad of [[0xff], [0xc3, 0x28], [0xe2, 0x82]]) {
+      for (const where of [0, 1000, good.length - 10, good.length]) {
+        const bytes = new Uint8Array([...good.subarray(0, where), ...bad, ...good.subarray(where)]);
+        assert.throws(() => decodeUtf8Lines(bytes), (err: unknown) => err instanceof ApiError && err.code === 'BAD_REQUEST' && /invalid UTF-8/.test(err.message), `${bad} at ${where}`);
+      }
+    }
+    assert.deepEqual(decodeUtf8Lines(new Uint8Array(0)), []);
   });
 });

@@ -177,7 +177,7 @@ describe('retention and pruning', () => {
       await migrate(db, now);
       const userId = await fixtureUser(db, 'n1');
       const lines = [100, 95, 89, 1].map((d) => `power,nodeId=n1 p=${d} ${ns(now - d * DAY)}`).join('\n');
-      await writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: lines, precision: 'ns', now });
+      await writeLineProtocol(db, { userId, namespace: { version: '1', database: 'energy', retentionPolicy: 'autogen' }, body: [lines], precision: 'ns', now });
       await db.close();
       const out: string[] = [];
       const err: string[] = [];
@@ -205,7 +205,7 @@ describe('retention and pruning', () => {
       await migrate(service, now);
       const userId = await fixtureUser(service, 'n1');
       const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
-      const write = (body: string) => writeLineProtocol(service, { userId, namespace, body, precision: 'ns', now });
+      const write = (body: string) => writeLineProtocol(service, { userId, namespace, body: [body], precision: 'ns', now });
       const read = async (): Promise<string> => {
         const body: QueryBody = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
         return resultsJson(await runQueries(service, userId, body, now), true);
@@ -233,13 +233,13 @@ describe('retention and pruning', () => {
       const namespace = { version: '1' as const, database: 'energy', retentionPolicy: 'autogen' };
       const read = async (): Promise<string> => resultsJson(await runQueries(service, userId,
         { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 100 }, T0), true);
-      await writeLineProtocol(service, { userId, namespace, body: Array.from({ length: 40 }, (_, i) => `power,nodeId=n1 p=${i} ${ns(T0 - DAY + i * 60_000)}`).join('\n'), precision: 'ns', now: T0 });
+      await writeLineProtocol(service, { userId, namespace, body: [Array.from({ length: 40 }, (_, i) => `power,nodeId=n1 p=${i} ${ns(T0 - DAY + i * 60_000)}`).join('\n')], precision: 'ns', now: T0 });
       const before = await read();
       assert.equal((before.match(/\],\[/g) ?? []).length, 39);
       assert.equal(await read(), before, 'answered again alike (from the kept rows)');
       const other = openOther();
       t.after(() => other.close());
-      await writeLineProtocol(other, { userId, namespace, body: `power,nodeId=n1 p=1000 ${ns(T0 - DAY + 30_000)}`, precision: 'ns', now: T0 });
+      await writeLineProtocol(other, { userId, namespace, body: [`power,nodeId=n1 p=1000 ${ns(T0 - DAY + 30_000)}`], precision: 'ns', now: T0 });
       await other.close();
       const after = await read();
       assert.equal((after.match(/\],\[/g) ?? []).length, 40);
@@ -352,7 +352,7 @@ describe('storage: all-or-nothing', () => {
     // must not use its catalogue entries.
     const db = app.deps.db;
     const namespace = { version: '1' as const, database: 'fresh', retentionPolicy: 'autogen' };
-    const store = (body: string) => writeLineProtocol(db, { userId: u.id, namespace, body, precision: 'ns', now: T0 });
+    const store = (body: string) => writeLineProtocol(db, { userId: u.id, namespace, body: [body], precision: 'ns', now: T0 });
     const refused = `power,nodeId=n1 p=1 ${ns(T0 - 5 * DAY)}\npower,nodeId=n2 q=2 ${ns(T0)}`;
     const body: QueryBody = { select: ['p'], from: { ...FROM_V1, namespace }, where: { tags: { nodeId: 'n1' } } };
     const read = async () => resultsJson(await runQueries(db, u.id, body, T0), true);

@@ -154,6 +154,26 @@ describe('telemetry write: validation', () => {
     assert.equal(await countRows(app, 'telemetry_namespaces'), 0);
   });
 
+  it('a body of many pieces (decoded 32 KB at a time): every point stored, an error far down named by its line', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const lines = Array.from({ length: 6000 }, (_, i) => `power,nodeId=n1,phase=L${i % 3} p=${i}.25,q=${i}i ${ns(T0 - 100_000 + i)}`);
+    assert.ok(Buffer.byteLength(lines.join('\n')) > 8 * 32 * 1024);
+    const bad = [...lines];
+    bad[5000] = `power,nodeId=n1 p=\u0000 ${ns(T0)}`;
+    bad[5500] = 'power,nodeId=n1 p=';
+    assert.match(assertError(await write(app, u.token, bad.join('\n')), 400, 'LINE_PROTOCOL').message, /^line 5001: the NUL character/);
+    const late = [...lines.slice(0, 5500), '# a comment', 'power,nodeId=n1 p='].join('\n');
+    assert.match(assertError(await write(app, u.token, late), 400, 'LINE_PROTOCOL').message, /^line 5502: missing value for field "p"/);
+    assert.equal(await storedPoints(app), 0);
+    await writeOk(app, u.token, lines.join('\n'));
+    assert.equal(await storedPoints(app), 6000);
+    const points = await pointsOf(app, u.token, ['p', 'q']);
+    assert.equal(points.length, 6000);
+    assert.deepEqual(points.map((p) => p[1]).sort((a, b) => Number(a) - Number(b)), lines.map((_, i) => i + 0.25));
+  });
+
   it('refuses lines without a nodeId tag, and the other malformed lines', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
