@@ -6,7 +6,7 @@ import type { Context } from 'hono';
 import type { RouteContext } from '../http/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
-import { decodeUtf8 } from '../http/route.ts';
+import { decodeUtf8, joinBytes } from '../http/route.ts';
 import { estimateRequest } from '../telemetry/cost.ts';
 import { enforceQueryCost } from '../telemetry/rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
@@ -19,13 +19,13 @@ const TAG = 'influxdb-1.x';
 const FORM = /^application\/x-www-form-urlencoded\s*(;.*)?$/i;
 
 /** The request's parameters: the query string, overridden by a form body (as Go's FormValue reads them). */
-function requestParams(c: Context<AppEnv>, raw: Uint8Array | undefined): URLSearchParams {
+function requestParams(c: Context<AppEnv>, raw: Uint8Array[] | undefined): URLSearchParams {
   const url = c.req.url;
   const at = url.indexOf('?');
   const params = new URLSearchParams(at < 0 ? '' : url.slice(at + 1));
   const type = c.req.header('content-type') ?? '';
   if (raw !== undefined && raw.length > 0 && FORM.test(type.trim())) {
-    for (const [k, v] of new URLSearchParams(decodeUtf8(raw))) params.set(k, v);
+    for (const [k, v] of new URLSearchParams(decodeUtf8(joinBytes(raw)))) params.set(k, v);
   }
   return params;
 }

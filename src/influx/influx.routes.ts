@@ -48,7 +48,7 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     const precision = PRECISIONS[precisionName];
     if (precision === undefined) throw badRequest(`invalid precision ${JSON.stringify(precisionName)} (expected n, ns, u, ms, s, m or h)`);
     const retentionPolicy = params.get('rp') || 'autogen';
-    const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
+    const bytes = decodeContentEncoding(raw ?? [], c.req.header('content-encoding'), WRITE_BODY_LIMIT);
     const now = deps.now();
     const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
     try {

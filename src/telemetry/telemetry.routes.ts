@@ -38,7 +38,7 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
   }, async (c, { query, raw }) => {
     const userId = c.var.actor.userId;
     // Decompressed only for an authenticated caller: nobody else gets to make the server inflate anything.
-    const bytes = decodeContentEncoding(raw ?? new Uint8Array(0), c.req.header('content-encoding'), WRITE_BODY_LIMIT);
+    const bytes = decodeContentEncoding(raw ?? [], c.req.header('content-encoding'), WRITE_BODY_LIMIT);
     const target = namespaceFromWriteParams(query);
     if (!target.ok) throw badRequest(`query: ${target.message}`);
     const now = deps.now();

@@ -169,7 +169,15 @@ describe('line scanner: bodies in pieces', () => {
   it('decodes a body into pieces of at most about 32 KB that end at line breaks and join to the whole text', () => {
     const line = (i: number) => `m,nodeId=n${i % 7},site=é\u{1F600} x=${i}.5 ${1_000_000 + i}`;
     const text = '\uFEFF' + Array.from({ length: 4000 }, (_, i) => line(i)).join('\n') + '\n\uFEFFm,nodeId=n x=1 9\n';
-    const pieces = decodeUtf8Lines(new TextEncoder().encode(text));
+    const bytes = new TextEncoder().encode(text);
+    const pieces = decodeUtf8Lines([bytes]);
+    // the same text arriving in chunks of any size, cut anywhere (inside a character too)
+    for (const size of [1, 7, 4096, 65536, 100_000]) {
+      const chunks = Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+      const got = decodeUtf8Lines(chunks);
+      assert.equal(got.join(''), text.slice(1), `chunks of ${size}`);
+      for (const piece of got.slice(0, -1)) assert.ok(piece.endsWith('\n'), `chunks of ${size}`);
+    }
     assert.ok(pieces.length > 4, `${pieces.length} pieces`);
     for (const piece of pieces.slice(0, -1)) {
       assert.ok(piece.endsWith('\n'));
@@ -189,9 +197,10 @@ describe('line scanner: bodies in pieces', () => {
     for (const bad of [[0xff], [0xc3, 0x28], [0xe2, 0x82]]) {
       for (const where of [0, 1000, good.length - 10, good.length]) {
         const bytes = new Uint8Array([...good.subarray(0, where), ...bad, ...good.subarray(where)]);
-        assert.throws(() => decodeUtf8Lines(bytes), (err: unknown) => err instanceof ApiError && err.code === 'BAD_REQUEST' && /invalid UTF-8/.test(err.message), `${bad} at ${where}`);
+        assert.throws(() => decodeUtf8Lines([bytes.subarray(0, 777), bytes.subarray(777)]), (err: unknown) => err instanceof ApiError && err.code === 'BAD_REQUEST' && /invalid UTF-8/.test(err.message), `${bad} at ${where}`);
       }
     }
-    assert.deepEqual(decodeUtf8Lines(new Uint8Array(0)), []);
+    assert.deepEqual(decodeUtf8Lines([]), []);
+    assert.deepEqual(decodeUtf8Lines([new Uint8Array(0)]), []);
   });
 });

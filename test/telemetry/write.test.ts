@@ -3,6 +3,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { createApp } from '../../src/app.ts';
 import { sql } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../src/db/open.ts';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
@@ -246,6 +250,57 @@ describe('telemetry write: validation', () => {
     assertError(await write(app, u.token, 'not gzip at all', V1, { 'content-encoding': 'gzip' }), 400, 'BAD_REQUEST');
     assertError(await write(app, u.token, 'power,nodeId=n1 p=1', V1, { 'content-encoding': 'br' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     assertError(await write(app, u.token, new Uint8Array([0x70, 0xff, 0xfe])), 400, 'BAD_REQUEST');
+  });
+});
+
+/** Sends a raw HTTP/1.1 request in the given pieces (a pause between them) and returns the whole answer as text. */
+function rawExchange(port: number, head: string, pieces: Uint8Array[], endEarly = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.on('data', (d) => { answer += d.toString('utf8'); });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(answer));
+    socket.on('connect', async () => {
+      socket.write(head);
+      for (const piece of pieces) {
+        socket.write(piece);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      if (endEarly) socket.destroy();
+    });
+  });
+}
+
+describe('telemetry write: over a socket', () => {
+  it('a body arriving in small pieces (characters cut between them) is stored whole; one cut short stores nothing and harms nothing', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const { app: hono } = createApp(app.deps);
+    const server = serve({ fetch: hono.fetch, port: 0, hostname: '127.0.0.1' });
+    t.after(() => new Promise<void>((done) => { server.close(() => done()); }));
+    await new Promise((ready) => { server.once('listening', ready); });
+    const port = (server.address() as AddressInfo).port;
+    const lines = Array.from({ length: 3000 }, (_, i) => `power,nodeId=n1,site=Zürich\\ 😀 p=${i}.5,label="é${i}€" ${ns(T0 - 50_000 + i)}`);
+    const body = Buffer.from(lines.join('\n'));
+    const head = (length: number) => `POST /v1/telemetry?${V1} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${u.token}\r\n`
+      + `Content-Type: text/plain\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n`;
+    // pieces of 7, 1000 and 70,001 bytes: multi-byte characters and lines fall across them
+    const cut = (size: number) => Array.from({ length: Math.ceil(body.length / size) }, (_, i) => body.subarray(i * size, (i + 1) * size));
+    const short = await rawExchange(port, head(body.length), cut(1000).slice(0, 20), true);
+    assert.equal(short, '');
+    assert.equal(await storedPoints(app), 0);
+    for (const size of [70_001, 1000]) assert.match(await rawExchange(port, head(body.length), cut(size)), /^HTTP\/1\.1 204 /);
+    const tiny = lines.slice(0, 40).join('\n');
+    assert.match(await rawExchange(port, head(Buffer.byteLength(tiny)), cut(7).slice(0, Math.ceil(Buffer.byteLength(tiny) / 7)).map((p, i, all) => i === all.length - 1 ? Buffer.from(tiny).subarray(i * 7) : p)), /^HTTP\/1\.1 204 /);
+    assert.equal(await storedPoints(app), 3000);
+    const points = await pointsOf(app, u.token, ['p', 'label']);
+    assert.deepEqual(points.map((p) => [p[1], p[2]]).sort((a, b) => Number(a[0]) - Number(b[0])), lines.map((_, i) => [i + 0.5, `é${i}€`]));
+    // invalid UTF-8 in a later chunk: 400, nothing more stored
+    const broken = Buffer.concat([body.subarray(0, 100_000), Buffer.from([0xff]), body.subarray(100_000)]);
+    assert.match(await rawExchange(port, head(broken.length), [broken.subarray(0, 50_000), broken.subarray(50_000)]), /^HTTP\/1\.1 400 [\s\S]*invalid UTF-8/);
+    assert.equal(await storedPoints(app), 3000);
   });
 });
 
