@@ -12,7 +12,7 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { requireTelemetryWrite } from './authorize.ts';
-import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo } from './catalogue.ts';
+import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo, type SeriesText } from './catalogue.ts';
 import { LineProtocolError, LineScanner } from './line-scanner.ts';
 import { writeLineProtocolPg } from './pg/pg-ingest.ts';
 import { ShardWriter } from './shard-writer.ts';
@@ -90,17 +90,26 @@ function scan(catalogue: Catalogue, req: WriteRequest, request: number): Scanned
   let ns: NamespaceInfo | undefined;
   let writer: ShardWriter | undefined;
   const nodeIds = new Set<string>();
+  // This request's series by the hash of their section text: a plain map read per line, where the catalogue's LRU
+  // moves the entry on every read (a delete and a set: ~1 ms per 5,000 lines).
+  const seen = new Map<number, SeriesText>();
   let stored = 0;
   while (sc.nextLine()) {
     if (sc.line === badLine) throw new LineProtocolError(sc.line, NUL_REASON);
     // Created with the first point: an empty body creates nothing.
     ns ??= catalogue.ensure(req.namespace, req.now);
-    let series: SeriesInfo | undefined = catalogue.seriesByText(ns, sc.seriesHash, isText);
+    let known = seen.get(sc.seriesHash);
+    while (known !== undefined && !sc.seriesTextIs(known.text)) known = known.next;
+    let series: SeriesInfo | undefined = known?.series;
     if (series === undefined) {
-      sc.parseSeries();
-      const tags: Array<[string, string]> = [];
-      for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
-      series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), sc.seriesHash, req.now);
+      series = catalogue.seriesByText(ns, sc.seriesHash, isText);
+      if (series === undefined) {
+        sc.parseSeries();
+        const tags: Array<[string, string]> = [];
+        for (let k = 0; k < sc.tagCount; k++) tags.push([sc.tagKeys[k], sc.tagValues[k]]);
+        series = catalogue.ensureSeries(ns, sc.measurement, tags, sc.seriesText(), sc.seriesHash, req.now);
+      }
+      seen.set(sc.seriesHash, { text: sc.seriesText(), series, next: seen.get(sc.seriesHash) });
     }
     if (series.seenBy !== request) {
       series.seenBy = request;

@@ -33,13 +33,29 @@ interface Group {
   rows: number;
 }
 
+// Arrays of cells given back by finished groups: a request of 5,000 lines takes the array the one before it grew to
+// instead of growing one from 4,096 cells again (five allocations and copies, ~0.4 ms). Writes that interleave (a
+// request's rows are stored after its rights check) each take their own. Bounded: a few arrays of at most 2 MB.
+const SPARE_ARRAYS = 4;
+const MAX_SPARE_CELLS = 1 << 18;
+const spare: Float64Array[] = [];
+const EMPTY = new Float64Array(0);
+
+function takeNumbers(): Float64Array {
+  return spare.pop() ?? new Float64Array(4096);
+}
+
+function giveNumbers(numbers: Float64Array): void {
+  if (numbers.length >= 4096 && numbers.length <= MAX_SPARE_CELLS && spare.length < SPARE_ARRAYS) spare.push(numbers);
+}
+
 /**
  * A request's rows as cells: numbers in a growable Float64Array (NaN is NULL: no field value is NaN), strings and
  * big integers beside it by cell index. Typed cells cost 8 bytes instead of a pointer and a boxed number, and die
  * with the request without being promoted by the garbage collector first.
  */
 class Cells {
-  numbers = new Float64Array(4096);
+  numbers = takeNumbers();
   length = 0;
   private others: Map<number, string | bigint> | undefined;
 
@@ -48,7 +64,16 @@ class Cells {
     if (this.length + count <= this.numbers.length) return;
     const grown = new Float64Array(Math.max(this.numbers.length * 2, this.length + count));
     grown.set(this.numbers.subarray(0, this.length));
+    giveNumbers(this.numbers);
     this.numbers = grown;
+  }
+
+  /** Gives the cells' array back for a later request; the cells are empty after. */
+  release(): void {
+    giveNumbers(this.numbers);
+    this.numbers = EMPTY;
+    this.length = 0;
+    this.others = undefined;
   }
 
   setOther(i: number, value: string | bigint): void {
@@ -180,7 +205,7 @@ export class ShardWriter {
         done += size;
       }
     }
-    group.cells = new Cells();
+    cells.release();
     group.rows = 0;
   }
 
