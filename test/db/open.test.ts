@@ -108,6 +108,14 @@ describe('executor and schema', () => {
     const r = await db.run(db.qb.updateTable('users').set({ tier: 'premium' }).where('id', '=', 1));
     assert.equal(r.changes, 1);
     assert.deepEqual(await db.get(sql<{ b: number }>`SELECT ${true} AS b`), { b: 1 });
+    // rows(): arrays in the order of the select list, on the root handle and in a transaction; the statement they share
+    // with all() (one cached statement per text) gives objects again afterwards
+    const query = db.qb.selectFrom('users').select(['email', 'id', 'tier']).where('id', '=', 1);
+    assert.deepEqual(await db.rows(query), [['A@b', 1, 'premium']]);
+    await db.tx(async (tx) => { assert.deepEqual(await tx.rows(query), [['A@b', 1, 'premium']]); });
+    assert.deepEqual(await db.all(query), [{ email: 'A@b', id: 1, tier: 'premium' }]);
+    await assert.rejects(db.rows(sql`SELECT nope FROM users`), /no such column/);
+    assert.deepEqual(await db.all(query), [{ email: 'A@b', id: 1, tier: 'premium' }], 'a failed rows() leaves no raw statement behind');
   });
 
   test('file databases use WAL, synchronous FULL and foreign keys; migrations are recorded and idempotent', async (t) => {
