@@ -154,7 +154,8 @@ async function readBody(c: Context, limit: number): Promise<Uint8Array[]> {
       if (declared === '0') return [];
       const incoming = nodeRequest(c);
       if (incoming !== undefined) return await readIncoming(incoming);
-      return [new Uint8Array(await c.req.raw.arrayBuffer())];
+      const bytes = new Uint8Array(await c.req.raw.arrayBuffer());
+      return bytes.length === 0 ? [] : [bytes];
     }
     return await readStream(c, limit);
   } catch (err) {
@@ -174,7 +175,7 @@ function nodeRequest(c: Context): IncomingMessage | undefined {
 function readIncoming(incoming: IncomingMessage): Promise<Uint8Array[]> {
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
-    const onData = (chunk: Buffer | string) => { chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk); };
+    const onData = (chunk: Buffer | string) => { if (chunk.length > 0) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk); };
     const onEnd = () => { cleanup(); resolve(chunks); };
     const onError = (err: Error) => { cleanup(); reject(err); };
     const onClose = () => { cleanup(); reject(new Error('the request closed before its body ended')); };
