@@ -28,8 +28,9 @@ export interface Db {
   readonly inTransaction: boolean;
   all<R>(query: Query<R>): Promise<R[]>;
   /**
-   * The rows as arrays, values in the order of the select list. No object per row: reading 10,000 devices' rows
-   * takes ~11 ms instead of ~19 ms on SQLite, whose driver builds each row object key by key.
+   * The rows as arrays, values in the order of the select list. No object per row from the driver (SQLite's builds
+   * each key by key): reading 10,000 devices' rows and making their objects in JavaScript took 14.6–17.7 ms against
+   * 17.4–19.6 ms through all() (bench/README.md, issue 18).
    */
   rows<T extends unknown[]>(query: Query<unknown>): Promise<T[]>;
   get<R>(query: Query<R>): Promise<R | undefined>;
