@@ -77,6 +77,8 @@ export async function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code:
 interface Checking {
   keys: readonly ThrottleKey[];
   settled: Promise<void>;
+  /** a request deciding again after a 429, whose reservation is not written (yet) */
+  waiter: boolean;
 }
 const checking = new WeakMap<Db, Set<Checking>>();
 
@@ -95,19 +97,23 @@ export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[]
   let set = checking.get(db);
   if (!set) checking.set(db, (set = new Set()));
   const waitUntil = performance.now() + MAX_WAIT_MS;
-  for (;;) {
+  for (let waiter = false; ; waiter = true) {
     // Registered before the reservation is written, so a request deciding meanwhile waits for this one.
     let done!: () => void;
-    const entry: Checking = { keys, settled: new Promise((r) => { done = r; }) };
+    const entry: Checking = { keys, settled: new Promise((r) => { done = r; }), waiter };
     const settle = () => { set.delete(entry); done(); };
     set.add(entry);
     try {
       const attempt = await reserveAttempt(db, keys, code, now());
+      entry.waiter = false; // it holds a reservation now: others wait for its check
       return { ...attempt, settle };
     } catch (err) {
       settle();
       const same = (a: ThrottleKey, b: ThrottleKey) => a.rule.scope === b.rule.scope && a.subject === b.subject;
-      const blocking = [...set].filter((e) => e.keys.some((k) => keys.some((mine) => same(k, mine))));
+      // Only a check that holds (or may still take) a reservation can free a slot. Another waiter deciding again can
+      // take a slot only once one was freed, and waiting for each other's decisions, 12 parallel wrong guesses passed
+      // the turn between them until MAX_WAIT_MS ran out: each of the 7 refused waited 10 s for its 429.
+      const blocking = [...set].filter((e) => !e.waiter && e.keys.some((k) => keys.some((mine) => same(k, mine))));
       const left = waitUntil - performance.now();
       if (!(err instanceof ApiError) || err.status !== 429 || blocking.length === 0 || left <= 0) throw err;
       let timer: NodeJS.Timeout | undefined;
