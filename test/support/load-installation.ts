@@ -20,7 +20,9 @@ async function loadIntoPostgres(inst: Installation): Promise<Db> {
   });
   const { db } = await shared;
   await db.tx(async (tx) => {
-    await tx.script('TRUNCATE roles, users, devices RESTART IDENTITY CASCADE');
+    // DELETE, not TRUNCATE: the installations are small, and TRUNCATE makes new files for every table it empties
+    // (~130 ms each time; the oracle loads hundreds)
+    await tx.script('DELETE FROM monitors; DELETE FROM members; DELETE FROM manages; DELETE FROM devices; DELETE FROM users; DELETE FROM roles');
     const rows = async (table: string, list: Record<string, unknown>[]) => {
       for (let i = 0; i < list.length; i += 500) {
         await tx.run(sql`INSERT INTO ${sql.table(table)} ${sql.raw(`(${Object.keys(list[0]).join(', ')})`)} VALUES ${sql.join(
