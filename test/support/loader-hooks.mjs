@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transform } from 'esbuild';
+import { transform, version as esbuildVersion } from 'esbuild';
 
 // The console's assets (src/console/build-ui.mjs), built on first import like build.mjs inlines them in the bundle.
 const CONSOLE_ASSETS = 'gridkeeper:console-assets';
@@ -9,28 +12,68 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, context);
 }
 
+// Every test file runs in a process of its own, and each used to transpile the ~150 sources it imports and build the
+// console again: ~2.5 s of CPU per file, most of the suite's overhead. What esbuild made is kept on disk, under the
+// hash of everything it was made from, and shared by every process of the run and the runs after it.
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const CACHE = process.env.GRIDKEEPER_TS_CACHE ?? join(root, 'node_modules/.cache/gridkeeper-ts');
+const TRANSFORM = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline' };
+const hash = (...parts) => {
+  const h = createHash('sha256').update(esbuildVersion);
+  for (const p of parts) h.update('\0').update(p);
+  return h.digest('hex');
+};
+
+async function cached(key, make) {
+  const file = join(CACHE, `${key}.js`);
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    const text = await make();
+    try {
+      mkdirSync(CACHE, { recursive: true });
+      // written whole, then renamed: a process reading meanwhile sees the whole text or none
+      const partial = `${file}.${process.pid}.partial`;
+      writeFileSync(partial, text);
+      renameSync(partial, file);
+    } catch {
+      // a cache that cannot be written is only slower
+    }
+    return text;
+  }
+}
+
+/** Every file under `dir` with its contents, for the console assets' key. */
+function treeText(dir) {
+  const parts = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) parts.push(treeText(p));
+    else parts.push(p, readFileSync(p, 'utf8'));
+  }
+  return parts.join('\0');
+}
+
 const TEXT = /\.(sql|py|txt|html)$/;
 const TS = /\.(ts|mts)$/;
 // Files imported as text keep their source; a .ts imported with ?raw is the script text itself (assets).
 export async function load(url, context, nextLoad) {
   if (url === CONSOLE_ASSETS) {
-    const { consoleAssetsModule } = await import('../../src/console/build-ui.mjs');
-    return { format: 'module', source: await consoleAssetsModule(), shortCircuit: true };
+    const builder = join(root, 'src/console/build-ui.mjs');
+    const key = hash('console', readFileSync(builder, 'utf8'), treeText(join(root, 'src/console/ui')));
+    const source = await cached(key, async () => (await import('../../src/console/build-ui.mjs')).consoleAssetsModule());
+    return { format: 'module', source, shortCircuit: true };
   }
   if (url.startsWith('file:') && (TEXT.test(url) || url.endsWith('?raw'))) {
     const source = await readFile(fileURLToPath(url.replace(/\?raw$/, '')), 'utf8');
     return { format: 'module', source: `export default ${JSON.stringify(source)};`, shortCircuit: true };
   }
   if (url.startsWith('file:') && TS.test(url) && !url.includes('/node_modules/')) {
-    const source = await readFile(fileURLToPath(url), 'utf8');
-    const out = await transform(source, {
-      loader: 'ts',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: 'inline',
-      sourcefile: fileURLToPath(url),
-    });
-    return { format: 'module', source: out.code, shortCircuit: true };
+    const path = fileURLToPath(url);
+    const source = await readFile(path, 'utf8');
+    const code = await cached(hash('ts', JSON.stringify(TRANSFORM), path, source),
+      async () => (await transform(source, { ...TRANSFORM, sourcefile: path })).code);
+    return { format: 'module', source: code, shortCircuit: true };
   }
   return nextLoad(url, context);
 }
