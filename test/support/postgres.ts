@@ -212,7 +212,7 @@ async function emptied(name: string): Promise<boolean> {
     } finally {
       socket.unref();
     }
-  } catch (err) {
+  } catch {
     await forgetKeeper(name);
     return false;
   }
