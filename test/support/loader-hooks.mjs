@@ -7,8 +7,18 @@ import { transform, version as esbuildVersion } from 'esbuild';
 
 // The console's assets (src/console/build-ui.mjs), built on first import like build.mjs inlines them in the bundle.
 const CONSOLE_ASSETS = 'gridkeeper:console-assets';
+// Every module these hooks see costs a round trip to the hooks' thread, and kysely's ES build is 262 modules (of the
+// ~600 a test app imports): packages that ship a CommonJS build as well are loaded from it, whose own require()s do not
+// come here (a test process imports ~340 modules through the hooks instead of ~600, ~0.5 s less per test file).
+const COMMONJS = new Map(['kysely', 'nodemailer'].map((name) => {
+  const pkg = JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8'));
+  return [name, new URL(`../../node_modules/${name}/${pkg.exports['.'].require}`, import.meta.url).href];
+}));
+
 export async function resolve(specifier, context, nextResolve) {
   if (specifier === CONSOLE_ASSETS) return { url: CONSOLE_ASSETS, shortCircuit: true };
+  const commonjs = COMMONJS.get(specifier);
+  if (commonjs !== undefined) return { url: commonjs, format: 'commonjs', shortCircuit: true };
   return nextResolve(specifier, context);
 }
 
