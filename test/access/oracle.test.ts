@@ -71,9 +71,9 @@ async function compare(seed: number, size: InstallationSize, pairs: number): Pro
 }
 
 const only = process.env.ORACLE_SEED ? Number(process.env.ORACLE_SEED) : undefined;
-// PostgreSQL answers each statement over a socket: its run checks the first 200 seeds (20 of them the larger graphs of every
+// PostgreSQL answers each statement over a socket: its run checks the first 120 seeds (12 of them the larger graphs of every
 // tenth seed), keeping the suite's time in bounds; the SQLite run checks all 2,000.
-const SMALL_SEEDS = testBackend() === 'postgres' ? 200 : 2000;
+const SMALL_SEEDS = testBackend() === 'postgres' ? 120 : 2000;
 // The sampled (user, role) pairs whose authorizer sets are compared in every right and mode: most of an installation's
 // statements. PostgreSQL samples fewer of them per installation (each is a round trip).
 const PAIRS = testBackend() === 'postgres' ? { small: 6, large: 40 } : { small: 16, large: 150 };

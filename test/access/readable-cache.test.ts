@@ -11,7 +11,7 @@ import { randomInstallation, mulberry32, RIGHTS } from '../support/random-instal
 import { loadInstallation } from '../support/load-installation.ts';
 import { testBackend } from '../support/postgres.ts';
 
-const SEEDS = testBackend() === 'postgres' ? 8 : 25;
+const SEEDS = testBackend() === 'postgres' ? 5 : 25;
 const STEPS = 30;
 
 const shape = (list: readonly engine.DeviceAccess[]) => list.map((a) => ({
