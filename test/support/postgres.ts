@@ -177,6 +177,9 @@ function readTemplateState(): Promise<TemplateState> {
   return templateState;
 }
 
+/** The socket under a pg client (not in its types), to let a kept connection not hold the process. */
+const socketOf = (client: pg.Client): Socket => (client as unknown as { connection: { stream: Socket } }).connection.stream;
+
 /** A connection to each database this process empties, kept while the database is: connecting costs ~30 ms. */
 const keepers = new Map<string, pg.Client>();
 
@@ -186,7 +189,7 @@ async function keeper(name: string): Promise<pg.Client> {
     client = new pg.Client({ connectionString: databaseUrl(name), connectionTimeoutMillis: 5000 });
     client.on('error', () => keepers.delete(name));
     await client.connect();
-    (client as unknown as { connection: { stream: Socket } }).connection.stream.unref();
+    socketOf(client).unref();
     keepers.set(name, client);
   }
   return client;
@@ -204,7 +207,7 @@ async function emptied(name: string): Promise<boolean> {
   try {
     const state = await readTemplateState();
     const client = await keeper(name);
-    const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    const socket = socketOf(client);
     // the kept connection holds the process only while it works
     socket.ref();
     try {
@@ -258,7 +261,7 @@ async function forgetKeeper(name: string): Promise<void> {
   keepers.delete(name);
   if (client === undefined) return;
   // its socket holds the process again until it is closed
-  (client as unknown as { connection: { stream: Socket } }).connection.stream.ref();
+  socketOf(client).ref();
   await client.end().catch(() => {});
 }
 
