@@ -1,4 +1,5 @@
-// .sql and asset files are imported as text: esbuild's text loader in the bundle, test/support/register.mjs in tests.
+// .sql and asset files are imported as text: esbuild's text loader in the bundle and in the tests' bundles
+// (test/support/bundle-tests.mjs), test/support/register.mjs for sources run directly.
 declare module '*.sql' {
   const text: string;
   export default text;

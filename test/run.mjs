@@ -3,12 +3,13 @@
 // postgres://postgres@127.0.0.1:5432/postgres; see test/support/postgres.ts). Node 20's --test takes no globs, so the
 // files are listed here.
 // Usage: node test/run.mjs [--backend=sqlite|postgres] [substring ...]  — only files whose path contains a substring.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import pg from 'pg';
 import { ensureSystemPackages } from './support/system-packages.mjs';
+import { bundleTests } from './support/bundle-tests.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -86,12 +87,19 @@ async function dropDatabases(prefix) {
 // machine finished the PostgreSQL pass only 3 % sooner, and starved the kill -9 suite of the write load it needs.
 const CONCURRENCY = Number(process.env.GRIDKEEPER_TEST_CONCURRENCY ?? Math.max(2, availableParallelism()));
 
+// The test files run bundled (test/support/bundle-tests.mjs): built once for both passes, removed at the end.
+const BUNDLES = join(root, 'node_modules/.cache/gridkeeper-tests', RUN);
+const bundleOf = new Map();
+
 function pass(backend, list) {
   console.log(`\n=== test files on ${backend}: ${list.length} ===\n`);
+  const times = join(BUNDLES, `times-${backend}.txt`);
+  const started = Date.now();
   const r = spawnSync(process.execPath, [
-    '--import', './test/support/register.mjs',
-    '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec',
-    ...list,
+    ...(process.env.GRIDKEEPER_TEST_SOURCE_MAPS === '1' ? ['--enable-source-maps'] : []),
+    '--test', `--test-concurrency=${CONCURRENCY}`, '--test-reporter=spec', '--test-reporter-destination=stdout',
+    '--test-reporter=./test/support/file-times-reporter.mjs', `--test-reporter-destination=${times}`,
+    ...list.map((f) => bundleOf.get(f)),
   ], {
     cwd: root,
     stdio: 'inherit',
@@ -103,16 +111,26 @@ function pass(backend, list) {
       GRIDKEEPER_TEST_RUN: RUN,
     },
   });
+  const slowest = existsSync(times) ? readFileSync(times, 'utf8').split('\n').filter(Boolean).slice(0, 8) : [];
+  console.log(`\n=== ${backend}: ${((Date.now() - started) / 1000).toFixed(0)} s; the slowest files (s of tests) ===\n`
+    + slowest.map((line) => {
+      const [seconds, file] = line.split('\t');
+      return `${seconds.padStart(7)}  ${relative(BUNDLES, file).replace(/\.mjs$/, '.ts')}`;
+    }).join('\n'));
   return r.status ?? 1;
 }
 
 ensureSystemPackages();
 await requirePostgres();
+const bundled = Date.now();
+(await bundleTests(root, chosen, BUNDLES)).forEach((b, i) => bundleOf.set(chosen[i], b));
+console.log(`test/run.mjs: bundled ${chosen.length} test files in ${((Date.now() - bundled) / 1000).toFixed(1)} s`);
 let status = 0;
 if (only === undefined || only === 'sqlite') status ||= pass('sqlite', chosen);
 const onPostgres = chosen.filter((f) => !SQLITE_ONLY.some(([prefix]) => f.startsWith(prefix)));
 if ((only === undefined || only === 'postgres') && onPostgres.length > 0) status = pass('postgres', onPostgres) || status;
 // a test that never closed its app (or was killed) leaves its database behind: the run removes all of its own
+rmSync(BUNDLES, { recursive: true, force: true });
 const left = await dropDatabases(`gk_test_${RUN}_`);
 if (left > 0) console.log(`test/run.mjs: dropped ${left} test database(s) left open by this run`);
 process.exit(status);

@@ -1,6 +1,7 @@
 // Builds the console's front end (src/console/ui) with esbuild into hashed assets held in memory, and renders them as
-// the text of a module: build.mjs inlines that module into the server bundle, and the test loader
-// (test/support/loader-hooks.mjs) serves the same module to the TypeScript sources, so tests see the real assets.
+// the text of a module: build.mjs inlines that module into the server bundle, the tests' bundles inline it too
+// (test/support/bundle-tests.mjs), and test/support/loader-hooks.mjs serves it to sources run directly, so tests see
+// the real assets.
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
