@@ -22,9 +22,9 @@ export async function resolve(specifier, context, nextResolve) {
   return nextResolve(specifier, context);
 }
 
-// Every test file runs in a process of its own, and each used to transpile the ~200 sources it imports and build the
-// console again (~0.7 s of a test app's ~2.8 s start). What esbuild made is kept on disk, under the hash of everything
-// it was made from, and shared by every process of the run and the runs after it.
+// Each process that runs the sources directly (benchmarks, scripts; the test files run bundled instead, see
+// bundle-tests.mjs) would transpile the ~200 sources it imports and build the console again (~0.7 s). What esbuild
+// made is kept on disk, under the hash of everything it was made from, and shared by every process after it.
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CACHE = process.env.GRIDKEEPER_TS_CACHE ?? join(root, 'node_modules/.cache/gridkeeper-ts');
 const TRANSFORM = { loader: 'ts', format: 'esm', target: 'node20', sourcemap: 'inline' };
