@@ -88,8 +88,19 @@ async function dropDatabases(prefix) {
 const CONCURRENCY = Number(process.env.GRIDKEEPER_TEST_CONCURRENCY ?? Math.max(2, availableParallelism()));
 
 // The test files run bundled (test/support/bundle-tests.mjs): built once for both passes, removed at the end.
-const BUNDLES = join(root, 'node_modules/.cache/gridkeeper-tests', RUN);
+const BUNDLE_ROOT = join(root, 'node_modules/.cache/gridkeeper-tests');
+const BUNDLES = join(BUNDLE_ROOT, RUN);
 const bundleOf = new Map();
+
+/** Removes the bundles of runs that ended without removing theirs (interrupted) more than a day ago. */
+function removeStaleBundles() {
+  let runs = [];
+  try { runs = readdirSync(BUNDLE_ROOT); } catch { return; }
+  for (const name of runs) {
+    const dir = join(BUNDLE_ROOT, name);
+    if (Date.now() - statSync(dir).mtimeMs > 86_400_000) rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 function pass(backend, list) {
   console.log(`\n=== test files on ${backend}: ${list.length} ===\n`);
@@ -122,6 +133,7 @@ function pass(backend, list) {
 
 ensureSystemPackages();
 await requirePostgres();
+removeStaleBundles();
 const bundled = Date.now();
 (await bundleTests(root, chosen, BUNDLES)).forEach((b, i) => bundleOf.set(chosen[i], b));
 console.log(`test/run.mjs: bundled ${chosen.length} test files in ${((Date.now() - bundled) / 1000).toFixed(1)} s`);
