@@ -11,8 +11,9 @@ import { sql } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../src/db/open.ts';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
+import { testBackend } from '../support/postgres.ts';
 import {
-  FROM_V1, V1, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeGzip, writeOk, writer,
+  FROM_V1, V1, addMonitors, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeGzip, writeOk, writer,
 } from './fixtures.ts';
 
 const MIB = 1024 * 1024;
@@ -345,6 +346,45 @@ describe('telemetry write: security', () => {
     const u = await writer(app, 'n1');
     const err = assertError(await write(app, u.token, `power,nodeId=ghost p=1 ${ns(T0)}\npower,nodeId=n1 p=`), 400, 'LINE_PROTOCOL');
     assert.match(err.message, /^line 2:/);
+  });
+
+  it('a right taken or given between two requests holds for the next one, writes and queries (on PostgreSQL on every node)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const device = await deviceOf(app, 'n1');
+    const nodes = [app];
+    if (testBackend() === 'postgres') {
+      const other = await app.anotherNode();
+      t.after(() => other.close());
+      nodes.push(other);
+    }
+    const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
+    const readable = async (node: TestApp) => {
+      const body = await queryOk(node, u.token, q);
+      return body.error !== 'Unauthorized' && body.series?.[0]?.values.length > 0;
+    };
+    // every node writes and reads (and keeps what it learnt of the user's rights)
+    for (const [i, node] of nodes.entries()) {
+      await writeOk(node, u.token, `power,nodeId=n1 p=${i} ${ns(T0 - 10_000 + i)}`);
+      assert.equal(await readable(node), true);
+    }
+    // monitorManagement taken away: the device stays readable, its telemetry no longer writable
+    await app.deps.db.run(sql`UPDATE monitors SET monitor_management = ${0} WHERE role_id = ${u.roleId} AND device_id = ${device}`);
+    for (const node of nodes) {
+      assertError(await write(node, u.token, `power,nodeId=n1 p=9 ${ns(T0 - 1000)}`), 403, 'FORBIDDEN');
+      assert.equal(await readable(node), true);
+    }
+    // the relation deleted: not readable either
+    await app.deps.db.run(sql`DELETE FROM monitors WHERE role_id = ${u.roleId} AND device_id = ${device}`);
+    for (const node of nodes) assert.equal(await readable(node), false);
+    // and given back: writable and readable again
+    await addMonitors(app, u.roleId, device, { mm: true });
+    for (const [i, node] of nodes.entries()) {
+      await writeOk(node, u.token, `power,nodeId=n1 p=${10 + i} ${ns(T0 - 500 + i)}`);
+      assert.equal(await readable(node), true);
+    }
+    assert.equal(await storedPoints(app), nodes.length * 2);
   });
 
   it('checks each distinct nodeId once per request, not once per line', async (t) => {
