@@ -228,10 +228,16 @@ function readableSets(db: Db): LruCache<number, ReadableSet> {
   return sets;
 }
 
-/** The database's rights version, read in the caller's snapshot, and this node's kept set of the user. */
-async function keptSet(db: Db, userId: number): Promise<{ version: string; kept: ReadableSet | undefined }> {
-  const row = await db.get(sql<{ version: number | string }>`SELECT version FROM rights_version`);
-  return { version: String(row?.version), kept: readableSets(db).get(userId) };
+/** The database's rights version as a statement's column: a caller that reads it with its own rows saves a round trip. */
+export const RIGHTS_VERSION_COLUMN = sql<number | string>`(SELECT version FROM rights_version)`;
+
+/**
+ * The database's rights version, read in the caller's snapshot (or given: read by the caller with RIGHTS_VERSION_COLUMN,
+ * in its snapshot, before it asks for any access), and this node's kept set of the user.
+ */
+async function keptSet(db: Db, userId: number, given?: number | string): Promise<{ version: string; kept: ReadableSet | undefined }> {
+  const version = given ?? (await db.get(sql<{ version: number | string }>`SELECT ${RIGHTS_VERSION_COLUMN} AS version`))?.version;
+  return { version: String(version), kept: readableSets(db).get(userId) };
 }
 
 /**
@@ -282,8 +288,8 @@ interface KeptAccesses { version: string; byUserDevice: LruCache<string, DeviceA
  * user's kept readable set when it is current, else from the kept single accesses, else walked — up to
  * `perDeviceWalks` devices one upward walk each (deviceAccess), more by one narrowed downward walk (readableDevices).
  */
-export async function deviceAccesses(db: Db, userId: number, ids: readonly number[], perDeviceWalks: number): Promise<Map<number, DeviceAccess>> {
-  const { version, kept } = await keptSet(db, userId);
+export async function deviceAccesses(db: Db, userId: number, ids: readonly number[], perDeviceWalks: number, rightsVersion?: number | string): Promise<Map<number, DeviceAccess>> {
+  const { version, kept } = await keptSet(db, userId, rightsVersion);
   const out = new Map<number, DeviceAccess>();
   if (kept?.version === version) {
     const all = kept.accesses;

@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { canEditProperty, deviceAccesses, type DeviceAccess } from '../access/rights.ts';
+import { canEditProperty, deviceAccesses, RIGHTS_VERSION_COLUMN, type DeviceAccess } from '../access/rights.ts';
 import { inValues } from '../db/in-list.ts';
 import { isRootMember } from '../access/root.ts';
 
@@ -30,12 +30,13 @@ export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<strin
   const wanted = [...new Set(nodeIds)];
   const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
   if (wanted.length === 0) return out;
-  type DeviceRow = { id: number; node_id: string };
+  // the rights version comes with the devices, in the same statement (one round trip less on PostgreSQL)
+  type DeviceRow = { id: number; node_id: string; rights_version: number | string };
   const devices = await db.all(wanted.length === 1
-    ? sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id = ${wanted[0]}`
-    : sql<DeviceRow>`SELECT id, node_id FROM devices WHERE node_id ${inValues(wanted)}`);
+    ? sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id = ${wanted[0]}`
+    : sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id ${inValues(wanted)}`);
   if (devices.length === 0) return out;
-  const accessById = await deviceAccesses(db, userId, devices.map((d) => d.id), PER_DEVICE_WALKS);
+  const accessById = await deviceAccesses(db, userId, devices.map((d) => d.id), PER_DEVICE_WALKS, devices[0]!.rights_version);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
   return out;
 }
