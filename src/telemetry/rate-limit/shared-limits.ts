@@ -1,12 +1,14 @@
 // The telemetry query limiter on PostgreSQL (sql/pg/0010_shared_limits.sql): buckets and bans in the database, shared
 // by every node on it, with the rules of the in-memory store applied to the rows (chargeBucket, admitEntry), so the
-// figures are the same to the unit. Each change is one short READ COMMITTED transaction that holds the row's lock
-// from reading it to writing it back: `INSERT … ON CONFLICT DO UPDATE … RETURNING` creates the row when missing and
-// returns its latest committed version locked, so two nodes charging one bucket at once take turns — the admitted
-// total over any window is at most capacity + leak rate × window, whatever node takes each request.
+// figures are the same to the unit. A charge reads its bucket's row, applies chargeBucket, and writes the result back
+// only if the row is still what it read (compare and set: an UPDATE conditioned on the row's old state, or an INSERT
+// that finds no row): when another node charged, swept or created the bucket in between, nothing is written and the
+// charge starts again from the new row. So charges of one bucket take effect one after the other, as under a lock —
+// the admitted total over any window is at most capacity + leak rate × window, whatever node takes each request.
 //
-// Cost: a charge is 4 round trips (BEGIN, lock-and-read, write, COMMIT), measured in bench/rate-limit.mjs. An address
-// with nothing against it — almost every request — costs one indexed read.
+// Cost: a charge is 2 round trips (read, conditional write; a refused one only the read), where a transaction holding
+// the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. An address with
+// nothing against it — almost every request — costs one indexed read.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
@@ -39,16 +41,21 @@ export function sharedRateLimiter(db: Db): RateLimiter {
       return readingAt(row === undefined ? undefined : bucketOf(row), policy, now);
     },
 
-    charge: (key: BucketKey, policy, cost, now) => db.tx(async (tx) => {
-      // an empty bucket reads as one of level 0 charged now: the same as no bucket
-      const row = (await tx.get(sql<BucketRow>`INSERT INTO rate_limit_buckets AS b (key, level, at, drained_at) VALUES (${Number(key)}, 0, ${now}, ${now})
-        ON CONFLICT (key) DO UPDATE SET key = b.key RETURNING level, at, drained_at`))!;
-      const { outcome, after } = chargeBucket(bucketOf(row), policy, cost, now);
-      if (after !== undefined) {
-        await tx.run(sql`UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt} WHERE key = ${Number(key)}`);
+    async charge(key: BucketKey, policy, cost, now) {
+      const k = Number(key);
+      for (;;) {
+        const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${k}`);
+        // no row: an empty bucket (chargeBucket's undefined)
+        const { outcome, after } = chargeBucket(row === undefined ? undefined : bucketOf(row), policy, cost, now);
+        if (after === undefined) return outcome;
+        const { changes } = await db.run(row === undefined
+          ? sql`INSERT INTO rate_limit_buckets (key, level, at, drained_at) VALUES (${k}, ${after.level}, ${after.at}, ${after.drainedAt})
+              ON CONFLICT (key) DO NOTHING`
+          : sql`UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt}
+              WHERE key = ${k} AND level = ${row.level} AND at = ${row.at} AND drained_at = ${row.drained_at}`);
+        if (changes === 1) return outcome;
       }
-      return outcome;
-    }),
+    },
 
     async admit(ip, now): Promise<Ban | undefined> {
       await maybeSweep(now);
