@@ -104,9 +104,9 @@ export class PgReads implements TelemetryReads {
 
   /**
    * A series' points of one shard with at least one of `fields` set, over [fromMs, toMs), in time order (`desc`:
-   * newest first), at most `limit`; fetched for every series of the same read at once.
+   * newest first), at most `limit`; fetched for every series of the same read at once. Undefined while not fetched.
    */
-  private shardRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number | undefined): RawRow[] {
+  private shardRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number | undefined): RawRow[] | undefined {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) return [];
     const cols = fields.map((f) => pgColumnIn(shard, f));
     const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
@@ -126,22 +126,42 @@ export class PgReads implements TelemetryReads {
         bySeries.get(r.sid as number)!.push(row);
       }
       for (const [id, list] of bySeries) this.known.set(`${batch}${sep}${id}`, list);
-    }) ?? [];
+    });
+  }
+
+  /**
+   * The shards a read of at most `limit` rows goes through, in its order, each with its rows: with a limit, a shard is
+   * asked for only once the shards before it turned out to hold fewer than `limit` rows (most reads of the newest
+   * points need the newest shard alone); without one, every shard at once. Each shard is asked for the whole limit,
+   * so that what is asked of a shard does not depend on what another held. Stops at the first shard not fetched yet
+   * (the attempt then lacks it and runs again).
+   */
+  private *limitedRows(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+    desc: boolean, limit: number | undefined): Generator<RawRow> {
+    let given = 0;
+    for (const shard of desc ? [...shards].reverse() : shards) {
+      if (limit !== undefined && given >= limit) return;
+      const rows = this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
+      if (rows === undefined) {
+        if (limit !== undefined) return;
+        continue;
+      }
+      for (const r of rows) {
+        if (limit !== undefined && given >= limit) return;
+        given++;
+        yield r;
+      }
+    }
   }
 
   readPoints(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: Edge): SeriesPoints {
     const out: SeriesPoints = { ms: [], sub: [], values: fields.map(() => []) };
     if (fields.length === 0) return out;
     const desc = edge?.desc === true;
-    for (const shard of desc ? [...shards].reverse() : shards) {
-      // every shard is asked for the whole limit, so that what is asked does not depend on what was fetched
-      const rows = this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, edge?.limit);
-      for (const r of rows) {
-        if (edge !== undefined && out.ms.length >= edge.limit) break;
-        out.ms.push(r[0] as number);
-        out.sub.push(r[1] as number);
-        for (let i = 0; i < fields.length; i++) out.values[i].push(pointValue(fields[i], r[i + 2]));
-      }
+    for (const r of this.limitedRows(shards, seriesId, fields, fromMs, toMs, desc, edge?.limit)) {
+      out.ms.push(r[0] as number);
+      out.sub.push(r[1] as number);
+      for (let i = 0; i < fields.length; i++) out.values[i].push(pointValue(fields[i], r[i + 2]));
     }
     if (desc) {
       out.ms.reverse();
@@ -154,13 +174,10 @@ export class PgReads implements TelemetryReads {
   readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number): string[] {
     const out: string[] = [];
     const limit = take >= Number.MAX_SAFE_INTEGER ? undefined : take;
-    for (const shard of desc ? [...shards].reverse() : shards) {
-      for (const r of this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit)) {
-        if (out.length >= take) break;
-        let row = `[${rfc3339NanoJson(r[0] as number, r[1] as number)}`;
-        for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
-        out.push(`${row}]`);
-      }
+    for (const r of this.limitedRows(shards, seriesId, fields, fromMs, toMs, desc, limit)) {
+      let row = `[${rfc3339NanoJson(r[0] as number, r[1] as number)}`;
+      for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
+      out.push(`${row}]`);
     }
     return out;
   }
@@ -234,13 +251,10 @@ export class PgReads implements TelemetryReads {
     const limit = q.query.limit;
     const fields = columns.map((c) => c.field);
     const rows: string[] = [];
-    for (const shard of desc ? [...q.shards].reverse() : q.shards) {
-      for (const r of this.shardRows(shard, seriesId, fields, q.fromMs, q.toMs, desc, limit)) {
-        if (limit !== undefined && rows.length >= limit) break;
-        let row = `[${isoTimeJson(r[0] as number, r[1] as number)}`;
-        for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
-        rows.push(`${row}]`);
-      }
+    for (const r of this.limitedRows(q.shards, seriesId, fields, q.fromMs, q.toMs, desc, limit)) {
+      let row = `[${isoTimeJson(r[0] as number, r[1] as number)}`;
+      for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
+      rows.push(`${row}]`);
     }
     return rows.join(',');
   }
