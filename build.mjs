@@ -4,11 +4,12 @@
 // Usage: node build.mjs [--no-sea]   (--no-sea stops after the bundle: what `npm start` needs)
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONSOLE_ASSETS_MODULE, consoleAssetsModule } from './src/console/build-ui.mjs';
+import { consoleAssetsModule } from './src/console/build-ui.mjs';
+import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin } from './src/esbuild-plugins.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -18,24 +19,8 @@ const say = (msg) => console.log(`build: ${msg} (${((Date.now() - started) / 100
 
 mkdirSync(dist, { recursive: true });
 
-// `import x from './file.ts?raw'` gives the file's text (assets served verbatim, e.g. estimateCost.ts).
-const rawPlugin = {
-  name: 'raw',
-  setup(b) {
-    b.onResolve({ filter: /\?raw$/ }, (args) => ({ path: join(args.resolveDir, args.path.replace(/\?raw$/, '')), namespace: 'raw' }));
-    b.onLoad({ filter: /.*/, namespace: 'raw' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'text' }));
-  },
-};
-
 // The console's front end, built first and inlined as one module of hashed assets (src/console/build-ui.mjs).
 const consoleSource = await consoleAssetsModule();
-const consolePlugin = {
-  name: 'console-assets',
-  setup(b) {
-    b.onResolve({ filter: /^gridkeeper:console-assets$/ }, () => ({ path: CONSOLE_ASSETS_MODULE, namespace: 'console' }));
-    b.onLoad({ filter: /.*/, namespace: 'console' }, () => ({ contents: consoleSource, loader: 'js' }));
-  },
-};
 say('built the console');
 
 await build({
@@ -48,9 +33,9 @@ await build({
   minify: false,
   sourcemap: false,
   legalComments: 'none',
-  loader: { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' },
+  loader: TEXT_LOADERS,
   define: { __GRIDKEEPER_BUNDLED__: 'true' },
-  plugins: [rawPlugin, consolePlugin],
+  plugins: [rawTextPlugin, consoleAssetsPlugin(consoleSource)],
   // pg's optional native binding (libpq) is never used: the pure JavaScript client is bundled.
   external: ['pg-native'],
   logLevel: 'warning',

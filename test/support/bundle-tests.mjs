@@ -7,14 +7,15 @@
 // - `import.meta.url` is the source file's own URL (each file's text is rewritten before esbuild sees it), so a test
 //   finds the files beside it, and createRequire(import.meta.url) resolves from there;
 // - .sql/.py/.txt/.html and `?raw` imports are text, `gridkeeper:console-assets` is the console's built assets
-//   (as in build.mjs, and as test/support/loader-hooks.mjs does for sources run directly);
+//   (src/esbuild-plugins.mjs, as in build.mjs);
 // - stack traces name the bundle's lines; run with GRIDKEEPER_TEST_SOURCE_MAPS=1 to have them name the sources
 //   (Node's --enable-source-maps: ~0.35 s more per test file, so not by default).
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CONSOLE_ASSETS_MODULE, consoleAssetsModule } from '../../src/console/build-ui.mjs';
+import { consoleAssetsModule } from '../../src/console/build-ui.mjs';
+import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin } from '../../src/esbuild-plugins.mjs';
 
 // Kept in node_modules: native addons and packages that read files of their own at run time, or are large and used by
 // one test file (typescript).
@@ -25,14 +26,10 @@ const EXTERNAL = ['better-sqlite3', 'pg-native', 'esbuild', 'playwright-core', '
  * Returns the bundles' paths, in the order of `files`.
  */
 export async function bundleTests(root, files, outdir) {
-  const consoleSource = await consoleAssetsModule();
-  const plugin = {
-    name: 'gridkeeper-tests',
+  // import.meta.url as each source's own
+  const ownUrls = {
+    name: 'own-import-meta-url',
     setup(b) {
-      b.onResolve({ filter: /\?raw$/ }, (args) => ({ path: join(args.resolveDir, args.path.replace(/\?raw$/, '')), namespace: 'raw' }));
-      b.onLoad({ filter: /.*/, namespace: 'raw' }, (args) => ({ contents: readFileSync(args.path, 'utf8'), loader: 'text' }));
-      b.onResolve({ filter: /^gridkeeper:console-assets$/ }, () => ({ path: CONSOLE_ASSETS_MODULE, namespace: 'console' }));
-      b.onLoad({ filter: /.*/, namespace: 'console' }, () => ({ contents: consoleSource, loader: 'js' }));
       b.onLoad({ filter: /\.(ts|mts|js|mjs|cjs)$/ }, (args) => {
         const text = readFileSync(args.path, 'utf8');
         if (!text.includes('import.meta.url')) return undefined;
@@ -55,12 +52,12 @@ export async function bundleTests(root, files, outdir) {
     sourcemap: 'linked',
     legalComments: 'none',
     logLevel: 'warning',
-    loader: { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' },
+    loader: TEXT_LOADERS,
     define: { __GRIDKEEPER_BUNDLED__: 'false' },
     external: EXTERNAL,
     // the CommonJS packages in the bundle require() Node's own modules
     banner: { js: "import { createRequire as __gridkeeperCreateRequire } from 'node:module'; const require = __gridkeeperCreateRequire(import.meta.url);" },
-    plugins: [plugin],
+    plugins: [rawTextPlugin, consoleAssetsPlugin(await consoleAssetsModule()), ownUrls],
   });
   return files.map((f) => join(outdir, f.replace(/\.ts$/, '.mjs')));
 }

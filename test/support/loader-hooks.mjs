@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transform, version as esbuildVersion } from 'esbuild';
+import { TEXT_LOADERS } from '../../src/esbuild-plugins.mjs';
 
 // The console's assets (src/console/build-ui.mjs), built on first import like build.mjs inlines them in the bundle.
 const CONSOLE_ASSETS = 'gridkeeper:console-assets';
@@ -64,7 +65,8 @@ function treeText(dir) {
   return parts.join('\0');
 }
 
-const TEXT = /\.(sql|py|txt|html)$/;
+// the file kinds that import as text, as in every esbuild build of the sources
+const TEXT = new RegExp(`\\.(${Object.keys(TEXT_LOADERS).map((ext) => ext.slice(1)).join('|')})$`);
 const TS = /\.(ts|mts)$/;
 // Files imported as text keep their source; a .ts imported with ?raw is the script text itself (assets).
 export async function load(url, context, nextLoad) {
