@@ -190,10 +190,14 @@ export class PgReads implements TelemetryReads {
     const batch = ['st', shard.table, col, fromMs, toMs].join(sep);
     return this.want<Stats>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
       const exact = (e: string) => (col.endsWith('i') ? `${e}::text` : e);
-      const rows = await tx.all(sql<{ sid: number; n: number; total: unknown; low: unknown; high: unknown }>`SELECT series_id AS sid, count(${sql.raw(col)}) AS n,
-        ${sql.raw(exact(`sum(${col})`))} AS total, ${sql.raw(exact(`min(${col})`))} AS low, ${sql.raw(exact(`max(${col})`))} AS high
-        FROM ${sql.id(shard.table)} WHERE series_id = ANY(${ids}::bigint[]) AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND ${sql.raw(col)} IS NOT NULL
-        GROUP BY series_id`);
+      // One aggregate per series over its own index range (a lateral subquery), not one GROUP BY over all of them: the
+      // grouping sorted every row it read first (PostgreSQL plans a sort for the small row count it assumes of a shard
+      // table not analyzed yet); a 1-day aggregate of one series, ~4,900 rows: 0.72-0.81 -> 0.41-0.51 ms (pgbench).
+      const rows = await tx.all(sql<{ sid: number; n: number; total: unknown; low: unknown; high: unknown }>`SELECT s.id AS sid, a.*
+        FROM unnest(${ids}::bigint[]) AS s(id) CROSS JOIN LATERAL (SELECT count(${sql.raw(col)}) AS n,
+          ${sql.raw(exact(`sum(${col})`))} AS total, ${sql.raw(exact(`min(${col})`))} AS low, ${sql.raw(exact(`max(${col})`))} AS high
+          FROM ${sql.id(shard.table)} WHERE series_id = s.id AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND ${sql.raw(col)} IS NOT NULL) AS a
+        WHERE a.n > 0`);
       for (const id of ids) this.known.set(`${batch}${sep}${id}`, emptyStats());
       for (const r of rows) this.known.set(`${batch}${sep}${r.sid}`, statsFromRow([r.n, r.total, r.low, r.high], 0, field));
     }) ?? emptyStats();
