@@ -7,6 +7,10 @@
 //   rowid     the same columns in a rowid table plus a UNIQUE index on (series_id, t_ms, t_ns)
 //   eav       one row per field value: (series_id, field, t_ms, t_ns, value) WITHOUT ROWID
 //   json      one row per point, fields as a JSON object: (series_id, t_ms, t_ns, v) WITHOUT ROWID, merged with json_patch
+//   blocks    one row per series per transaction: the request's points of that series packed in a blob (times, then each
+//             field, as float64 arrays) in a rowid table indexed by (series_id, t_last); reads decode the blobs. A
+//             prototype of a storage format, measured for what it would give: no re-write merging, no per-field NULLs,
+//             no exact 64-bit integers (what the service's format needs besides)
 // Rows are written with single-row statements or 64-row multi-VALUES statements, in the time-major order they
 // arrive in or sorted by key within each transaction (what shard-writer.ts does).
 // Queries (median of repeated runs): last 1,000 points of 3 fields of one series; a 1-day mean of one field of one
@@ -98,8 +102,38 @@ const layouts = {
   },
 };
 
+// The blocks prototype: a series' points of one transaction as [t_ms x n, c0 x n, ..., c4 x n] float64s.
+const blocks = {
+  create: (t) => `CREATE TABLE ${t} (id INTEGER PRIMARY KEY, series_id INTEGER NOT NULL, t_first INTEGER NOT NULL, t_last INTEGER NOT NULL,
+    n INTEGER NOT NULL, data BLOB NOT NULL); CREATE INDEX ${t}_k ON ${t} (series_id, t_last)`,
+  insert: (t) => `INSERT INTO ${t} (series_id, t_first, t_last, n, data) VALUES (?, ?, ?, ?, ?)`,
+  /** rows: [table, series, ms, idx] of one transaction, sorted by (table, series, ms) */
+  write(rows, stmt) {
+    for (let i = 0; i < rows.length;) {
+      let j = i;
+      while (j < rows.length && rows[j][0] === rows[i][0] && rows[j][1] === rows[i][1]) j++;
+      const n = j - i;
+      const f = new Float64Array(n * 6);
+      for (let k = 0; k < n; k++) {
+        const [, s, ms, idx] = rows[i + k];
+        f[k] = ms;
+        for (let c = 0; c < 5; c++) f[n * (c + 1) + k] = value(idx, s, c);
+      }
+      stmt(rows[i][0], 1).run(rows[i][1], f[0], f[n - 1], n, Buffer.from(f.buffer));
+      i = j;
+    }
+  },
+  last: (t) => `SELECT n, data FROM ${t} WHERE series_id = ? ORDER BY t_last DESC`,
+  mean: (t) => `SELECT n, data FROM ${t} WHERE series_id = ? AND t_last >= ? AND t_first < ?`,
+};
+
+/** A blob's float64s (copied when SQLite's buffer is not 8-byte aligned). */
+function floats(buf) {
+  return buf.byteOffset % 8 === 0 ? new Float64Array(buf.buffer, buf.byteOffset, buf.length / 8) : new Float64Array(new Uint8Array(buf).buffer);
+}
+
 function run(name, rowsPerStmt, sorted) {
-  const L = layouts[name];
+  const L = name === 'blocks' ? blocks : layouts[name];
   const dir = mkdtempSync(join(tmpdir(), 'gk-layout-'));
   const db = open(dir, name);
   const tables = new Map();
@@ -117,7 +151,7 @@ function run(name, rowsPerStmt, sorted) {
   const stmt = (t, n) => {
     const key = `${t}/${n}`;
     let s = stmts.get(key);
-    if (!s) stmts.set(key, s = db.prepare(L.insert(t, Array(n).fill(L.rowSql).join(', '))));
+    if (!s) stmts.set(key, s = db.prepare(L === blocks ? L.insert(t) : L.insert(t, Array(n).fill(L.rowSql).join(', '))));
     return s;
   };
   const t0 = performance.now();
@@ -134,6 +168,7 @@ function run(name, rowsPerStmt, sorted) {
         for (let s = 0; s < SERIES; s++) rows.push([table(ms), s + 1, ms, idx]);
       }
       if (sorted) rows.sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : x[1] - y[1] || x[2] - y[2]));
+      if (L === blocks) return L.write(rows, stmt);
       let pending = [];
       let pendingRows = 0;
       let pendingTable;
@@ -163,7 +198,19 @@ function run(name, rowsPerStmt, sorted) {
   const lastQ = ordered.map((t) => db.prepare(L.last(t)));
   const meanQ = ordered.map((t) => db.prepare(L.mean(t)));
   const endMs = START + PER_SERIES * STEP;
-  const lastN = (series, n) => {
+  const lastN = L === blocks ? (series, n) => {
+    // newest block first, each decoded into rows newest first, until n
+    const out = [];
+    for (const q of lastQ) {
+      for (const [count, data] of q.raw().iterate(series)) {
+        const f = floats(data);
+        for (let k = count - 1; k >= 0 && out.length < n; k--) out.push([f[k], 0, f[count + k], f[2 * count + k], f[3 * count + k]]);
+        if (out.length >= n) break;
+      }
+      if (out.length >= n) break;
+    }
+    return out;
+  } : (series, n) => {
     const out = [];
     for (const q of lastQ) {
       if (out.length >= n) break;
@@ -171,6 +218,14 @@ function run(name, rowsPerStmt, sorted) {
     }
     return out;
   };
+  const meanOf = L === blocks ? (q, series, from, to) => {
+    let s = 0, n = 0;
+    for (const [count, data] of q.raw().iterate(series, from, to)) {
+      const f = floats(data);
+      for (let k = 0; k < count; k++) if (f[k] >= from && f[k] < to) { s += f[count + k]; n++; }
+    }
+    return { s, n };
+  } : (q, series, from, to) => q.get(series, from, to);
   const times = { last: [], mean: [], batch: [] };
   for (let r = 0; r < 15; r++) {
     let t = performance.now();
@@ -179,7 +234,7 @@ function run(name, rowsPerStmt, sorted) {
     if (rows.length !== LAST) throw new Error(`${name}: got ${rows.length} rows`);
     t = performance.now();
     let s = 0, n = 0;
-    for (const q of meanQ) { const x = q.get(1 + (r % SERIES), endMs - MEAN_MS, endMs); s += x.s ?? 0; n += x.n; }
+    for (const q of meanQ) { const x = meanOf(q, 1 + (r % SERIES), endMs - MEAN_MS, endMs); s += x.s ?? 0; n += x.n; }
     times.mean.push(performance.now() - t);
     if (n !== MEAN_MS / STEP) throw new Error(`${name}: mean over ${n} points`);
     t = performance.now();
@@ -188,10 +243,10 @@ function run(name, rowsPerStmt, sorted) {
   }
   db.close();
   rmSync(dir, { recursive: true, force: true });
-  return { name: `${name} x${rowsPerStmt}${sorted ? ' sorted' : ''}`, pps: POINTS / ingestS, cpu: cpuUsPerPoint, mb: size / 1048576, last: median(times.last), mean: median(times.mean), batch: median(times.batch) };
+  return { name: name === 'blocks' ? 'blocks (prototype)' : `${name} x${rowsPerStmt}${sorted ? ' sorted' : ''}`, pps: POINTS / ingestS, cpu: cpuUsPerPoint, mb: size / 1048576, last: median(times.last), mean: median(times.mean), batch: median(times.batch) };
 }
 
-const cases = [['columns', 1, false], ['columns', 64, false], ['columns', 64, true], ['rowid', 64, true], ['eav', 16, true], ['json', 64, true]];
+const cases = [['columns', 1, false], ['columns', 64, false], ['columns', 64, true], ['rowid', 64, true], ['eav', 16, true], ['json', 64, true], ['blocks', 1, true]];
 console.log(`layout benchmark: ${POINTS} points, ${SERIES} series, 5 fields, ${BATCH} points per transaction`);
 // Rounds: every case once per round, so background load spreads over all of them; medians are printed.
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
