@@ -150,6 +150,64 @@ function execute(on: Executor, stats: PoolCounters) {
   };
 }
 
+/**
+ * The savepoints of one transaction's connection, sent lazily: each statement is a round trip to the server, and a
+ * write unit of the group commit used to spend four on savepoints alone (its own and its service's nested one, each
+ * opened and released). Now SAVEPOINT and RELEASE statements wait, in order, for the next statement and go with it: in
+ * the same round trip when that statement has no parameters (the simple protocol runs several statements in one
+ * query), just before it otherwise. A savepoint released before any statement ran inside it is never sent, and the
+ * releases still waiting at COMMIT or ROLLBACK are dropped (the transaction's end ends every savepoint). A unit that
+ * fails rolls back to its savepoint at once, if that savepoint was sent (if not, nothing ran inside it).
+ * Statements go through `query` in the order they are made: the connection runs one at a time anyway.
+ */
+class Savepoints implements Executor {
+  /** SAVEPOINT / RELEASE statements not sent yet, in order */
+  private waiting: string[] = [];
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  open(name: string): void {
+    this.waiting.push(`SAVEPOINT ${name}`);
+  }
+
+  release(name: string): void {
+    const at = this.waiting.indexOf(`SAVEPOINT ${name}`);
+    // not sent: nothing ran inside it (what was opened inside it was released unsent too)
+    if (at >= 0) this.waiting.length = at;
+    else this.waiting.push(`RELEASE SAVEPOINT ${name}`);
+  }
+
+  async rollback(name: string): Promise<void> {
+    const at = this.waiting.indexOf(`SAVEPOINT ${name}`);
+    if (at >= 0) {
+      this.waiting.length = at;
+      return;
+    }
+    // Sent: everything still waiting was made after it, inside it, and the rollback undoes it all.
+    this.waiting = [];
+    await this.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+  }
+
+  /** Drops what waits (the transaction ends). */
+  forget(): void {
+    this.waiting = [];
+  }
+
+  query = (async (statement: pg.QueryConfig | string) => {
+    const config = typeof statement === 'string' ? { text: statement } : statement;
+    if (this.waiting.length > 0) {
+      const head = this.waiting.join('; ');
+      this.waiting = [];
+      if (config.values === undefined || config.values.length === 0) {
+        const results = await this.client.query({ ...config, text: `${head}; ${config.text}` }) as unknown as pg.QueryResult | pg.QueryResult[];
+        return Array.isArray(results) ? results[results.length - 1] : results;
+      }
+      await this.client.query(head);
+    }
+    return this.client.query(config);
+  }) as unknown as Executor['query'];
+}
+
 function notHere(what: string): never {
   throw new TypeError(`${what} is SQLite only (this database is PostgreSQL)`);
 }
@@ -167,9 +225,9 @@ export function openPostgres(options: PostgresOptions): Db {
 
   let savepoints = 0;
   const memo = new Map<symbol, unknown>();
-  function txHandle(client: pg.PoolClient): Db & { end(): void } {
+  function txHandle(client: pg.PoolClient, marks: Savepoints): Db & { end(): void } {
     let active = true;
-    const ex = execute(client, stats);
+    const ex = execute(marks, stats);
     const live = <T>(step: () => Promise<T>): Promise<T> => (active
       ? step()
       : Promise.reject(new TypeError('a transaction handle was used after its transaction ended')));
@@ -184,9 +242,9 @@ export function openPostgres(options: PostgresOptions): Db {
       get: (q) => live(() => ex.get(q)),
       run: (q) => live(() => ex.run(q)),
       script: (text) => live(() => ex.script(text)),
-      tx: (fn) => live(() => nested(client, handle, fn)),
-      read: (fn) => live(() => nested(client, handle, fn)),
-      write: (unit) => live(() => nested(client, handle, unit)),
+      tx: (fn) => live(() => nested(marks, handle, fn)),
+      read: (fn) => live(() => nested(marks, handle, fn)),
+      write: (unit) => live(() => nested(marks, handle, unit)),
       exclusive: () => Promise.reject(new TypeError('exclusive() is SQLite only (this database is PostgreSQL)')),
       close: () => Promise.reject(new TypeError('close() on a transaction handle')),
       end: () => { active = false; },
@@ -194,23 +252,23 @@ export function openPostgres(options: PostgresOptions): Db {
     return handle;
   }
 
-  async function nested<T>(client: pg.PoolClient, handle: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  async function nested<T>(marks: Savepoints, handle: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
     const name = `gk${++savepoints}`;
-    await client.query(`SAVEPOINT ${name}`);
+    marks.open(name);
     try {
       const result = await fn(handle);
-      await client.query(`RELEASE SAVEPOINT ${name}`);
+      marks.release(name);
       return result;
     } catch (err) {
-      await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
-      await client.query(`RELEASE SAVEPOINT ${name}`);
+      await marks.rollback(name);
       throw err;
     }
   }
 
   async function once<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
     const client = await guard(() => pool.connect());
-    const handle = txHandle(client);
+    const marks = new Savepoints(client);
+    const handle = txHandle(client, marks);
     let broken = false;
     // The pool listens for errors of idle connections only. A checked-out connection that the server drops between two
     // statements (a restart, a fail-over) emits 'error' with no statement to fail: unheard, it would end the process.
@@ -221,9 +279,12 @@ export function openPostgres(options: PostgresOptions): Db {
       await guard(() => client.query(begin));
       try {
         const result = await body(handle);
+        // savepoints not sent yet and releases not sent yet change nothing a commit keeps
+        marks.forget();
         await guard(() => client.query('COMMIT'));
         return result;
       } catch (err) {
+        marks.forget();
         try {
           await client.query('ROLLBACK');
         } catch {

@@ -67,6 +67,44 @@ describe('PostgreSQL data layer', () => {
     await assert.rejects(put(kept!, 'e'), /after its transaction ended/);
   });
 
+  test('savepoints sent with the next statement keep every unit all-or-nothing: failures before, at and after the first statement, nested, and in the statement sent with the savepoint', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    const put = (h: typeof db, k: string) => h.run(sql`INSERT INTO settings (key, value) VALUES (${k}, 'v')`);
+    const keys = async () => (await db.all(sql<{ key: string }>`SELECT key FROM settings ORDER BY key`)).map((r) => r.key);
+    await db.tx(async (tx) => {
+      await put(tx, 'a');
+      // fails before any statement ran inside it (its savepoint was never sent)
+      await assert.rejects(tx.tx(async () => { throw new Error('early'); }), /early/);
+      // a nested unit completed inside a unit that then fails: both undone
+      await assert.rejects(tx.tx(async (outer) => {
+        await outer.tx((inner) => put(inner, 'b'));
+        await put(outer, 'c');
+        throw new Error('late');
+      }), /late/);
+      // a statement that fails on the server (duplicate key) undoes its unit only
+      await assert.rejects(tx.tx(async (u) => { await put(u, 'd'); await put(u, 'a'); }), /duplicate key/);
+      // the first statement of a unit has no parameters: it goes in one round trip with the savepoint, and fails there
+      await assert.rejects(tx.tx(async (u) => { await u.script('INSERT INTO settings (key, value) VALUES (\'e\', \'v\'); SELECT 1 / 0'); }), /division by zero/);
+      // a parameterless statement after a savepoint and a release that waited: its answer is its own
+      await tx.tx(async (u) => {
+        await u.tx((inner) => put(inner, 'f'));
+        assert.deepEqual(await u.all(sql<{ n: number }>`SELECT count(*)::int AS n FROM settings`), [{ n: 2 }]);
+      });
+      await put(tx, 'g');
+    });
+    assert.deepEqual(await keys(), ['a', 'f', 'g']);
+    // write units of one turn: the failing one alone is undone, before or after its first statement
+    const results = await Promise.allSettled([
+      db.write((u) => put(u, 'h')),
+      db.write(async () => { throw new Error('unit'); }),
+      db.write(async (u) => { await put(u, 'i'); throw new Error('unit after a write'); }),
+      db.write((u) => put(u, 'j')),
+    ]);
+    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    assert.deepEqual(await keys(), ['a', 'f', 'g', 'h', 'j']);
+  });
+
   test('write units are serializable: 20 racing read-then-increment units lose no update', async (t) => {
     const { db, drop } = await freshPostgres();
     t.after(drop);
