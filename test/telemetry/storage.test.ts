@@ -403,6 +403,33 @@ describe('storage: all-or-nothing', () => {
     assert.deepEqual((await queryOk(app, u.token, q)).series[0].values[0], [iso(T0 - 2 * DAY), 1, 4]);
   });
 
+  it('PostgreSQL: a shard table is analyzed once its writer has put 10,000 rows in it, not before', {
+    skip: testBackend() !== 'postgres' && 'the planner statistics of PostgreSQL shard tables',
+  }, async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const u = await writer(app, 'n1');
+    const lines = (from: number, count: number) => Array.from({ length: count }, (_, i) => `power,nodeId=n1 a=${from + i} ${ns(T0 - 60_000 + from + i)}`).join('\n');
+    const reltuples = async () => {
+      const [shard] = await shardRows(app);
+      return (await app.deps.db.get(sql<{ n: number }>`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = ${shard.table_name}`))!.n;
+    };
+    const analyzed = async () => {
+      for (let waited = 0; waited < 10_000; waited += 50) {
+        const n = await reltuples();
+        if (n > 0) return n;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return reltuples();
+    };
+    await writeOk(app, u.token, lines(0, 6_000));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await reltuples(), -1, 'not analyzed after 6,000 rows');
+    await writeOk(app, u.token, lines(6_000, 6_000));
+    assert.equal(await analyzed(), 12_000, 'analyzed after 12,000 rows: the statistics count them');
+    assert.equal((await queryOk(app, u.token, { select: ['a'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 2 })).series[0].values.map((r: unknown[]) => r[1]).join(), '11999,11998');
+  });
+
   it('keeps V1 namespaces of different databases apart', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
