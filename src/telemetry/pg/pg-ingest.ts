@@ -76,7 +76,7 @@ function noteGrowth(db: Db, mirror: Mirror, written: ReadonlyMap<string, number>
     g.written += rows;
     if (g.written < g.next) continue;
     g.next = g.written * ANALYZE_GROWTH;
-    db.script(`ANALYZE "${table}"`).catch(() => {});
+    void db.script(`ANALYZE "${table}"`).catch(() => {});
   }
 }
 const mirrors = new WeakMap<Db, Mirror>();
