@@ -170,19 +170,23 @@ class Savepoints implements Executor {
     this.waiting.push(`SAVEPOINT ${name}`);
   }
 
-  release(name: string): void {
+  /**
+   * Whether `name` was not sent yet; then it is dropped with what waits after it (nothing ran inside it, and what was
+   * opened inside it was released or rolled back unsent too).
+   */
+  private droppedUnsent(name: string): boolean {
     const at = this.waiting.indexOf(`SAVEPOINT ${name}`);
-    // not sent: nothing ran inside it (what was opened inside it was released unsent too)
-    if (at >= 0) this.waiting.length = at;
-    else this.waiting.push(`RELEASE SAVEPOINT ${name}`);
+    if (at < 0) return false;
+    this.waiting.length = at;
+    return true;
+  }
+
+  release(name: string): void {
+    if (!this.droppedUnsent(name)) this.waiting.push(`RELEASE SAVEPOINT ${name}`);
   }
 
   async rollback(name: string): Promise<void> {
-    const at = this.waiting.indexOf(`SAVEPOINT ${name}`);
-    if (at >= 0) {
-      this.waiting.length = at;
-      return;
-    }
+    if (this.droppedUnsent(name)) return;
     // Sent: everything still waiting was made after it, inside it, and the rollback undoes it all.
     this.waiting = [];
     await this.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);

@@ -172,10 +172,15 @@ export class PgReads implements TelemetryReads {
   }
 
   readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number): string[] {
+    return this.jsonRows(shards, seriesId, fields, fromMs, toMs, desc, take >= Number.MAX_SAFE_INTEGER ? undefined : take, rfc3339NanoJson);
+  }
+
+  /** The rows of limitedRows as JSON arrays: the time as `timeJson` writes it, then each field's value. */
+  private jsonRows(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+    desc: boolean, limit: number | undefined, timeJson: (ms: number, ns: number) => string): string[] {
     const out: string[] = [];
-    const limit = take >= Number.MAX_SAFE_INTEGER ? undefined : take;
     for (const r of this.limitedRows(shards, seriesId, fields, fromMs, toMs, desc, limit)) {
-      let row = `[${rfc3339NanoJson(r[0] as number, r[1] as number)}`;
+      let row = `[${timeJson(r[0] as number, r[1] as number)}`;
       for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
       out.push(`${row}]`);
     }
@@ -251,16 +256,8 @@ export class PgReads implements TelemetryReads {
   }
 
   rawRows(q: PlannedQuery, seriesId: number, columns: Column[]): string {
-    const desc = q.query.orderBy === 'DESC';
-    const limit = q.query.limit;
     const fields = columns.map((c) => c.field);
-    const rows: string[] = [];
-    for (const r of this.limitedRows(q.shards, seriesId, fields, q.fromMs, q.toMs, desc, limit)) {
-      let row = `[${isoTimeJson(r[0] as number, r[1] as number)}`;
-      for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
-      rows.push(`${row}]`);
-    }
-    return rows.join(',');
+    return this.jsonRows(q.shards, seriesId, fields, q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit, isoTimeJson).join(',');
   }
 }
 
