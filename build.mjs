@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleAssetsModule } from './src/console/build-ui.mjs';
-import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin } from './src/esbuild-plugins.mjs';
+import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from './src/esbuild-plugins.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -35,7 +35,7 @@ await build({
   legalComments: 'none',
   loader: TEXT_LOADERS,
   define: { __GRIDKEEPER_BUNDLED__: 'true' },
-  plugins: [rawTextPlugin, consoleAssetsPlugin(consoleSource)],
+  plugins: [rawTextPlugin, consoleAssetsPlugin(consoleSource), foldWorkerPlugin],
   // pg's optional native binding (libpq) is never used: the pure JavaScript client is bundled.
   external: ['pg-native'],
   logLevel: 'warning',

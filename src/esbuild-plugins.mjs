@@ -3,9 +3,12 @@
 // imports through module hooks.
 //   - .sql, .html, .py and .txt files import as their text (TEXT_LOADERS);
 //   - `import x from './file.ts?raw'` gives the file's text (assets served verbatim, e.g. estimateCost.ts);
-//   - `gridkeeper:console-assets` is the console's front end, built beforehand (src/console/build-ui.mjs).
+//   - `gridkeeper:console-assets` is the console's front end, built beforehand (src/console/build-ui.mjs);
+//   - `gridkeeper:fold-worker` is the telemetry fold worker's own bundle as text (src/telemetry/fold-worker.ts).
+import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CONSOLE_ASSETS_MODULE } from './console/build-ui.mjs';
 
 /** esbuild's `loader` option: the file kinds imported as text. */
@@ -29,3 +32,34 @@ export function consoleAssetsPlugin(source) {
     },
   };
 }
+
+export const FOLD_WORKER_MODULE = 'gridkeeper:fold-worker';
+const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), 'telemetry/fold-worker.ts');
+
+/**
+ * The fold worker as one CommonJS script (better-sqlite3's JavaScript included: a thread started from text has no
+ * node_modules to load it from; the addon itself is loaded by path) and the module that exports it as text.
+ */
+export async function foldWorkerModule() {
+  const result = await build({
+    entryPoints: [FOLD_WORKER_ENTRY],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return `export default ${JSON.stringify(result.outputFiles[0].text)};`;
+}
+
+/** `gridkeeper:fold-worker` in an esbuild build (build.mjs, the tests' bundles). */
+export const foldWorkerPlugin = {
+  name: 'fold-worker',
+  setup(b) {
+    b.onResolve({ filter: /^gridkeeper:fold-worker$/ }, () => ({ path: FOLD_WORKER_MODULE, namespace: 'fold-worker' }));
+    b.onLoad({ filter: /.*/, namespace: 'fold-worker' }, async () => ({ contents: await foldWorkerModule(), loader: 'js' }));
+  },
+};

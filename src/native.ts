@@ -4,6 +4,7 @@
 // beside the bundle. From source (development, tests) better-sqlite3 finds its own build: undefined is returned.
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 declare const __GRIDKEEPER_BUNDLED__: boolean | undefined;
@@ -38,8 +39,27 @@ function sizeOf(file: string): number {
 
 /** The loaded addon to pass as better-sqlite3's nativeBinding, or undefined when better-sqlite3 can find it itself. */
 export function loadNativeBinding(extractDir: string): unknown {
+  const file = bundledAddonFile(extractDir);
+  return file === undefined ? undefined : dlopen(file);
+}
+
+/**
+ * The addon's file, for a connection opened in a worker thread (which loads it with process.dlopen, see
+ * src/telemetry/fold-worker.ts): the bundled one (extracted from the executable first), or from source better-sqlite3's
+ * own build in the working directory's node_modules; undefined when there is none.
+ */
+export function addonFile(extractDir: string): string | undefined {
+  if (isBundled()) return bundledAddonFile(extractDir);
+  try {
+    return createRequire(join(process.cwd(), 'index.js')).resolve('better-sqlite3/build/Release/better_sqlite3.node');
+  } catch {
+    return undefined;
+  }
+}
+
+function bundledAddonFile(extractDir: string): string | undefined {
   if (!isBundled()) return undefined;
-  if (!isSea()) return dlopen(join(dirname(process.argv[1] ?? __filename), ADDON_ASSET));
+  if (!isSea()) return join(dirname(process.argv[1] ?? __filename), ADDON_ASSET);
   const sea = require('node:sea') as { getRawAsset(name: string): ArrayBuffer };
   const bytes = Buffer.from(sea.getRawAsset(ADDON_ASSET));
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
@@ -57,5 +77,5 @@ export function loadNativeBinding(extractDir: string): unknown {
     }
     renameSync(tmp, target); // atomic: a concurrent start never loads a half-written file
   }
-  return dlopen(target);
+  return target;
 }

@@ -15,7 +15,8 @@ import { checkSealingKey } from './auth/sealing-check.ts';
 import { createSessionGuard } from './auth/sessions.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { loadNativeBinding } from './native.ts';
+import { addonFile, loadNativeBinding } from './native.ts';
+import { stagedEntries, startStaging } from './telemetry/staging.ts';
 import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 import { createMailer } from './auth/mailer.ts';
 import { createAuditLog } from './audit/record.ts';
@@ -34,8 +35,8 @@ export function databaseFile(config: Config): string {
 export function openConfiguredDatabase(config: Config): Db {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl, poolSize: config.databasePool });
-  const nativeBinding = loadNativeBinding(config.nativeDir ?? join(config.dataDir, '.native'));
-  return openDatabase({ file: databaseFile(config), nativeBinding });
+  const nativeDir = config.nativeDir ?? join(config.dataDir, '.native');
+  return openDatabase({ file: databaseFile(config), nativeBinding: loadNativeBinding(nativeDir), addonFile: addonFile(nativeDir) });
 }
 
 /** Fails with a ConfigError naming the setting when the configured database cannot be used (checked at start). */
@@ -90,6 +91,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   });
   const keys = await KeyRing.load(db, now());
   const log = opts.log ?? createLogger(config.log);
+  await startStaging(db, log);
   const secrets = openSecretBox(config, db);
   await checkSealingKey(db, secrets);
   // Secrets stored before sealing existed, or under a key rotated away from, are sealed under the current key.
@@ -110,7 +112,8 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     keys,
     secrets,
     sessions: createSessionGuard(db),
-    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats),
+    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats,
+      db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : undefined),
     rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
     audit: createAuditLog({ retentionMs: config.auditRetention, now }),

@@ -20,3 +20,8 @@ declare module '*?raw' {
   const text: string;
   export default text;
 }
+// The fold worker's own bundle as text (src/esbuild-plugins.mjs), started with `new Worker(text, { eval: true })`.
+declare module 'gridkeeper:fold-worker' {
+  const text: string;
+  export default text;
+}

@@ -18,6 +18,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.ts';
 import { createShardTableSql } from '../telemetry/catalogue.ts';
 import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-scanner.ts';
+import { settleReads } from '../telemetry/reads.ts';
 import { arrayLiteral, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES } from '../telemetry/pg/pg-shards.ts';
 
 /** Tables in an order where every foreign key points to a table copied before it. */
@@ -94,6 +95,8 @@ async function primaryKey(db: Db, table: string): Promise<string[]> {
 }
 
 export async function copyInstallation(source: Db, target: Db, options: CopyOptions = {}): Promise<CopyReport> {
+  // points a SQLite source still holds staged go to their shard tables first (src/telemetry/staging.ts)
+  if (options.skipTelemetry !== true) await settleReads(source);
   // one snapshot of the source, whatever writes it while we read
   return source.read((snapshot) => copyFrom(snapshot, target, options));
 }

@@ -17,6 +17,7 @@ import {
 import type { Schema } from './schema.ts';
 import { groupCommit } from './group-commit.ts';
 import { LruCache } from '../lru-cache.ts';
+import { WriteLock } from './write-lock.ts';
 
 export type Query<R> = Compilable<R> | RawBuilder<R>;
 
@@ -90,6 +91,10 @@ export interface PoolStats {
 /** The synchronous face of the SQLite connection, handed out by Db.exclusive. */
 export interface SqliteConnection {
   readonly sqlite: Database.Database;
+  /** the database file, and what a second connection in a worker thread needs to open it (undefined: in memory, read-only) */
+  readonly file?: { path: string; addonFile?: string; writeLock: WriteLock };
+  /** Runs fn when the database closes, before the connection does (a worker thread on the same file ends first). */
+  atClose(fn: () => Promise<void>): void;
   /** A cached prepared statement for hand-written SQL. */
   prepare(sqlText: string): Database.Statement;
   /** Runs fn in an IMMEDIATE transaction (nested calls become savepoints). A throw rolls everything back. */
@@ -103,6 +108,8 @@ export interface OpenOptions {
   file: string;
   /** loaded better-sqlite3 addon, needed once bundled (see src/native.ts) */
   nativeBinding?: unknown;
+  /** the addon's file, for a connection in a worker thread (src/native.ts addonFile) */
+  addonFile?: string;
   readonly?: boolean;
   /**
    * Refuse (with an error) a statement on the root handle issued from inside a transaction of the same database —
@@ -186,19 +193,29 @@ export function openDatabase(options: OpenOptions): Db {
   const savepoint = sqlite.prepare('SAVEPOINT gk');
   const release = sqlite.prepare('RELEASE gk');
   const rollbackTo = sqlite.prepare('ROLLBACK TO gk');
+  // The file's write lock between this thread and a worker's connection (write-lock.ts): held from BEGIN IMMEDIATE to
+  // the end of the transaction, and around a write statement run on its own.
+  const file = options.file === ':memory:' || options.readonly
+    ? undefined : { path: options.file, addonFile: options.addonFile, writeLock: new WriteLock() };
+  const lock = file?.writeLock;
   function transaction<T>(fn: () => T): T {
     const nested = sqlite.inTransaction;
-    (nested ? savepoint : begin).run();
-    let result: T;
+    if (!nested) lock?.hold();
     try {
-      result = fn();
-      if (result instanceof Promise) throw new TypeError('a synchronous transaction function returned a promise');
-    } catch (err) {
-      undo(nested);
-      throw err;
+      (nested ? savepoint : begin).run();
+      let result: T;
+      try {
+        result = fn();
+        if (result instanceof Promise) throw new TypeError('a synchronous transaction function returned a promise');
+      } catch (err) {
+        undo(nested);
+        throw err;
+      }
+      done(nested);
+      return result;
+    } finally {
+      if (!nested) lock?.release();
     }
-    done(nested);
-    return result;
   }
   function undo(nested: boolean): void {
     // A failed statement may already have ended the transaction (SQLITE_FULL, some I/O errors): roll back what is left.
@@ -223,7 +240,19 @@ export function openDatabase(options: OpenOptions): Db {
       if (sqlite.inTransaction) commit.run();
     }
   }
-  const conn: SqliteConnection = { sqlite, prepare, transaction, snapshot };
+  const closing: Array<() => Promise<void>> = [];
+  const conn: SqliteConnection = { sqlite, file, prepare, transaction, snapshot, atClose: (fn) => { closing.push(fn); } };
+
+  /** A statement that may write, outside a transaction: under the write lock. */
+  function locked<T>(step: () => T): T {
+    if (lock === undefined || sqlite.inTransaction) return step();
+    lock.hold();
+    try {
+      return step();
+    } finally {
+      lock.release();
+    }
+  }
 
   function all<R>(q: Query<R>): R[] {
     const c = compileQuery(q);
@@ -246,7 +275,8 @@ export function openDatabase(options: OpenOptions): Db {
   function run(q: Query<unknown>): { changes: number } {
     const c = compileQuery(q);
     // INSERT/UPDATE ... RETURNING are readers: use get()/all() for those.
-    return { changes: prepare(c.sql).run(...bindable(c.parameters)).changes };
+    const stmt = prepare(c.sql);
+    return { changes: (stmt.readonly ? stmt.run(...bindable(c.parameters)) : locked(() => stmt.run(...bindable(c.parameters)))).changes };
   }
 
   const gate = new Gate();
@@ -330,8 +360,13 @@ export function openDatabase(options: OpenOptions): Db {
     // nobody reads data that is not yet durable, and the caller hears of success only then: a 2xx still survives power
     // loss, exactly as under synchronous=FULL.
     const ownSync = !readOnly && walSync !== undefined;
+    let holding = false;
     try {
       if (ownSync) syncNormal.run();
+      if (!readOnly && lock !== undefined) {
+        lock.hold();
+        holding = true;
+      }
       (readOnly ? beginRead : begin).run();
       let result: T;
       try {
@@ -341,9 +376,14 @@ export function openDatabase(options: OpenOptions): Db {
         throw err;
       }
       done(false);
+      if (holding) {
+        holding = false;
+        lock!.release();
+      }
       if (ownSync) await walSync.sync();
       return result;
     } finally {
+      if (holding) lock!.release();
       if (ownSync && !sqlite.inTransaction) syncFull.run();
       handle.end();
       gate.release();
@@ -362,7 +402,7 @@ export function openDatabase(options: OpenOptions): Db {
     rows: (q) => onRoot(() => rows(q)),
     get: (q) => onRoot(() => get(q)),
     run: (q) => onRoot(() => run(q)),
-    script: (text) => onRoot(() => { sqlite.exec(text); }),
+    script: (text) => onRoot(() => locked(() => { sqlite.exec(text); })),
     tx: (fn) => withTransaction(fn),
     read: (fn) => withTransaction(fn, true),
     write: (unit) => writes.run(unit),
@@ -370,6 +410,7 @@ export function openDatabase(options: OpenOptions): Db {
     async close() {
       if (closed) return;
       closed = true;
+      for (const fn of closing.splice(0)) await fn();
       await gate.acquire();
       cache.clear();
       memo.clear();

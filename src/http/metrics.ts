@@ -12,9 +12,16 @@ export interface Metrics {
   databaseBytes: Gauge;
 }
 
-export function createMetrics(databaseBytes: () => number, pool?: () => PoolStats): Metrics {
+export function createMetrics(databaseBytes: () => number, pool?: () => PoolStats, stagedEntries?: () => number): Metrics {
   const registry = new Registry();
   if (pool !== undefined) registerPoolMetrics(registry, pool);
+  if (stagedEntries !== undefined) {
+    new Gauge({
+      name: 'gridkeeper_telemetry_staged_entries',
+      help: 'Groups of acknowledged telemetry points not yet folded into their shard tables (SQLite; up to 4,096 points each)',
+      registers: [registry], collect() { this.set(stagedEntries()); },
+    });
+  }
   return {
     registry,
     requests: new Counter({

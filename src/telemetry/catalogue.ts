@@ -28,6 +28,9 @@ const MAX_CACHED_STATEMENTS = 2_000;
 
 let nextUid = 1;
 
+/** Thrown inside Catalogue.withoutWrites where an addition was needed. */
+const NEEDS_WRITE = Symbol('the catalogue needs an addition');
+
 /** A row the latest transaction that added to the mirror wrote: it exists exactly when that transaction committed. */
 interface Witness {
   sql: string;
@@ -63,6 +66,8 @@ export class Catalogue {
   readonly blockStats: BlockStats;
   /** set by the last addition to the mirror; checked (and dropped) by the next sync() */
   private witness: Witness | undefined;
+  /** inside withoutWrites: an addition to the catalogue ends the call */
+  private readOnly = false;
 
   /** `conn`: the connection of Db.exclusive; every method runs inside an exclusive section. */
   constructor(private readonly conn: SqliteConnection) {
@@ -92,6 +97,26 @@ export class Catalogue {
       this.blockStats.clear();
       this.dataVersion = data;
     }
+  }
+
+  /**
+   * Runs fn outside any transaction, where it may read the catalogue but not add to it: undefined when it needed to
+   * (a new namespace, measurement field, series or shard, or a wider shard), fn's result otherwise.
+   */
+  withoutWrites<T>(fn: () => T): T | undefined {
+    this.readOnly = true;
+    try {
+      return fn();
+    } catch (err) {
+      if (err === NEEDS_WRITE) return undefined;
+      throw err;
+    } finally {
+      this.readOnly = false;
+    }
+  }
+
+  private mayWrite(): void {
+    if (this.readOnly) throw NEEDS_WRITE;
   }
 
   /** Call last inside a transaction that changed the schema itself (created or altered shard tables). */
@@ -124,6 +149,7 @@ export class Catalogue {
   ensure(namespace: Namespace, now: number): NamespaceInfo {
     const found = this.find(namespace);
     if (found !== undefined) return found;
+    this.mayWrite();
     const key = namespaceKey(namespace);
     const profile = namespaceProfile(namespace);
     const { lastInsertRowid } = this.conn.prepare(`INSERT INTO telemetry_namespaces
@@ -161,6 +187,7 @@ export class Catalogue {
 
   /** A new field of a measurement gets the next ordinal and keeps its type for good. */
   addField(ns: NamespaceInfo, measurement: MeasurementInfo, name: string, kind: FieldKind): FieldInfo {
+    this.mayWrite();
     this.generation++;
     const field: FieldInfo = { name, ordinal: measurement.list.length, kind };
     this.conn.prepare('INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type) VALUES (?, ?, ?, ?, ?)')
@@ -194,6 +221,7 @@ export class Catalogue {
       .pluck().get(ns.id, measurementName, tagsJson) as number | undefined;
     let id = found;
     if (id === undefined) {
+      this.mayWrite();
       id = Number(this.conn.prepare('INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(ns.id, measurementName, tagsJson, nodeId, now).lastInsertRowid);
       this.witness = { sql: 'SELECT 1 FROM telemetry_series WHERE id = ?', params: [id] };
@@ -225,6 +253,7 @@ export class Catalogue {
       if (existing.columns < columns) this.widen(ns, existing, columns);
       return existing;
     }
+    this.mayWrite();
     this.generation++;
     const table = shardTableName(ns.id, window);
     const width = Math.max(columns, ns.maxFields);
@@ -239,6 +268,7 @@ export class Catalogue {
   }
 
   private widen(ns: NamespaceInfo, shard: ShardInfo, columns: number): void {
+    this.mayWrite();
     this.generation++;
     for (let i = shard.columns; i < columns; i++) this.conn.sqlite.exec(`ALTER TABLE "${shard.table}" ADD COLUMN c${i}`);
     this.conn.prepare('UPDATE telemetry_shards SET columns = ? WHERE namespace_id = ? AND shard_window = ?').run(columns, ns.id, shard.window);

@@ -16,6 +16,7 @@ import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo, type 
 import { LineProtocolError, LineScanner } from './line-scanner.ts';
 import { writeLineProtocolPg } from './pg/pg-ingest.ts';
 import { ShardWriter } from './shard-writer.ts';
+import { stagingOf } from './staging.ts';
 import { nulLine, NUL_REASON, type WriteRequest } from './write-request.ts';
 
 export type { WriteRequest } from './write-request.ts';
@@ -40,16 +41,35 @@ export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<numb
 }
 
 async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
-  const request = ++requestSeq;
   let catalogue: Catalogue | undefined;
   let failed = false;
+  // The rows are staged for the fold worker where there is one (staging.ts); started before the transaction.
+  const staging = await db.exclusive((conn) => {
+    const s = stagingOf(conn);
+    s?.settleIfFailed(); // a worker that failed leaves what it did not fold to the next write (or read)
+    return s;
+  });
+  const stage = staging?.active === true;
+  // Staging: the body is scanned before the transaction when it needs nothing new in the catalogue (the usual write),
+  // so the write lock (which the fold worker waits for) is held only for the rights, the staged rows and the commit.
+  const early = stage ? await db.exclusive((conn) => {
+    catalogue = catalogueOf(conn);
+    const scanned = catalogue.withoutWrites(() => scan(catalogue!, req, ++requestSeq, true));
+    return scanned === undefined ? undefined : { scanned, generation: catalogue.generation };
+  }) : undefined;
+  let staged = 0;
   try {
-    return await db.tx(async (tx) => {
+    const stored = await db.tx(async (tx) => {
       try {
-        // 1. Scan every line into the writer (synchronous, on the connection: no promise per line).
+        // 1. Scan every line into the writer (synchronous, on the connection: no promise per line); an early scan
+        //    stands while the catalogue did not change since.
         const scanned = await tx.exclusive((conn) => {
           catalogue = catalogueOf(conn);
-          return scan(catalogue, req, request);
+          if (early !== undefined) {
+            catalogue.sync();
+            if (catalogue.generation === early.generation) return early.scanned;
+          }
+          return scan(catalogue, req, ++requestSeq, stage);
         });
         // 2. The rights, through the shared rules (asynchronous), in the same transaction.
         await requireTelemetryWrite(tx, req.userId, scanned.nodeIds);
@@ -58,6 +78,7 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
         if (writer !== undefined) {
           await tx.exclusive(() => {
             writer.flush();
+            staged = writer.staged;
             // Our own CREATE/ALTER TABLE changed the schema cookie: record it, so the next request does not take it for
             // someone else's change.
             if (writer.schemaChanged) catalogue!.noteOwnSchemaChange();
@@ -72,6 +93,9 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
         throw err;
       }
     });
+    // committed (and on disk): the worker may fold them
+    staging?.committed(staged);
+    return stored;
   } catch (err) {
     // BEGIN or COMMIT failed: reset too (a request that took the connection in between has already noticed a failed
     // COMMIT through the catalogue's witness).
@@ -80,8 +104,12 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
   }
 }
 
-/** Scans the body into a shard writer, creating the namespace, series and fields it needs. Inside the write's transaction. */
-function scan(catalogue: Catalogue, req: WriteRequest, request: number): Scanned {
+/**
+ * Scans the body into a shard writer, creating the namespace, series and fields it needs: inside the write's
+ * transaction, or before it under Catalogue.withoutWrites. `request` is new for each scan (series note the scan that
+ * saw them first).
+ */
+function scan(catalogue: Catalogue, req: WriteRequest, request: number, stage: boolean): Scanned {
   catalogue.sync();
   const retainFrom = req.retainFromMs ?? -Infinity;
   const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
@@ -117,7 +145,7 @@ function scan(catalogue: Catalogue, req: WriteRequest, request: number): Scanned
     }
     sc.parseFields();
     if (sc.timeMs < retainFrom) continue;
-    writer ??= new ShardWriter(catalogue, ns, req.now);
+    writer ??= new ShardWriter(catalogue, ns, req.now, stage);
     writer.add(series, sc);
     stored++;
   }

@@ -6,6 +6,7 @@ import { catalogueOf } from './catalogue.ts';
 import { PgReads } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
+import { settleStaged } from './staging.ts';
 
 export interface ReadAttempts {
   /** Runs `attempt` inside the transaction `tx` (a snapshot, for answers that must agree) and returns its complete result. */
@@ -14,7 +15,11 @@ export interface ReadAttempts {
 
 /** A request's attempts: what PostgreSQL fetched is kept while the request stays in one transaction. */
 export function readAttempts(db: Db): ReadAttempts {
-  if (db.backend === 'sqlite') return { run: (tx, attempt) => tx.exclusive((conn) => onConnection(conn, attempt)) };
+  if (db.backend === 'sqlite') {
+    // In a caller's transaction the staged points were folded before it began (settleReads): a fold there could not
+    // commit on its own, and in a read snapshot it would fail once the worker had committed since.
+    return { run: (tx, attempt) => tx.exclusive((conn) => { if (!tx.inTransaction) settleStaged(conn); return onConnection(conn, attempt); }) };
+  }
   const reads = new PgReads();
   let snapshot: Db | undefined;
   return {
@@ -31,12 +36,17 @@ export function readAttempts(db: Db): ReadAttempts {
   };
 }
 
+/** SQLite: every staged point in its shard table (staging.ts), before a read snapshot of telemetry begins. */
+export async function settleReads(db: Db): Promise<void> {
+  if (db.backend === 'sqlite' && !db.inTransaction) await db.exclusive(settleStaged);
+}
+
 /**
  * Runs `attempt` in one read snapshot (one consistent state, even while a `telemetry prune` drops tables in another
  * process): SQLite in a read transaction of its exclusive section, PostgreSQL in a REPEATABLE READ transaction.
  */
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
-  if (db.backend === 'sqlite') return db.exclusive((conn) => conn.snapshot(() => onConnection(conn, attempt)));
+  if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
   return db.read((tx) => attempts.run(tx, attempt));
 }

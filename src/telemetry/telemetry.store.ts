@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { allReadableDevices } from '../access/rights.ts';
 import { catalogueOf } from './catalogue.ts';
+import { forgetStaged } from './staging.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
 
@@ -71,7 +72,10 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
         const tables = conn.prepare('SELECT table_name FROM telemetry_shards WHERE end_ms <= ? ORDER BY namespace_id, shard_window')
           .pluck().all(cutoffMs) as string[];
         for (const table of tables) conn.sqlite.exec(`DROP TABLE IF EXISTS "${table}"`);
-        if (tables.length > 0) conn.prepare('DELETE FROM telemetry_shards WHERE end_ms <= ?').run(cutoffMs);
+        if (tables.length > 0) {
+          conn.prepare('DELETE FROM telemetry_shards WHERE end_ms <= ?').run(cutoffMs);
+          forgetStaged(conn, tables);
+        }
         return tables;
       });
     } catch (err) {

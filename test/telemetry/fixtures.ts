@@ -3,7 +3,7 @@
 // (t.deps.db) with SQL that means the same on SQLite and PostgreSQL, so each returns a promise: await it.
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../src/db/open.ts';
 import type { TestApp, TestResponse } from '../support/app.ts';
 
@@ -112,4 +112,16 @@ export async function countPoints(h: Handle): Promise<number> {
   let n = 0;
   for (const table of await tableNames(h)) n += await countRows(h, table);
   return n;
+}
+
+/** A user with monitorManagement on a device with this nodeId, written directly. */
+export async function fixtureUser(db: Db, nodeId: string): Promise<number> {
+  const id = async (query: RawBuilder<{ id: number }>) => (await db.get(query))!.id;
+  const userId = await id(sql`INSERT INTO users (email, password_hash, password_changed_at, created_at) VALUES ('prune@test', 'x', 0, 0) RETURNING id`);
+  const roleId = await id(sql`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
+    self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('r', 0, 0, 0, 0, 0, 0, 0) RETURNING id`);
+  await db.run(sql`INSERT INTO members (role_id, user_id) VALUES (${roleId}, ${userId})`);
+  const deviceId = await id(sql`INSERT INTO devices (properties, last_update, created_at) VALUES (${JSON.stringify({ nodeId })}, 0, 0) RETURNING id`);
+  await db.run(sql`INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (${roleId}, ${deviceId}, 1)`);
+  return userId;
 }

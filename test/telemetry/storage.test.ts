@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { databaseUrl, freshPostgres, testBackend } from '../support/postgres.ts';
@@ -22,7 +22,7 @@ import { estimateRequest } from '../../src/telemetry/cost.ts';
 import { catalogueOf, shardTableName } from '../../src/telemetry/catalogue.ts';
 import { MAX_BLOCK_ROWS } from '../../src/telemetry/block-stats.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
-import { FROM_V1, V1, countPoints, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
+import { FROM_V1, V1, countPoints, fixtureUser, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
 const since = (ms: number) => ({ operator: '>=' as const, value: ms });
@@ -440,18 +440,6 @@ describe('storage: all-or-nothing', () => {
     assert.deepEqual(body.series[0].values, [[iso(T0 - 1000), 1]]);
   });
 });
-
-/** A user with monitorManagement on a device with this nodeId, written directly. */
-async function fixtureUser(db: Db, nodeId: string): Promise<number> {
-  const id = async (query: RawBuilder<{ id: number }>) => (await db.get(query))!.id;
-  const userId = await id(sql`INSERT INTO users (email, password_hash, password_changed_at, created_at) VALUES ('prune@test', 'x', 0, 0) RETURNING id`);
-  const roleId = await id(sql`INSERT INTO roles (name, self_role_management, self_user_management, self_view_management,
-    self_device_management, self_report_management, self_alarm_management, created_at) VALUES ('r', 0, 0, 0, 0, 0, 0, 0) RETURNING id`);
-  await db.run(sql`INSERT INTO members (role_id, user_id) VALUES (${roleId}, ${userId})`);
-  const deviceId = await id(sql`INSERT INTO devices (properties, last_update, created_at) VALUES (${JSON.stringify({ nodeId })}, 0, 0) RETURNING id`);
-  await db.run(sql`INSERT INTO monitors (role_id, device_id, monitor_management) VALUES (${roleId}, ${deviceId}, 1)`);
-  return userId;
-}
 
 /**
  * One database of the backend under test, seen by two processes: `service` (closed after the test) and, from

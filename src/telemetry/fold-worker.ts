@@ -1,0 +1,108 @@
+// The fold worker: a thread with its own connection to the SQLite file that moves staged telemetry points
+// (telemetry_staged, written by the requests that acknowledged them) into their shard tables, so the B-tree inserts
+// of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
+//
+// Bundled on its own (src/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
+// better-sqlite3, the shared rows code and the write lock. Messages in: 'kick' (something was staged). Messages out:
+// { ready }, { error } after a failed slice (retried later), { stopped } when the control cell asks it to stop.
+import { statSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
+import { WriteLock } from '../db/write-lock.ts';
+import { foldStaged, statementCache } from './shard-rows.ts';
+
+export interface FoldWorkerData {
+  file: string;
+  addonFile: string;
+  lock: SharedArrayBuffer;
+  /** Int32 cells: [0] pending entries (main adds, both subtract), [1] 1 = stop */
+  control: SharedArrayBuffer;
+}
+
+/** Rows per fold transaction at most, when the main thread does not want the lock sooner. */
+const SLICE_ROWS = 4096;
+const RETRY_MS = 1000;
+/** ~5,000 pages of WAL: half the main connection's wal_autocheckpoint (src/db/open.ts) */
+const CHECKPOINT_BYTES = 5000 * 4096;
+
+function main(): void {
+  const data = workerData as FoldWorkerData;
+  const addon = { exports: {} as object };
+  process.dlopen(addon, data.addonFile);
+  const db = new Database(data.file, { nativeBinding: addon.exports as unknown as string });
+  // The folds change no acknowledged data (the points were durable once staged), so their commits skip the fsync: a
+  // fold lost to a power cut is done again from the staged rows it would have deleted. Checkpoints still sync.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -8000');
+  // Checkpoints run here after a slice, outside the write lock (a COMMIT that checkpointed would hold it for the whole
+  // checkpoint: 40 MB written and synced), at half the main connection's threshold, so under telemetry load they are
+  // the worker's and not the event loop's.
+  db.pragma('wal_autocheckpoint = 0');
+  db.pragma('journal_size_limit = 67108864');
+  const wal = `${data.file}-wal`;
+  const walBytes = () => {
+    try {
+      return statSync(wal).size;
+    } catch {
+      return 0;
+    }
+  };
+  const lock = new WriteLock(data.lock);
+  const control = new Int32Array(data.control);
+  const prepared = new Map<string, Statement>();
+  const prepare = (sqlText: string): Statement => {
+    let stmt = prepared.get(sqlText);
+    if (stmt === undefined) prepared.set(sqlText, stmt = db.prepare(sqlText));
+    return stmt;
+  };
+  const statements = statementCache(prepare);
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  const stopping = () => Atomics.load(control, 1) === 1;
+  let timer: NodeJS.Timeout | undefined;
+
+  function stop(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    db.close();
+    parentPort!.postMessage({ stopped: true });
+    process.exit(0);
+  }
+
+  /** Folds slice after slice until nothing is staged (or it is told to stop). */
+  function drain(): void {
+    timer = undefined;
+    while (Atomics.load(control, 0) > 0 && !stopping()) {
+      if (!lock.take(stopping)) break;
+      let folded = { entries: 0, rows: 0 };
+      try {
+        begin.run();
+        folded = foldStaged({ prepare }, statements, (rows) => rows >= SLICE_ROWS || lock.wanted() || stopping());
+        commit.run();
+      } catch (err) {
+        if (db.inTransaction) rollback.run();
+        lock.give();
+        parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
+        timer = setTimeout(drain, RETRY_MS);
+        return;
+      }
+      lock.give();
+      Atomics.sub(control, 0, folded.entries);
+      if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+      // nothing left although the count says otherwise (the main thread folded some itself): wait for the next kick
+      if (folded.rows === 0 && folded.entries === 0) break;
+    }
+    if (stopping()) stop();
+  }
+
+  parentPort!.on('message', (message: unknown) => {
+    if (message === 'stop' || stopping()) stop();
+    else if (message === 'kick' && timer === undefined) drain();
+  });
+  parentPort!.postMessage({ ready: true });
+  drain();
+}
+
+main();
