@@ -2,15 +2,18 @@
 // machine, in the same run, on loopback, fed the same bytes.
 //   ingest: 1,000,000 points (100 series x 10,000 timestamps 10 s apart, 5 fields: 3 floats and 2 integers) over
 //           HTTP in 200 batches of 5,000 lines (ns timestamps, one client, batch i to each gridkeeper then to
-//           InfluxDB, so background load hits all alike); points/s = points / sum of request times. Peak RSS of
-//           gridkeeper (VmHWM) after ingest.
+//           InfluxDB, so background load hits all alike); points/s = points / sum of request times. On SQLite the
+//           points are folded into their shard tables by a worker thread after the answer: that is waited for (untimed,
+//           /metrics) before the next store's request, and its time printed. Then a sustained ingest: each store alone,
+//           CLIENTS (2) clients sending the same batches into a new database, timed until a query returns the newest
+//           point. Peak RSS of gridkeeper (VmHWM) after both.
 //   query:  last 1,000 points of 3 fields of one series; a 1-day mean of one field; a batch of 1,000 queries (latest
 //           point of one field within the last hour, 10 per series) in one request — medians of interleaved runs, first
 //           after 3 warm-ups, then again after WARMUP more (steady state).
 // Every store fsyncs every write (gridkeeper on SQLite synchronous=FULL or its WAL fdatasync, PostgreSQL's commit,
 // InfluxDB wal-fsync-delay 0s). A 429 (the cost bucket) is waited out as its Retry-After says, outside the timed
 // request, so the script runs on any machine.
-// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, WARMUP, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres)
+// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, WARMUP, CLIENTS, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,6 +32,8 @@ const SERIES = 100;
 const BATCH = 5000;
 const STEP_MS = 10_000;
 const RUNS = Number(process.env.RUNS ?? 15);
+/** clients of the sustained ingest */
+const CLIENTS = Number(process.env.CLIENTS ?? 2);
 /** requests of each query to each store before the steady-state round (the batch: at most 10, its cost is 2,511) */
 const WARMUP = Number(process.env.WARMUP ?? 200);
 const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',');
@@ -91,6 +96,37 @@ function cpuSeconds(pid) {
   }
 }
 
+/** Until the server's fold worker has nothing left to fold (/metrics; 0 at once without one): the time it took. */
+async function foldWait(g) {
+  const t0 = performance.now();
+  for (;;) {
+    const m = /^gridkeeper_telemetry_staged_entries (\d+)/m.exec((await request(`${g.server.url}/metrics`)).text);
+    if (m === null) return 0; // no fold worker (PostgreSQL, or a build before it)
+    if (m[1] === '0') return performance.now() - t0;
+    await new Promise((resolve) => setTimeout(resolve, 0.5));
+  }
+}
+
+/**
+ * Every batch sent by CLIENTS clients at once (each sends its next batch when answered); then `newest()` is asked
+ * until it returns the newest point's time. Returns the wall-clock milliseconds of it all.
+ */
+async function sustainedIngest(write, newest) {
+  const t0 = performance.now();
+  let next = 0;
+  const batches = POINTS / BATCH;
+  await Promise.all(Array.from({ length: CLIENTS }, async () => {
+    for (let b = next++; b < batches; b = next++) await write(Buffer.from(batchBody(b)));
+  }));
+  const want = endMs - STEP_MS;
+  for (let tries = 0; ; tries++) {
+    const got = await newest();
+    if (Date.parse(got) === want) break;
+    if (tries > 1000) throw new Error(`the newest point is ${got}, not ${new Date(want).toISOString()}`);
+  }
+  return performance.now() - t0;
+}
+
 const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SERIES, batch: BATCH, stepMs: STEP_MS });
 
 /** A gridkeeper on one backend: started, its admin's token, premium tier, one device per nodeId in the root role. */
@@ -110,7 +146,7 @@ async function startGridkeeper(backend, dir) {
       body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
   }
   return {
-    backend, label: `gridkeeper (${backend === 'postgres' ? 'PostgreSQL' : 'SQLite'})`, server, auth, db, ms: 0, cpu: 0, rss: undefined,
+    backend, label: `gridkeeper (${backend === 'postgres' ? 'PostgreSQL' : 'SQLite'})`, server, auth, db, ms: 0, cpu: 0, rss: undefined, foldMs: [],
     async stop() {
       await server.stop();
       await db?.drop();
@@ -143,14 +179,37 @@ async function main() {
       const body = Buffer.from(batchBody(b));
       for (const g of gks) {
         g.ms += (await expect(request(`${g.server.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...g.auth, 'content-type': 'text/plain' }, body }), 204, `${g.label} write`)).ms;
+        // The points acknowledged are folded into their shard tables after the answer, by a worker thread (SQLite):
+        // waited for here, untimed, so that work does not run during the next store's timed request.
+        g.foldMs.push(await foldWait(g));
       }
       inMs += (await expect(request(`${influx.url}/write?db=energy`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write')).ms;
     }
-    for (const g of gks) {
-      g.cpu = cpuSeconds(g.server.child.pid) - g.cpu;
-      g.rss = rssOf(g.server.child.pid);
-    }
+    for (const g of gks) g.cpu = cpuSeconds(g.server.child.pid) - g.cpu;
     inCpu = cpuSeconds(influx.child.pid) - inCpu;
+
+    // ---- sustained ingest: each store on its own, CLIENTS clients sending the batches as fast as they are answered,
+    // timed until the last point is acknowledged and a query returns it (into a database of its own).
+    const sustained = { in: 0, gk: gks.map(() => 0) };
+    for (const [k, g] of gks.entries()) {
+      sustained.gk[k] = await sustainedIngest(async (body) => {
+        await expect(request(`${g.server.url}/v1/telemetry?db=energy2&rp=autogen`, { method: 'POST', headers: { ...g.auth, 'content-type': 'text/plain' }, body }), 204, `${g.label} write`);
+      }, async () => {
+        const last = { select: ['power'], from: { measurement: 'energy', namespace: { version: '1', database: 'energy2', retentionPolicy: 'autogen' } },
+          where: { tags: { nodeId: nodeId(SERIES - 1) } }, orderBy: 'DESC', limit: 1 };
+        const r = await expect(request(`${g.server.url}/v1/telemetry/query`, { method: 'POST', headers: { ...g.auth, 'content-type': 'application/json' }, body: JSON.stringify(last) }), 200, `${g.label} query`);
+        return JSON.parse(r.text).series[0].values[0][0];
+      });
+    }
+    await expect(request(`${influx.url}/query?q=${encodeURIComponent('CREATE DATABASE energy2')}`, { method: 'POST' }), 200, 'create database');
+    sustained.in = await sustainedIngest(async (body) => {
+      await expect(request(`${influx.url}/write?db=energy2`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write');
+    }, async () => {
+      const r = await expect(request(`${influx.url}/query?db=energy2`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `q=${encodeURIComponent(`SELECT power FROM energy WHERE nodeId = '${nodeId(SERIES - 1)}' ORDER BY time DESC LIMIT 1`)}` }), 200, 'influx query');
+      return JSON.parse(r.text).results[0].series[0].values[0][0];
+    });
+    for (const g of gks) g.rss = rssOf(g.server.child.pid);
     const inRss = rssOf(influx.child.pid);
 
     // ---- queries
@@ -211,6 +270,7 @@ async function main() {
     }
 
     const inPps = POINTS / (inMs / 1000);
+    const sustainedIn = POINTS / (sustained.in / 1000);
     console.log(`telemetry benchmark: gridkeeper vs InfluxDB ${influx.version} (${POINTS} points, ${SERIES} series, 5 fields, batches of ${BATCH} lines)`);
     console.log(`  ingest                InfluxDB ${fmt(inPps, 0).padStart(8)} points/s, CPU ${fmt(inCpu, 2)} s (user + system, whole ingest)`);
     // aims: issue 7 (and 12 for PostgreSQL), then issue 18's for the embedded backend
@@ -218,6 +278,16 @@ async function main() {
       const pps = POINTS / (g.ms / 1000);
       const aim = g.backend === 'postgres' ? '>= 0.5' : '>= 1.0; issue 18: >= 1.5';
       console.log(`  ingest                ${g.label.padEnd(24)} ${fmt(pps, 0).padStart(8)} points/s, CPU ${fmt(g.cpu, 2)} s   ratio ${fmt(pps / inPps, 2)}   (aim ${aim})`);
+      if (g.foldMs.some((ms) => ms > 0)) {
+        const sorted = g.foldMs.slice().sort((a, b) => a - b);
+        console.log(`                        ${''.padEnd(24)} points folded ${fmt(median(sorted), 1)} ms after the answer (median; p90 ${fmt(sorted[Math.floor(sorted.length * 0.9)], 1)} ms, waited for before the next store's turn)`);
+      }
+    }
+    console.log(`  sustained ingest, ${CLIENTS} clients, each store alone, until the last point is queryable:`);
+    console.log(`                        InfluxDB ${fmt(sustainedIn, 0).padStart(8)} points/s (${fmt(sustained.in / 1000, 2)} s)`);
+    for (const [k, g] of gks.entries()) {
+      const pps = POINTS / (sustained.gk[k] / 1000);
+      console.log(`                        ${g.label.padEnd(24)} ${fmt(pps, 0).padStart(8)} points/s (${fmt(sustained.gk[k] / 1000, 2)} s)   ratio ${fmt(pps / sustainedIn, 2)}`);
     }
     const labels = { last1000: 'last 1000 x 3 fields', mean1day: '1-day mean', batch1000: '1000-query batch' };
     for (const [round, byName] of Object.entries(times)) {
