@@ -25,6 +25,12 @@ import type { FoldWorkerData } from './fold-worker.ts';
 
 const PENDING = 0;
 const STOP = 1;
+/**
+ * Entries staged and not folded beyond which a write waits for the worker (up to ~130,000 points): what a read may
+ * have to fold itself stays bounded, and so does the disk the staged rows take when writes outrun the worker.
+ */
+const MAX_BACKLOG = 32;
+const BACKLOG_POLL_MS = 2;
 
 let log: Logger | undefined;
 
@@ -65,6 +71,14 @@ class Staging {
   /** Whether writes may stage their points (a worker is there to fold them). */
   get active(): boolean {
     return this.worker !== undefined && !this.failed;
+  }
+
+  /** Resolves once the backlog is below MAX_BACKLOG (at once, usually): a write stages only then. */
+  async room(): Promise<void> {
+    while (this.active && this.backlog >= MAX_BACKLOG) {
+      this.worker?.postMessage('kick');
+      await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
+    }
   }
 
   /** After a write's commit: `entries` more are staged; the worker folds them. */

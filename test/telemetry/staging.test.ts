@@ -209,6 +209,30 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     await until('the gauge at 0', () => stagedEntries(h.db.sqlite) === 0);
   });
 
+  it('a write waits while the worker is 32 entries behind, and goes on once it catches up', async (t) => {
+    const dir = tempDir(t);
+    const h = await open(t, join(dir, 'gridkeeper.db'), addonFile(join(dir, '.native')));
+    const lock = h.conn.file!.writeLock;
+    lock.hold();
+    let waited = false;
+    try {
+      for (let i = 0; i < 32; i++) await h.write(`power,nodeId=n1 a=${i} ${ns(T0 - DAY + i * 1000)}`);
+      assert.equal(stagedEntries(h.db.sqlite), 32);
+      let done = false;
+      const last = h.write(`power,nodeId=n1 a=99 ${ns(T0 - 1000)}`).then(() => { done = true; });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      waited = !done;
+      assert.equal(await stagedCount(h), 32, 'the 33rd write staged nothing yet');
+      lock.release();
+      await last;
+    } finally {
+      lock.release();
+    }
+    assert.ok(waited, 'the 33rd write waited for the worker');
+    const read = JSON.parse(await h.read({ select: ['a'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 2 * DAY }] } }));
+    assert.equal(read.series[0].values.length, 33);
+  });
+
   it('a fold worker that cannot start leaves writes to the shard tables: nothing is lost, later writes stage nothing', async (t) => {
     const dir = tempDir(t);
     const file = join(dir, 'gridkeeper.db');
