@@ -132,7 +132,7 @@ export function stagingOf(conn: SqliteConnection): Staging | undefined {
   if (staging === undefined) {
     const file = conn.file;
     staging = null;
-    if (file?.addonFile !== undefined && process.env.GRIDKEEPER_TELEMETRY_STAGING !== '0') {
+    if (file?.addonFile !== undefined) {
       try {
         staging = new Staging(conn, { ...file, addonFile: file.addonFile });
         bySqlite.set(conn.sqlite, staging);
