@@ -49,8 +49,10 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
     s?.settleIfFailed(); // a worker that failed leaves what it did not fold to the next write (or read)
     return s;
   });
-  // writes wait while the worker is far behind (staging.ts MAX_BACKLOG)
-  if (staging?.active === true) await staging.room();
+  // a worker far behind gets help from the writes (staging.ts MAX_BACKLOG)
+  while (staging?.behind === true) {
+    if (!(await db.exclusive(() => staging.help()))) break;
+  }
   const stage = staging?.active === true;
   // Staging: the body is scanned before the transaction when it needs nothing new in the catalogue (the usual write),
   // so the write lock (which the fold worker waits for) is held only for the rights, the staged rows and the commit.

@@ -26,11 +26,13 @@ import type { FoldWorkerData } from './fold-worker.ts';
 const PENDING = 0;
 const STOP = 1;
 /**
- * Entries staged and not folded beyond which a write waits for the worker (up to ~130,000 points): what a read may
- * have to fold itself stays bounded, and so does the disk the staged rows take when writes outrun the worker.
+ * Entries staged and not folded (up to ~130,000 points) beyond which a write first folds a slice itself, on the main
+ * thread, before it stages: writes that outrun the worker are slowed down to what both threads fold, and what a read
+ * may have to fold, like the disk the staged rows take, stays bounded.
  */
 const MAX_BACKLOG = 32;
-const BACKLOG_POLL_MS = 2;
+/** rows per fold transaction on the main thread */
+const SLICE_ROWS = 4096;
 
 let log: Logger | undefined;
 
@@ -73,12 +75,21 @@ class Staging {
     return this.worker !== undefined && !this.failed;
   }
 
-  /** Resolves once the backlog is below MAX_BACKLOG (at once, usually): a write stages only then. */
-  async room(): Promise<void> {
-    while (this.active && this.backlog >= MAX_BACKLOG) {
-      this.worker?.postMessage('kick');
-      await new Promise((resolve) => setTimeout(resolve, BACKLOG_POLL_MS));
-    }
+  /** Whether the worker is so far behind that a write should help before it stages (MAX_BACKLOG). */
+  get behind(): boolean {
+    return this.active && this.backlog >= MAX_BACKLOG;
+  }
+
+  /**
+   * A write's help when the worker is behind (inside an exclusive section): one slice folded here, when the staged rows
+   * really are that many (the count can be too high: a `telemetry prune` of another process deleted some). Returns
+   * whether it folded.
+   */
+  help(): boolean {
+    const staged = this.conn.prepare('SELECT count(*) FROM telemetry_staged').pluck().get() as number;
+    if (staged < MAX_BACKLOG) return false;
+    Atomics.sub(this.control, PENDING, foldAll(this.conn, 1));
+    return true;
   }
 
   /** After a write's commit: `entries` more are staged; the worker folds them. */
@@ -184,10 +195,10 @@ const hasStagedTable = (conn: SqliteConnection): boolean =>
   conn.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'telemetry_staged'").get() !== undefined;
 
 /**
- * Folds every staged row into its shard table on this connection, in transactions of at most one slice each (the
- * write lock is taken per transaction); returns how many were folded.
+ * Folds every staged row (or `slices` slices of them) into its shard table on this connection, in transactions of at
+ * most one slice each (the write lock is taken per transaction); returns how many entries were folded whole.
  */
-export function foldAll(conn: SqliteConnection): number {
+export function foldAll(conn: SqliteConnection, slices = Infinity): number {
   if (!hasStagedTable(conn)) return 0;
   const statements = statementCache((sqlText) => conn.prepare(sqlText));
   // No fsync for these commits (outside a transaction only: the setting cannot change inside one): a fold changes no
@@ -196,11 +207,12 @@ export function foldAll(conn: SqliteConnection): number {
   if (relaxed) conn.sqlite.pragma('synchronous = NORMAL');
   let total = 0;
   try {
-    for (;;) {
-      const folded = conn.transaction(() => foldStaged(conn, statements, (rows) => rows >= 16_384));
+    for (let slice = 0; slice < slices; slice++) {
+      const folded = conn.transaction(() => foldStaged(conn, statements, (rows) => rows >= SLICE_ROWS));
       total += folded.entries;
-      if (folded.entries === 0 && folded.rows === 0) return total;
+      if (folded.entries === 0 && folded.rows === 0) break;
     }
+    return total;
   } finally {
     if (relaxed) conn.sqlite.pragma('synchronous = FULL');
   }
