@@ -3,8 +3,8 @@
 // of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
 //
 // Bundled on its own (src/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
-// better-sqlite3, the shared rows code and the write lock. Messages in: 'kick' (something was staged). Messages out:
-// { ready }, { error } after a failed slice (retried later), { stopped } when the control cell asks it to stop.
+// better-sqlite3, the shared rows code and the write lock. Messages in: 'kick' (something was staged), 'stop'. Message
+// out: { error } after a failed slice (retried later).
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
@@ -51,13 +51,15 @@ function main(): void {
   };
   const lock = new WriteLock(data.lock);
   const control = new Int32Array(data.control);
+  // foldStaged's own three statements
   const prepared = new Map<string, Statement>();
   const prepare = (sqlText: string): Statement => {
     let stmt = prepared.get(sqlText);
     if (stmt === undefined) prepared.set(sqlText, stmt = db.prepare(sqlText));
     return stmt;
   };
-  const statements = statementCache(prepare);
+  // the upserts in a bounded cache of their own (one per shard table and shape: the tables come and go with the days)
+  const statements = statementCache((sqlText) => db.prepare(sqlText));
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
@@ -67,7 +69,6 @@ function main(): void {
   function stop(): void {
     if (timer !== undefined) clearTimeout(timer);
     db.close();
-    parentPort!.postMessage({ stopped: true });
     process.exit(0);
   }
 
@@ -101,7 +102,6 @@ function main(): void {
     if (message === 'stop' || stopping()) stop();
     else if (message === 'kick' && timer === undefined) drain();
   });
-  parentPort!.postMessage({ ready: true });
   drain();
 }
 

@@ -128,30 +128,28 @@ class Staging {
   }
 }
 
-const stagings = new WeakMap<SqliteConnection, Staging | null>();
-/** the same stagings by their better-sqlite3 handle (what the root Db shows), for the metrics */
-const bySqlite = new WeakMap<object, Staging>();
+/** by the connection's better-sqlite3 handle (what the root Db shows too, for the metrics); null: none */
+const stagings = new WeakMap<object, Staging | null>();
 
 /** Staged entries not folded yet (0 without staging): the /metrics gauge. */
 export function stagedEntries(sqlite: object): number {
-  return bySqlite.get(sqlite)?.backlog ?? 0;
+  return stagings.get(sqlite)?.backlog ?? 0;
 }
 
 /** The connection's staging, started with its worker on first use; undefined where writes go to the shard tables directly. */
 export function stagingOf(conn: SqliteConnection): Staging | undefined {
-  let staging = stagings.get(conn);
+  let staging = stagings.get(conn.sqlite);
   if (staging === undefined) {
     const file = conn.file;
     staging = null;
     if (file?.addonFile !== undefined) {
       try {
         staging = new Staging(conn, { ...file, addonFile: file.addonFile });
-        bySqlite.set(conn.sqlite, staging);
       } catch (err) {
         log?.error('telemetry fold worker could not start; telemetry writes go to the shard tables directly', { error: String(err) });
       }
     }
-    stagings.set(conn, staging);
+    stagings.set(conn.sqlite, staging);
   }
   return staging ?? undefined;
 }
@@ -173,7 +171,7 @@ const checked = new WeakSet<SqliteConnection>();
 
 /** Before a telemetry read on this connection: every staged point in its shard table. */
 export function settleStaged(conn: SqliteConnection): void {
-  const staging = stagings.get(conn);
+  const staging = stagings.get(conn.sqlite);
   if (staging !== undefined && staging !== null) staging.settle();
   else if (!checked.has(conn)) {
     // staged by an earlier process: folded once here (a later write of this process starts a staging of its own)
@@ -188,7 +186,7 @@ export function forgetStaged(conn: SqliteConnection, tables: readonly string[]):
   const remove = conn.prepare('DELETE FROM telemetry_staged WHERE shard_table = ?');
   let entries = 0;
   for (const table of tables) entries += remove.run(table).changes;
-  if (entries > 0) stagings.get(conn)?.forgot(entries);
+  if (entries > 0) stagings.get(conn.sqlite)?.forgot(entries);
 }
 
 const hasStagedTable = (conn: SqliteConnection): boolean =>
