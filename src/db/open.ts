@@ -86,6 +86,8 @@ export interface PoolStats {
   retries: number;
   /** since start: write units that ran alone after repeated conflicts */
   alone: number;
+  /** statement texts sent as named prepared statements now (db/prepared.ts; 0 when off) */
+  prepared: number;
 }
 
 /** The synchronous face of the SQLite connection, handed out by Db.exclusive. */

@@ -21,6 +21,7 @@ import type { Schema } from './schema.ts';
 import { compileQuery, type Db, type Query } from './open.ts';
 import { groupCommit } from './group-commit.ts';
 import { DatabaseUnavailable } from './unavailable.ts';
+import { PreparedNames } from './prepared.ts';
 
 export { DatabaseUnavailable };
 
@@ -121,15 +122,29 @@ export interface PostgresOptions {
   poolSize?: number;
   /** how long to wait for a connection (default 10 s) */
   connectTimeoutMs?: number;
+  /** send repeated statements as named prepared statements (default true; see prepared.ts) */
+  prepare?: boolean;
 }
 
 type Executor = Pick<pg.ClientBase, 'query'>;
 
-/** Statements on a pool or a transaction's connection; a lost connection becomes DatabaseUnavailable. */
-function execute(on: Executor, stats: PoolCounters) {
-  const query = (q: Query<unknown>, rowMode?: 'array') => {
+/**
+ * Statements on a pool or a transaction's connection (`pooled`: each statement on its own, so one that failed because
+ * a pooler lost its prepared statement just runs again, unnamed); a lost connection becomes DatabaseUnavailable.
+ */
+function execute(on: Executor, stats: PoolCounters, prepared: PreparedNames, pooled: boolean) {
+  const query = async (q: Query<unknown>, rowMode?: 'array') => {
     const c = compileQuery(q, builder);
-    return guarded(() => on.query({ ...toPostgres(c.sql, c.parameters), ...(rowMode ? { rowMode } : {}) }), stats);
+    const config: pg.QueryConfig & { rowMode?: 'array' } = toPostgres(c.sql, c.parameters);
+    if (rowMode) config.rowMode = rowMode;
+    const name = prepared.nameOf(config.text, config.values!.length);
+    if (name === undefined) return guarded(() => on.query(config), stats);
+    try {
+      return await guarded(() => on.query({ ...config, name }), stats);
+    } catch (err) {
+      if (!pooled || !prepared.lost(err)) throw err;
+      return guarded(() => on.query(config), stats);
+    }
   };
   return {
     async all<R>(q: Query<R>): Promise<R[]> {
@@ -225,13 +240,14 @@ export function openPostgres(options: PostgresOptions): Db {
   // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
   pool.on('error', () => {});
   const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
+  const prepared = new PreparedNames(options.prepare ?? true);
   const guard = <T>(step: () => Promise<T>) => guarded(step, stats);
 
   let savepoints = 0;
   const memo = new Map<symbol, unknown>();
   function txHandle(client: pg.PoolClient, marks: Savepoints): Db & { end(): void } {
     let active = true;
-    const ex = execute(marks, stats);
+    const ex = execute(marks, stats, prepared, false);
     const live = <T>(step: () => Promise<T>): Promise<T> => (active
       ? step()
       : Promise.reject(new TypeError('a transaction handle was used after its transaction ended')));
@@ -269,7 +285,20 @@ export function openPostgres(options: PostgresOptions): Db {
     }
   }
 
+  /**
+   * One transaction; run once more, unnamed, when it failed because a pooler lost a prepared statement (prepared.ts:
+   * nothing of it was committed, and the process names no statements after that).
+   */
   async function once<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
+    try {
+      return await transaction(begin, body);
+    } catch (err) {
+      if (!prepared.lost(err)) throw err;
+      return transaction(begin, body);
+    }
+  }
+
+  async function transaction<T>(begin: string, body: (tx: Db) => Promise<T>): Promise<T> {
     const client = await guard(() => pool.connect());
     const marks = new Savepoints(client);
     const handle = txHandle(client, marks);
@@ -330,7 +359,7 @@ export function openPostgres(options: PostgresOptions): Db {
   // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
   // server) serves them all. A serialization failure against another process runs the whole batch again.
   const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: isRetryable });
-  const root = execute(pool, stats);
+  const root = execute(pool, stats, prepared, true);
   let closed = false;
   return {
     backend: 'postgres',
@@ -345,6 +374,7 @@ export function openPostgres(options: PostgresOptions): Db {
     script: (text) => root.script(text),
     poolStats: () => ({
       size: options.poolSize ?? 10, open: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...stats,
+      prepared: prepared.size,
     }),
     tx: (fn) => once('BEGIN', fn),
     read: (fn) => once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),

@@ -67,6 +67,7 @@ function registerPoolMetrics(registry: Registry, pool: () => PoolStats): void {
     },
   });
   gauge('gridkeeper_database_pool_waiting', 'Requests waiting for a PostgreSQL connection', (p) => p.waiting);
+  gauge('gridkeeper_database_prepared_statements', 'Statement texts sent as named prepared statements (0: off, e.g. behind a pooler that does not keep them)', (p) => p.prepared);
   total('gridkeeper_database_unavailable_total', 'Statements or connections that failed because PostgreSQL could not be reached', (p) => p.unavailable);
   total('gridkeeper_database_write_retries_total', 'Write transactions run again after a serialization failure or deadlock', (p) => p.retries);
   total('gridkeeper_database_write_alone_total', 'Write units that ran alone after repeated conflicts', (p) => p.alone);

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
+import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
@@ -157,6 +158,64 @@ describe('PostgreSQL data layer', () => {
     });
     await assert.rejects(outcome, DatabaseUnavailable);
     assert.deepEqual(await db.get(sql<{ one: number }>`SELECT 1 AS one`), { one: 1 }, 'the next statement gets a fresh connection');
+  });
+
+  test('statements it repeats go as named prepared statements, parsed once per connection; shard tables, * and one-off texts unnamed', async (t) => {
+    const { name, drop } = await freshPostgres();
+    t.after(drop);
+    const db = openPostgres({ url: databaseUrl(name), poolSize: 1 }); // one connection: pg_prepared_statements is per session
+    const off = openPostgres({ url: databaseUrl(name), poolSize: 1, prepare: false });
+    t.after(async () => { await db.close(); await off.close(); });
+    await db.run(sql`INSERT INTO settings (key, value) VALUES ('a', '1'), ('b', '2'), ('c', '3')`);
+    const prepared = async (on = db) => (await on.all(sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY statement`))
+      .map((r) => r.statement.replace(/\s+/g, ' '));
+    const value = (on: typeof db, k: string) => on.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = ${k}`);
+    assert.deepEqual(await value(db, 'a'), { value: '1' });
+    assert.deepEqual(await prepared(), [], 'a text seen once is sent unnamed');
+    assert.deepEqual(await value(db, 'b'), { value: '2' });
+    assert.deepEqual(await prepared(), ['SELECT value FROM settings WHERE key = $1'], 'seen again: prepared under a name');
+    // the prepared statement answers for every value, on the pool and in a transaction, and writes still roll back
+    assert.deepEqual(await value(db, 'c'), { value: '3' });
+    assert.equal(await value(db, 'zz'), undefined);
+    await assert.rejects(db.tx(async (tx) => {
+      assert.deepEqual(await value(tx, 'a'), { value: '1' });
+      await tx.run(sql`UPDATE settings SET value = ${'9'} WHERE key = ${'a'}`);
+      await tx.run(sql`UPDATE settings SET value = ${'9'} WHERE key = ${'a'}`);
+      throw new Error('undo');
+    }), /undo/);
+    assert.deepEqual(await value(db, 'a'), { value: '1' });
+    assert.equal(db.poolStats!().prepared, 2);
+    // never named: no parameters, a shard table (created and dropped at run time), a result of `*`
+    for (let i = 0; i < 3; i++) {
+      await db.all(sql`SELECT key FROM settings ORDER BY key`);
+      await db.all(sql`SELECT ${i}::int AS n FROM settings AS telemetry_shard_1_1 LIMIT 1`);
+      await db.all(sql`SELECT * FROM settings WHERE key = ${'a'}`);
+      await db.all(sql`SELECT s.* FROM settings s WHERE key = ${'a'}`);
+    }
+    assert.deepEqual(await prepared(), ['SELECT value FROM settings WHERE key = $1', 'UPDATE settings SET value = $1 WHERE key = $2']);
+    // switched off: nothing named
+    for (let i = 0; i < 3; i++) assert.deepEqual(await value(off, 'b'), { value: '2' });
+    assert.deepEqual(await prepared(off), []);
+    assert.equal(off.poolStats!().prepared, 0);
+  });
+
+  test('prepared statement names: bounded, the same for the same text in every process, none without parameters or once lost', () => {
+    const one = new PreparedNames();
+    const other = new PreparedNames();
+    const text = 'SELECT value FROM settings WHERE key = $1';
+    assert.equal(one.nameOf(text, 1), undefined);
+    const name = one.nameOf(text, 1);
+    assert.match(name ?? '', /^gk_[\w-]{27}$/);
+    other.nameOf(text, 1);
+    assert.equal(other.nameOf(text, 1), name, 'a hash of the text: two nodes never give one name two texts');
+    assert.equal(one.nameOf('SELECT 1', 0), undefined);
+    assert.equal(one.nameOf('SELECT 1', 0), undefined);
+    for (let i = 0; i < MAX_NAMES + 100; i++) { one.nameOf(`SELECT ${i} WHERE $1`, 1); one.nameOf(`SELECT ${i} WHERE $1`, 1); }
+    assert.equal(one.size, MAX_NAMES);
+    assert.equal(one.nameOf(text, 1), name, 'a named text keeps its name');
+    assert.equal(one.lost(Object.assign(new Error('x'), { code: '23505' })), false);
+    assert.equal(one.lost(Object.assign(new Error('prepared statement does not exist'), { code: '26000' })), true);
+    assert.deepEqual([one.size, one.enabled, one.nameOf(text, 1)], [0, false, undefined]);
   });
 
   test('GRIDKEEPER_DATABASE_POOL / --database-pool: the size of the node\'s pool, 1..1000, default 10', async (t) => {

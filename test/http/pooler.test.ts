@@ -1,7 +1,8 @@
 // Nodes behind PgBouncer in transaction mode (docs/scale-out.md): every transaction of a node may run on another server
-// connection, so nothing may rely on a session — no session-level lock, no named prepared statement, no LISTEN. Two
-// nodes start through the pooler (migrations, bootstrap), race, write and read telemetry, and a write unit that keeps
-// failing runs alone (the exclusive write gate) without leaving anything behind for the next transaction.
+// connection, so nothing may rely on a session — no session-level lock, no LISTEN, and named prepared statements only
+// until the server shows they were lost (db/prepared.ts). Two nodes start through the pooler (migrations, bootstrap),
+// race, write and read telemetry; a write unit that keeps failing runs alone (the exclusive write gate) without
+// leaving anything behind for the next transaction; a prepared statement the pooler lost is run again unnamed.
 // PostgreSQL only; PgBouncer comes from Debian's pgbouncer package (test/support/system-packages.mjs).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,6 +54,31 @@ describe('nodes behind PgBouncer in transaction mode', { skip }, () => {
     assert.deepEqual(read.body.series?.[0].values, [[iso(T0), 1.5], [iso(T0 + 1000), 2.5]]);
     const influx = await nodes[1].request('GET', `/query?db=site&q=${encodeURIComponent('SELECT count(v) FROM power')}`, { token: nodes[1].adminToken });
     assert.equal(influx.body.results[0].series[0].values[0][1], 2, influx.text);
+  });
+
+  it('a prepared statement the pooler lost (PgBouncer before 1.21) runs again unnamed, and the node stops naming statements', async (t) => {
+    const { name, pooler } = await pooled(t);
+    const url = pooler.via(databaseUrl(name));
+    // PgBouncer hands out its most recently used server connection: a text the first node prepared is found there by
+    // the second node's Parse ("already exists"), on the pool and inside a transaction
+    const a = openPostgres({ url, poolSize: 1 });
+    const b = openPostgres({ url, poolSize: 1 });
+    const c = openPostgres({ url, poolSize: 1 });
+    t.after(async () => { await a.close(); await b.close(); await c.close(); });
+    await a.run(sql`INSERT INTO settings (key, value) VALUES ('p1', 'one'), ('p2', 'two')`);
+    const value = (on: typeof a, k: string) => on.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = ${k}`);
+    for (const k of ['p1', 'p2', 'p1']) assert.deepEqual(await value(a, k), { value: k === 'p1' ? 'one' : 'two' });
+    assert.equal(a.poolStats!().prepared, 1);
+    for (const k of ['p1', 'p2', 'p1', 'p2']) assert.deepEqual(await value(b, k), { value: k === 'p1' ? 'one' : 'two' });
+    assert.equal(b.poolStats!().prepared, 0, 'naming stopped after the server refused one');
+    let runs = 0;
+    for (const k of ['p1', 'p2', 'p1', 'p2']) {
+      assert.deepEqual(await c.tx(async (tx) => { runs++; return value(tx, k); }), { value: k === 'p1' ? 'one' : 'two' });
+    }
+    assert.equal(c.poolStats!().prepared, 0);
+    assert.equal(runs, 5, 'the transaction that met the lost statement ran once more');
+    // the first node keeps working whichever it meets (its own statement, or none where the pooler moved it)
+    for (const k of ['p2', 'p1', 'p2']) assert.deepEqual(await value(a, k), { value: k === 'p1' ? 'one' : 'two' });
   });
 
   it('a write unit that keeps conflicting runs alone, and the gate is free for the next transaction on any connection', async (t) => {
