@@ -19,7 +19,7 @@ import type { Db } from './open.ts';
 import { createShardTableSql } from '../telemetry/catalogue.ts';
 import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-scanner.ts';
 import { settleReads } from '../telemetry/reads.ts';
-import { arrayLiteral, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES } from '../telemetry/pg/pg-shards.ts';
+import { arrayParam, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES } from '../telemetry/pg/pg-shards.ts';
 
 /** Tables in an order where every foreign key points to a table copied before it. */
 export const COPY_ORDER = [
@@ -418,7 +418,7 @@ async function pgWriter(tx: Db, shard: ShardToCopy): Promise<(page: Page) => Pro
   await tx.run(createShardTable(shard.table, shard.columns));
   return async (page) => {
     const names = ['series_id', 't_ms', 't_ns'];
-    const args = [sql`${arrayLiteral(page.series)}::bigint[]`, sql`${arrayLiteral(page.ms)}::bigint[]`, sql`${arrayLiteral(page.ns)}::integer[]`];
+    const args = [sql`${arrayParam(page.series, 'bigint')}::bigint[]`, sql`${arrayParam(page.ms, 'bigint')}::bigint[]`, sql`${arrayParam(page.ns, 'integer')}::integer[]`];
     for (let n = 0; n < shard.columns; n++) {
       const values = page.values[n];
       // only the columns this page has values in (the others stay NULL)
@@ -434,7 +434,7 @@ async function pgWriter(tx: Db, shard: ShardToCopy): Promise<(page: Page) => Pro
           return v;
         });
         names.push(`c${n}${s}`);
-        args.push(sql`${arrayLiteral(column)}::${sql.raw(PG_TYPES[s])}[]`);
+        args.push(sql`${arrayParam(column, PG_TYPES[s])}::${sql.raw(PG_TYPES[s])}[]`);
       }
     }
     // sent before the first await: the next page is read while PostgreSQL inserts this one
