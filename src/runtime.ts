@@ -17,6 +17,7 @@ import { createMetrics } from './http/metrics.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { addonFile, loadNativeBinding } from './native.ts';
 import { stagedEntries, startStaging } from './telemetry/staging.ts';
+import { setFoldLog, stagedBatches } from './telemetry/pg/pg-staging.ts';
 import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
 import { createMailer } from './auth/mailer.ts';
 import { createAuditLog } from './audit/record.ts';
@@ -92,6 +93,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   const keys = await KeyRing.load(db, now());
   const log = opts.log ?? createLogger(config.log);
   await startStaging(db, log);
+  setFoldLog(log);
   const secrets = openSecretBox(config, db);
   await checkSealingKey(db, secrets);
   // Secrets stored before sealing existed, or under a key rotated away from, are sealed under the current key.
@@ -113,7 +115,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     secrets,
     sessions: createSessionGuard(db),
     metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats,
-      db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : undefined),
+      db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db)),
     rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
     audit: createAuditLog({ retentionMs: config.auditRetention, now }),

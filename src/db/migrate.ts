@@ -31,6 +31,8 @@ import m0011 from '../../sql/0011_write_gate.sql';
 import p0011 from '../../sql/pg/0011_write_gate.sql';
 import m0012 from '../../sql/0012_rights_version.sql';
 import p0012 from '../../sql/pg/0012_rights_version.sql';
+import m0013 from '../../sql/0013_telemetry_staged.sql';
+import p0013 from '../../sql/pg/0013_telemetry_staged.sql';
 
 export interface Migration {
   name: string;
@@ -56,6 +58,7 @@ export const migrations: readonly Migration[] = [
   { name: '0010_shared_limits', sql: m0010, pg: p0010 },
   { name: '0011_write_gate', sql: m0011, pg: p0011 },
   { name: '0012_rights_version', sql: m0012, pg: p0012 },
+  { name: '0013_telemetry_staged', sql: m0013, pg: p0013 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

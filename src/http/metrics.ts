@@ -18,7 +18,7 @@ export function createMetrics(databaseBytes: () => number, pool?: () => PoolStat
   if (stagedEntries !== undefined) {
     new Gauge({
       name: 'gridkeeper_telemetry_staged_entries',
-      help: 'Groups of acknowledged telemetry points not yet folded into their shard tables (SQLite; up to 4,096 points each)',
+      help: 'Acknowledged telemetry points not yet folded into their shard tables: SQLite, groups of up to 4,096 points; PostgreSQL, the write requests of this node',
       registers: [registry], collect() { this.set(stagedEntries()); },
     });
   }

@@ -7,6 +7,7 @@ import { PgReads } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
+import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
 
 export interface ReadAttempts {
   /** Runs `attempt` inside the transaction `tx` (a snapshot, for answers that must agree) and returns its complete result. */
@@ -36,9 +37,14 @@ export function readAttempts(db: Db): ReadAttempts {
   };
 }
 
-/** SQLite: every staged point in its shard table (staging.ts), before a read snapshot of telemetry begins. */
+/**
+ * Every staged point in its shard table (SQLite: staging.ts; PostgreSQL: pg/pg-staging.ts), before a read snapshot of
+ * telemetry begins.
+ */
 export async function settleReads(db: Db): Promise<void> {
-  if (db.backend === 'sqlite' && !db.inTransaction) await db.exclusive(settleStaged);
+  if (db.inTransaction) return;
+  if (db.backend === 'sqlite') await db.exclusive(settleStaged);
+  else await settleStagedPg(db);
 }
 
 /**
@@ -48,7 +54,7 @@ export async function settleReads(db: Db): Promise<void> {
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
   if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
-  return db.read((tx) => attempts.run(tx, attempt));
+  return settleStagedPg(db).then(() => db.read((tx) => attempts.run(tx, attempt)));
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */

@@ -17,6 +17,7 @@ import { createLogger } from '../../src/logger.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { emptyPostgres } from '../support/postgres.ts';
+import { settleReads } from '../../src/telemetry/reads.ts';
 
 const ADMIN_PASSWORD = 'copy-admin-password';
 const SECRET_KEY = randomBytes(32).toString('base64');
@@ -184,6 +185,7 @@ function assertSameAnswers(actual: string[], expected: string[], what: string): 
  * (SQLite REAL, PostgreSQL c<n>f; -0 kept), `i:` an int64 (SQLite INTEGER, PostgreSQL c<n>i), `s:` text.
  */
 async function shardRows(db: Db): Promise<Record<string, unknown[][]>> {
+  await settleReads(db);
   const shards = await db.all(sql<{ table_name: string; columns: number }>`SELECT table_name, columns FROM telemetry_shards ORDER BY table_name`);
   const out: Record<string, unknown[][]> = {};
   const float = (v: number) => `f:${Object.is(v, -0) ? '-0' : String(v)}`;
@@ -211,6 +213,7 @@ async function shardRows(db: Db): Promise<Record<string, unknown[][]>> {
 
 /** Row counts of the telemetry catalogue and the points of every shard table. */
 async function telemetryCounts(db: Db): Promise<Record<string, number>> {
+  await settleReads(db);
   const out: Record<string, number> = {};
   for (const table of ['telemetry_namespaces', 'telemetry_shards', 'telemetry_series', 'telemetry_fields']) {
     out[table] = (await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`))!.n;

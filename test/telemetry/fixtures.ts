@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../src/db/open.ts';
+import { settleReads } from '../../src/telemetry/reads.ts';
 import type { TestApp, TestResponse } from '../support/app.ts';
 
 export async function addRole(t: TestApp, name: string): Promise<number> {
@@ -102,8 +103,12 @@ export async function tableNames(h: Handle): Promise<string[]> {
   return rows.map((r) => r.name);
 }
 
-/** The rows of a table (a shard table, or one of the catalogue's). */
+/**
+ * The rows of a table (a shard table, or one of the catalogue's). On PostgreSQL once every staged point is in its shard
+ * table (its folder runs in the background); on SQLite as they are (staging.test.ts watches the staged state itself).
+ */
 export async function countRows(h: Handle, table: string): Promise<number> {
+  if (dbOf(h).backend === 'postgres') await settleReads(dbOf(h));
   return (await dbOf(h).get(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`))!.n;
 }
 

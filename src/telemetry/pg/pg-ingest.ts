@@ -8,16 +8,16 @@
 // during that one scan. Otherwise the request takes the namespace's transaction-level advisory lock (so two processes
 // never add the same field number or shard table twice), reloads the catalogue under it, adds what is new, and scans
 // the body again. The mirror learns only after COMMIT, so a rolled-back request leaves nothing in it; a shard dropped
-// behind its back (prune, another node) shows as a missing table or column, and the request runs again with a fresh
-// mirror.
+// behind its back (prune, another node) shows as a missing table or column, or as a staged row whose shard is gone
+// (the reference in telemetry_staged), and the request runs again with a fresh mirror.
 //
-// Rows are written per (shard, measurement), sorted by key with duplicates merged (the last line's value wins per
-// field), 5,000 rows per statement fed from arrays (unnest): a few statements per request, and rows in the same order
-// in every request, so two writers of the same rows queue on their row locks instead of deadlocking. Where time goes
-// (5,000 lines of 5 fields, measured): scanning ~5 ms, the rights ~2 ms, PostgreSQL's insert ~12 ms (a plain INSERT;
-// an upsert took twice as long, so it only runs for a chunk that re-writes existing keys), the arrays ~2 ms — numbers
-// now go in PostgreSQL's binary array format (pg-shards.ts arrayParam: no decimal text written here and parsed there;
-// 500,000 points 5.97 -> 5.30 s on a slow machine, bench/README.md).
+// Rows are staged per (shard, measurement), sorted by key with duplicates merged (the last line's value wins per
+// field), 5,000 rows per staged row of arrays (telemetry_staged; pg-staging.ts folds them into the shard tables after
+// the commit, in the background). Inserting the rows into the shard tables' B-trees in the request was about half of
+// it (5,000 lines of 5 fields: scanning ~5 ms, the rights ~2 ms, PostgreSQL's insert ~12 ms); the request now writes a
+// few rows of arrays instead, and the server folds them from the arrays it holds while the next request is scanned.
+// Numbers go in PostgreSQL's binary array format (pg-shards.ts arrayParam: no decimal text written here and parsed
+// there).
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { requireTelemetryWrite } from '../authorize.ts';
@@ -28,15 +28,19 @@ import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
 import { checkNewField, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
 import { LruCache } from '../../lru-cache.ts';
 import { addField, loadNamespaces } from './pg-catalogue.ts';
-import { arrayParam, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES, pgColumn, storageOf, widenShardTable, type ArrayElement } from './pg-shards.ts';
+import { arrayParam, createShardTable, matrixParam, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
+import { folderOf } from './pg-staging.ts';
 
 const ROWS_PER_STATEMENT = 5_000;
 const MAX_CACHED_SERIES_TEXTS = 200_000;
 const PG_LIMIT = ' (the most a PostgreSQL shard table holds)';
 /** pg_advisory_xact_lock(TELEMETRY_LOCK, namespace id): adding to a namespace's catalogue */
 const TELEMETRY_LOCK = 0x6774_6c6d;
-/** missing table or column (a shard dropped behind the mirror), a unique key taken meanwhile, deadlock, serialization */
-const RETRYABLE = new Set(['42P01', '42703', '23505', '40P01', '40001']);
+/**
+ * missing table or column, or a staged row's shard gone (a shard dropped behind the mirror), a unique key taken
+ * meanwhile, deadlock, serialization
+ */
+const RETRYABLE = new Set(['42P01', '42703', '23503', '23505', '40P01', '40001']);
 const ATTEMPTS = 4;
 
 interface SeriesEntry {
@@ -116,11 +120,17 @@ interface Scan {
 export async function writeLineProtocolPg(db: Db, req: WriteRequest): Promise<number> {
   let mirror = mirrors.get(db);
   if (mirror === undefined) mirrors.set(db, mirror = new Mirror());
+  // the folder of the root handle (a write inside a caller's transaction leaves its batch to the next read)
+  const folder = db.inTransaction ? undefined : folderOf(db);
+  if (folder !== undefined) {
+    folder.listener ??= (points) => noteGrowth(db, mirror!, points);
+    await folder.room();
+  }
   for (let attempt = 1; ; attempt++) {
     try {
-      const { stored, learned, written } = await db.tx((tx) => ingest(tx, mirror!, req));
+      const { stored, learned, staged } = await db.tx((tx) => ingest(tx, mirror!, req));
       learned();
-      noteGrowth(db, mirror, written);
+      if (staged !== undefined) folder?.staged(staged);
       return stored;
     } catch (err) {
       const code = (err as { code?: unknown }).code;
@@ -133,16 +143,14 @@ export async function writeLineProtocolPg(db: Db, req: WriteRequest): Promise<nu
   }
 }
 
-async function ingest(tx: Db, mirror: Mirror, req: WriteRequest): Promise<{ stored: number; learned: () => void; written: Map<string, number> }> {
+async function ingest(tx: Db, mirror: Mirror, req: WriteRequest): Promise<{ stored: number; learned: () => void; staged?: number }> {
   const key = namespaceKey(req.namespace);
   const known = mirror.namespaces.get(key);
   let info = known?.info;
   const local = new Map<string, SeriesEntry>();
   const lookup = (text: string) => local.get(text) ?? known?.series.get(text);
   let scan = scanBody(req, info, lookup, local);
-  const written = new Map<string, number>();
-  const nothing = { stored: 0, learned: () => {}, written };
-  if (scan.lines === 0) return nothing;
+  if (scan.lines === 0) return { stored: 0, learned: () => {} };
 
   await requireTelemetryWrite(tx, req.userId, scan.nodeIds);
 
@@ -158,14 +166,11 @@ async function ingest(tx: Db, mirror: Mirror, req: WriteRequest): Promise<{ stor
     }
     await ensureShards(tx, info, scan.groups, req.now);
   }
-  for (const group of [...scan.groups.values()].sort(byTableAndMeasurement)) {
-    const shard = info.shards.get(group.window)!;
-    await flushGroup(tx, shard, group);
-    written.set(shard.table, (written.get(shard.table) ?? 0) + group.rows);
-  }
+  let part = 0;
+  for (const group of [...scan.groups.values()].sort(byTableAndMeasurement)) part = await stageGroup(tx, info.id, info.shards.get(group.window)!, group, part);
   const loaded = info;
   return {
-    written,
+    staged: part > 0 ? info.id : undefined,
     stored: scan.stored,
     learned: () => {
       let entry = mirror.namespaces.get(key);
@@ -359,29 +364,27 @@ function byTableAndMeasurement(a: Group, b: Group): number {
 }
 
 /**
- * Writes a group's rows: in key order, one row per key (later lines win per field), 5,000 rows per statement. A plain
- * INSERT first (measured: half the time of an upsert); only when a key already exists (a re-write) does the chunk run
- * again as an upsert, the failed INSERT undone by its savepoint.
+ * Stages a group's rows (pg-staging.ts folds them into the shard table): in key order, one row per key (later lines win
+ * per field), 5,000 rows per staged row, parts numbered on from `part`; returns the next part number. The values go as
+ * one two-dimensional array per storage class, row k the k-th column of that class in `columns`.
  */
-async function flushGroup(tx: Db, shard: ShardInfo, g: Group): Promise<void> {
+async function stageGroup(tx: Db, namespaceId: number, shard: ShardInfo, g: Group, part: number): Promise<number> {
   const rows = keyOrder(g);
   const fields = g.measurement.list.slice(0, g.width);
   const columns = fields.map((f) => pgColumn(f.ordinal, f.kind));
-  const types: ArrayElement[] = ['bigint', 'bigint', 'integer', ...fields.map((f) => PG_TYPES[storageOf(f.kind)])];
-  const names = sql.raw(['series_id', 't_ms', 't_ns', ...columns].join(', '));
-  const updates = sql.raw(columns.length === 0 ? 'NOTHING' : `UPDATE SET ${columns.map((c) => `${c} = coalesce(EXCLUDED.${c}, t.${c})`).join(', ')}`);
-  const table = sql.id(shard.table);
+  const byClass = { f: [] as number[], i: [] as number[], s: [] as number[] };
+  fields.forEach((f, k) => byClass[storageOf(f.kind)].push(k));
+  const ordered = [...byClass.f, ...byClass.i, ...byClass.s];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
-    const literals = [g.seriesIds, g.tMs, g.tNs, ...g.values].map((column, i) => arrayParam(chunk.map((r) => column[r]), types[i]));
-    const args = sql.join(literals.map((a, i) => sql`${a}::${sql.raw(types[i])}[]`));
-    try {
-      await tx.tx((inner) => inner.run(sql`INSERT INTO ${table} (${names}) SELECT * FROM unnest(${args})`));
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== '23505') throw err;
-      await tx.run(sql`INSERT INTO ${table} AS t (${names}) SELECT * FROM unnest(${args}) ON CONFLICT (series_id, t_ms, t_ns) DO ${updates}`);
-    }
+    const column = (values: ReadonlyArray<number | bigint | string | null>) => chunk.map((r) => values[r]);
+    const matrix = (cls: 'f' | 'i' | 's') => matrixParam(byClass[cls].map((k) => column(g.values[k])), PG_TYPES[cls]);
+    await tx.run(sql`INSERT INTO telemetry_staged (batch, part, namespace_id, table_name, columns, series_ids, t_ms, t_ns, f, i, s, points)
+      VALUES (pg_current_xact_id()::text::bigint, ${part++}, ${namespaceId}, ${shard.table}, ${ordered.map((k) => columns[k])}::text[],
+        ${arrayParam(column(g.seriesIds), 'bigint')}::bigint[], ${arrayParam(column(g.tMs), 'bigint')}::bigint[], ${arrayParam(column(g.tNs), 'integer')}::integer[],
+        ${matrix('f')}::double precision[], ${matrix('i')}::bigint[], ${matrix('s')}::text[], ${chunk.length})`);
   }
+  return part;
 }
 
 /**

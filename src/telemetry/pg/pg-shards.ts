@@ -59,22 +59,39 @@ export type ArrayElement = keyof typeof ELEMENT_OIDS | 'text';
  * an integer, out of range) keep the text form, which the server then checks as before.
  */
 export function arrayParam(values: ReadonlyArray<number | bigint | string | null>, type: ArrayElement): Buffer | string {
-  if (type === 'text') return arrayLiteral(values);
+  return encodeArray(values, type, [values.length]);
+}
+
+/**
+ * Equal-length columns of values as one two-dimensional array parameter of SQL type `type`[] (row k: column k), as
+ * arrayParam writes one column; null when there are no columns (PostgreSQL has no empty two-dimensional array).
+ */
+export function matrixParam(columns: ReadonlyArray<ReadonlyArray<number | bigint | string | null>>, type: ArrayElement): Buffer | string | null {
+  if (columns.length === 0) return null;
+  return encodeArray(columns.flat(), type, [columns.length, columns[0].length]);
+}
+
+/** `values` (row-major) as an array of the dimensions `dims`, in the binary format where it holds them exactly. */
+function encodeArray(values: ReadonlyArray<number | bigint | string | null>, type: ArrayElement, dims: readonly number[]): Buffer | string {
+  if (type === 'text') return arrayLiteral(values, dims);
   const width = type === 'integer' ? 4 : 8;
   let present = 0;
   for (const v of values) {
     if (v === null) continue;
-    if (typeof v === 'string' || (typeof v === 'bigint' && type === 'double precision')) return arrayLiteral(values);
-    if (type !== 'double precision' && !exactInteger(v, type)) return arrayLiteral(values);
+    if (typeof v === 'string' || (typeof v === 'bigint' && type === 'double precision')) return arrayLiteral(values, dims);
+    if (type !== 'double precision' && !exactInteger(v, type)) return arrayLiteral(values, dims);
     present++;
   }
-  const out = Buffer.allocUnsafe(20 + values.length * 4 + present * width);
-  out.writeInt32BE(1, 0); // dimensions
+  const head = 12 + dims.length * 8;
+  const out = Buffer.allocUnsafe(head + values.length * 4 + present * width);
+  out.writeInt32BE(dims.length, 0); // dimensions
   out.writeInt32BE(present < values.length ? 1 : 0, 4); // has NULLs
   out.writeUInt32BE(ELEMENT_OIDS[type], 8);
-  out.writeInt32BE(values.length, 12);
-  out.writeInt32BE(1, 16); // lower bound
-  let at = 20;
+  for (let d = 0; d < dims.length; d++) {
+    out.writeInt32BE(dims[d], 12 + d * 8);
+    out.writeInt32BE(1, 16 + d * 8); // lower bound
+  }
+  let at = head;
   for (const v of values) {
     if (v === null) {
       out.writeInt32BE(-1, at);
@@ -105,16 +122,18 @@ function exactInteger(v: number | bigint, type: 'integer' | 'bigint'): boolean {
 
 /**
  * A PostgreSQL array literal for a `$n::<type>[]` parameter, written here: pg's own quotes and escapes every element
- * (numbers need neither) and its toString() drops the sign of -0. Strings are quoted with \\ and \" escaped.
+ * (numbers need neither) and its toString() drops the sign of -0. Strings are quoted with \\ and \" escaped. Two
+ * dimensions: one brace group per row.
  */
-function arrayLiteral(values: ReadonlyArray<number | bigint | string | null>): string {
-  let out = '{';
+function arrayLiteral(values: ReadonlyArray<number | bigint | string | null>, dims: readonly number[]): string {
+  const rowLength = dims.length === 2 ? dims[1] : values.length;
+  let out = dims.length === 2 ? '{{' : '{';
   for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ',';
+    if (i > 0) out += i % rowLength === 0 ? '},{' : ',';
     const v = values[i];
     if (v === null) out += 'NULL';
     else if (typeof v === 'string') out += `"${v.replace(/[\\"]/g, '\\$&')}"`;
     else out += typeof v === 'number' && Object.is(v, -0) ? '-0' : String(v);
   }
-  return `${out}}`;
+  return dims.length === 2 ? `${out}}}` : `${out}}`;
 }
