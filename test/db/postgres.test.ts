@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
 import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
-import { arrayParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
+import { arrayParam, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
@@ -130,6 +130,31 @@ describe('PostgreSQL data layer', () => {
     assert.equal(typeof arrayParam([2 ** 31], 'integer'), 'string');
     assert.equal(typeof arrayParam([2n ** 63n], 'bigint'), 'string');
     await assert.rejects(db.all(sql`SELECT unnest(${arrayParam([2n ** 63n], 'bigint')}::bigint[])`), /out of range/);
+
+    // columns at chosen rows: one dimension (rowsParam) and two (matrixParam, row k = column k), binary or text alike
+    const rows = [3, 0, 2];
+    const matrices: Array<[ArrayElement, Array<Array<number | bigint | string | null>>, string]> = [
+      ['double precision', [[0.5, null, -1e300, 7], [1, 2, 3, 4]], '{{7,0.5,-1e+300},{4,1,3}}'],
+      ['bigint', [[1, 9007199254740993n, null, -5]], '{{-5,1,NULL}}'],
+      ['bigint', [[1.5, 2, 3, 4]], '{{4,1.5,3}}'], // not an integer: the text form, refused by the server below
+      ['text', [['a', 'b"\\', null, 'd'], ['e', 'f', 'g', 'h']], '{{d,a,NULL},{h,e,g}}'],
+    ];
+    for (const [type, columns, text] of matrices) {
+      const param = matrixParam(columns, rows, type)!;
+      if (type === 'bigint' && text.includes('1.5')) {
+        assert.equal(typeof param, 'string');
+        await assert.rejects(db.all(sql`SELECT ${param}::bigint[] AS m`), /invalid input syntax/);
+        continue;
+      }
+      assert.equal(Buffer.isBuffer(param), type !== 'text', `${type}: binary unless text`);
+      assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${param}::${sql.raw(type)}[])::text AS m`), { m: text }, type);
+    }
+    assert.equal(matrixParam([], rows, 'bigint'), null, 'no columns: NULL');
+    // text is always the text form, also when every value is NULL (a binary array must name its element type)
+    assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${matrixParam([[null, null]], [0, 1], 'text')}::text[])::text AS m`), { m: '{{NULL,NULL}}' });
+    assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${arrayParam([null], 'text')}::text[])::text AS m`), { m: '{NULL}' });
+    assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${rowsParam([10, 20, 30, 40], rows, 'integer')}::integer[])::text AS m`), { m: '{40,10,30}' });
+    assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${matrixParam([['x', 'y']], [1], 'text')}::text[])::text AS m`), { m: '{{y}}' });
   });
 
   test('write units are serializable: 20 racing read-then-increment units lose no update', async (t) => {

@@ -20,7 +20,10 @@ import { FROM_V1, ns, queryOk, write, writeOk, writer } from './fixtures.ts';
 const DAY = 86_400_000;
 const skip = testBackend() !== 'postgres' && 'PostgreSQL only (the SQLite backend stages in a file: staging.test.ts)';
 
-/** Holds the fold lock of the (only) namespace until the returned function is called. */
+/**
+ * Holds the fold lock of the (only) namespace until the returned function is called, or for 20 s at most (a test that
+ * fails while holding it must not leave its app's pool waiting for ever).
+ */
 async function holdFolds(db: Db): Promise<() => Promise<void>> {
   const { id } = (await db.get(sql<{ id: number }>`SELECT id FROM telemetry_namespaces`))!;
   let release!: () => void;
@@ -30,7 +33,7 @@ async function holdFolds(db: Db): Promise<() => Promise<void>> {
   const done = db.tx(async (tx) => {
     await tx.get(sql`SELECT pg_advisory_xact_lock(${FOLD_LOCK}::integer, ${id}::integer)`);
     held();
-    await released;
+    await Promise.race([released, new Promise((r) => setTimeout(r, 20_000).unref())]);
   });
   await holding;
   return async () => { release(); await done; };

@@ -58,58 +58,87 @@ export type ArrayElement = keyof typeof ELEMENT_OIDS | 'text';
  * request); node-postgres sends a Buffer parameter as binary. Integers that a binary element cannot hold exactly (not
  * an integer, out of range) keep the text form, which the server then checks as before.
  */
-export function arrayParam(values: ReadonlyArray<number | bigint | string | null>, type: ArrayElement): Buffer | string {
-  return encodeArray(values, type, [values.length]);
+export function arrayParam(values: ReadonlyArray<Value>, type: ArrayElement): Buffer | string {
+  return encodeColumns([values], undefined, type, false);
 }
 
 /**
- * Equal-length columns of values as one two-dimensional array parameter of SQL type `type`[] (row k: column k), as
- * arrayParam writes one column; null when there are no columns (PostgreSQL has no empty two-dimensional array).
+ * Columns of values as one two-dimensional array parameter of SQL type `type`[] (row k: column k), each column's values
+ * at `rows` (its row numbers, in this order), in the format arrayParam writes one column in; null when there are no
+ * columns (PostgreSQL has no empty two-dimensional array).
  */
-export function matrixParam(columns: ReadonlyArray<ReadonlyArray<number | bigint | string | null>>, type: ArrayElement): Buffer | string | null {
+export function matrixParam(columns: ReadonlyArray<ReadonlyArray<Value>>, rows: ReadonlyArray<number>, type: ArrayElement): Buffer | string | null {
   if (columns.length === 0) return null;
-  return encodeArray(columns.flat(), type, [columns.length, columns[0].length]);
+  return encodeColumns(columns, rows, type, true);
 }
 
-/** `values` (row-major) as an array of the dimensions `dims`, in the binary format where it holds them exactly. */
-function encodeArray(values: ReadonlyArray<number | bigint | string | null>, type: ArrayElement, dims: readonly number[]): Buffer | string {
-  if (type === 'text') return arrayLiteral(values, dims);
-  const width = type === 'integer' ? 4 : 8;
-  let present = 0;
-  for (const v of values) {
-    if (v === null) continue;
-    if (typeof v === 'string' || (typeof v === 'bigint' && type === 'double precision')) return arrayLiteral(values, dims);
-    if (type !== 'double precision' && !exactInteger(v, type)) return arrayLiteral(values, dims);
-    present++;
+/** The values of one column at `rows`, as arrayParam writes them. */
+export function rowsParam(column: ReadonlyArray<Value>, rows: ReadonlyArray<number>, type: ArrayElement): Buffer | string {
+  return encodeColumns([column], rows, type, false);
+}
+
+type Value = number | bigint | string | null;
+
+/**
+ * The values of `columns` at `rows` (every value when undefined), one column after the other: a one-dimensional array
+ * of one column, or a two-dimensional one (`matrix`). Binary where every value fits the element type exactly, written
+ * through a DataView (big-endian, as the format wants) without an intermediate array; the text form otherwise.
+ */
+function encodeColumns(columns: ReadonlyArray<ReadonlyArray<Value>>, rows: ReadonlyArray<number> | undefined, type: ArrayElement, matrix: boolean): Buffer | string {
+  const n = rows === undefined ? columns[0].length : rows.length;
+  const dims = matrix ? [columns.length, n] : [n];
+  let present = type === 'text' ? -1 : 0;
+  scan: for (const column of present < 0 ? [] : columns) {
+    for (let k = 0; k < n; k++) {
+      const v = column[rows === undefined ? k : rows[k]];
+      if (v === null) continue;
+      if (typeof v === 'string' || (typeof v === 'bigint' && type === 'double precision')
+        || (type !== 'double precision' && !exactInteger(v, type as 'integer' | 'bigint'))) {
+        present = -1;
+        break scan;
+      }
+      present++;
+    }
   }
+  if (present < 0) {
+    const values: Value[] = [];
+    for (const column of columns) for (let k = 0; k < n; k++) values.push(column[rows === undefined ? k : rows[k]]);
+    return arrayLiteral(values, dims);
+  }
+  const width = type === 'integer' ? 4 : 8;
+  const total = columns.length * n;
   const head = 12 + dims.length * 8;
-  const out = Buffer.allocUnsafe(head + values.length * 4 + present * width);
-  out.writeInt32BE(dims.length, 0); // dimensions
-  out.writeInt32BE(present < values.length ? 1 : 0, 4); // has NULLs
-  out.writeUInt32BE(ELEMENT_OIDS[type], 8);
+  const out = Buffer.allocUnsafe(head + total * 4 + present * width);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  view.setInt32(0, dims.length); // dimensions
+  view.setInt32(4, present < total ? 1 : 0); // has NULLs
+  view.setUint32(8, ELEMENT_OIDS[type as keyof typeof ELEMENT_OIDS]);
   for (let d = 0; d < dims.length; d++) {
-    out.writeInt32BE(dims[d], 12 + d * 8);
-    out.writeInt32BE(1, 16 + d * 8); // lower bound
+    view.setInt32(12 + d * 8, dims[d]);
+    view.setInt32(16 + d * 8, 1); // lower bound
   }
   let at = head;
-  for (const v of values) {
-    if (v === null) {
-      out.writeInt32BE(-1, at);
+  for (const column of columns) {
+    for (let k = 0; k < n; k++) {
+      const v = column[rows === undefined ? k : rows[k]];
+      if (v === null) {
+        view.setInt32(at, -1);
+        at += 4;
+        continue;
+      }
+      view.setInt32(at, width);
       at += 4;
-      continue;
+      if (type === 'double precision') view.setFloat64(at, v as number);
+      else if (type === 'integer') view.setInt32(at, v as number);
+      else if (typeof v === 'bigint') view.setBigInt64(at, v);
+      else {
+        // a safe integer as two 32-bit halves (two's complement), without a BigInt per value
+        const high = Math.floor((v as number) / 4294967296);
+        view.setInt32(at, high);
+        view.setUint32(at + 4, (v as number) - high * 4294967296);
+      }
+      at += width;
     }
-    out.writeInt32BE(width, at);
-    at += 4;
-    if (type === 'double precision') out.writeDoubleBE(v as number, at);
-    else if (type === 'integer') out.writeInt32BE(v as number, at);
-    else if (typeof v === 'bigint') out.writeBigInt64BE(v, at);
-    else {
-      // a safe integer as two 32-bit halves (two's complement), without a BigInt per value
-      const high = Math.floor((v as number) / 4294967296);
-      out.writeInt32BE(high, at);
-      out.writeUInt32BE((v as number) - high * 4294967296, at + 4);
-    }
-    at += width;
   }
   return out;
 }
@@ -125,7 +154,7 @@ function exactInteger(v: number | bigint, type: 'integer' | 'bigint'): boolean {
  * (numbers need neither) and its toString() drops the sign of -0. Strings are quoted with \\ and \" escaped. Two
  * dimensions: one brace group per row.
  */
-function arrayLiteral(values: ReadonlyArray<number | bigint | string | null>, dims: readonly number[]): string {
+function arrayLiteral(values: ReadonlyArray<Value>, dims: readonly number[]): string {
   const rowLength = dims.length === 2 ? dims[1] : values.length;
   let out = dims.length === 2 ? '{{' : '{';
   for (let i = 0; i < values.length; i++) {
