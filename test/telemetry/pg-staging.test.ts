@@ -77,7 +77,7 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const db = app.deps.db;
-    const u = await writer(app, 'n1');
+    const u = await writer(app, 'n1', 'n2');
     await writeOk(app, u.token, `power,nodeId=n1 a=0.5 ${ns(T0 - 5000)}`);
     await folded(db);
     assert.equal(await shardPoints(db), 1);
@@ -87,23 +87,39 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
       `power,nodeId=n1 a=2.5e-300,b=-9223372036854775808i,c="quote \\" and \\\\ back, ünï",d=true,e=9223372036854775807u ${ns(T0 - 1000)}`,
       `power,nodeId=n1 a=1.25 ${ns(T0 - 2 * DAY)}`, // another shard window
       `state,nodeId=n1 on=false ${ns(T0 - 1000)}`, // another measurement
+      // a second series between the first one's points (runs of series ids), one point with a sub-millisecond time
+      `power,nodeId=n2 a=8 ${BigInt(T0 - 3000) * 1_000_000n + 123_456n}`,
+      `power,nodeId=n2 a=9 ${ns(T0 - 2000)}`,
+      `power,nodeId=n1 a=6 ${ns(T0 - 1500)}`,
     ];
     await writeOk(app, u.token, lines.join('\n'));
     const held = await staged(db);
     assert.equal(held.batches, 1, 'one request, one batch');
     assert.equal(held.rows, 3, 'one staged row per shard table and measurement');
-    assert.equal(held.points, 3);
+    assert.equal(held.points, 6);
+    assert.deepEqual(await db.get(sql`SELECT array(SELECT s.node_id FROM unnest(st.series_ids) WITH ORDINALITY AS u(id, o) JOIN telemetry_series s ON s.id = u.id
+      ORDER BY u.o)::text AS nodes, st.t_ns::text AS ns FROM telemetry_staged st WHERE cardinality(st.t_ms) = 4`),
+      { nodes: '{n1,n1,n2,n2}', ns: '{0,0,123456,0}' }, 'the rows in key order');
     assert.equal(await shardPoints(db), 1, 'nothing in the shard tables yet');
     assert.equal(await stagedGauge(app), 1);
     await release();
     await folded(db);
-    assert.equal(await shardPoints(db), 4);
+    assert.equal(await shardPoints(db), 7);
+    assert.deepEqual(await db.all(sql`SELECT s.node_id, p.t_ms - ${T0} AS t, p.t_ns, p.c0f AS a FROM ${sql.id((await db.get(sql<{ t: string }>`SELECT table_name AS t FROM telemetry_shards ORDER BY shard_window DESC LIMIT 1`))!.t)} p
+      JOIN telemetry_series s ON s.id = p.series_id WHERE s.measurement = 'power' ORDER BY s.node_id, p.t_ms, p.t_ns`), [
+      { node_id: 'n1', t: -5000, t_ns: 0, a: 0.5 },
+      { node_id: 'n1', t: -1500, t_ns: 0, a: 6 },
+      { node_id: 'n1', t: -1000, t_ns: 0, a: 2.5e-300 },
+      { node_id: 'n2', t: -3000, t_ns: 123_456, a: 8 },
+      { node_id: 'n2', t: -2000, t_ns: 0, a: 9 },
+    ]);
     assert.equal(await stagedGauge(app), 0);
 
     const got = await queryOk(app, u.token, { select: ['a', 'b', 'c', 'd', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 3 * DAY }] } });
     assert.deepEqual(rowsOf(got).map((r) => r.slice(1)), [
       [1.25, null, null, null, null],
       [0.5, null, null, null, null],
+      [6, null, null, null, null],
       [2.5e-300, -9223372036854775808, 'quote " and \\ back, ünï', true, 9223372036854775807],
     ]);
     const newest = (await db.get(sql<{ t: string }>`SELECT table_name AS t FROM telemetry_shards ORDER BY shard_window DESC LIMIT 1`))!.t;
