@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { makeTestApp, T0, type TestApp } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
 import type { Db } from '../../src/db/open.ts';
-import { FOLD_LOCK, MAX_BACKLOG } from '../../src/telemetry/pg/pg-staging.ts';
+import { FOLD_LOCK, MAX_BACKLOG, VACUUM_EVERY } from '../../src/telemetry/pg/pg-staging.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { FROM_V1, ns, queryOk, write, writeOk, writer } from './fixtures.ts';
 
@@ -221,5 +221,22 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
     assert.equal((await last).status, 204);
     const got = await queryOk(app, u.token, { select: ['x'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 2 * DAY }] } });
     assert.deepEqual(rowsOf(got).map((r) => r[1]), Array.from({ length: MAX_BACKLOG + 2 }, (_, k) => k));
+  });
+
+  it(`the folder vacuums telemetry_staged every ${VACUUM_EVERY} batches (its rows die as soon as they are folded)`, async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const db = app.deps.db;
+    const u = await writer(app, 'n1');
+    const vacuums = async () => (await db.get(sql<{ n: number }>`SELECT vacuum_count AS n FROM pg_stat_user_tables WHERE relname = 'telemetry_staged'`))!.n;
+    const before = await vacuums();
+    for (let k = 0; k < VACUUM_EVERY; k += 25) {
+      const answers = await Promise.all(Array.from({ length: 25 }, (_, j) => write(app, u.token, `power,nodeId=n1 x=${k + j} ${ns(T0 - DAY + (k + j) * 1000)}`)));
+      for (const r of answers) assert.equal(r.status, 204, r.text);
+    }
+    await folded(db);
+    for (let i = 0; i < 250 && (await vacuums()) === before; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok((await vacuums()) > before, 'VACUUM ran');
+    assert.equal((await staged(db)).rows, 0);
   });
 });

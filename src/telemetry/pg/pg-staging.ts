@@ -31,6 +31,12 @@ export const MAX_BACKLOG = 32;
 const RETRY_MS = 500;
 /** failed folds in a row after which the folder leaves a namespace to the next read or write */
 const MAX_FAILURES = 5;
+/**
+ * Batches a node folds between two VACUUMs of telemetry_staged: every staged row is deleted soon after it was written,
+ * and a server whose autovacuum is off (or slow to come by) would keep every dead row and its arrays. Small and cheap
+ * while the table holds only what waits.
+ */
+export const VACUUM_EVERY = 500;
 
 let log: Logger | undefined;
 
@@ -132,6 +138,7 @@ class Folder {
   private running: Promise<void> | undefined;
   private waiters: Array<() => void> = [];
   private closed = false;
+  private sinceVacuum = 0;
   listener: FoldListener | undefined;
 
   constructor(private readonly db: Db) {}
@@ -159,6 +166,12 @@ class Folder {
     const counted = this.pending.get(namespaceId);
     if (counted !== undefined) this.pending.set(namespaceId, Math.max(0, counted - batches));
     if (points.size > 0) this.listener?.(points);
+    this.sinceVacuum += batches;
+    if (this.sinceVacuum >= VACUUM_EVERY) {
+      this.sinceVacuum = 0;
+      // in the background, outside any transaction (VACUUM runs in none); a failure only skips it
+      void this.db.script('VACUUM telemetry_staged').catch((err) => log?.warn('VACUUM of telemetry_staged failed', { error: String(err) }));
+    }
     this.wake();
   }
 
