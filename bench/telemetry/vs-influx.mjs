@@ -2,9 +2,10 @@
 // machine, in the same run, on loopback, fed the same bytes.
 //   ingest: 1,000,000 points (100 series x 10,000 timestamps 10 s apart, 5 fields: 3 floats and 2 integers) over
 //           HTTP in 200 batches of 5,000 lines (ns timestamps, one client, batch i to each gridkeeper then to
-//           InfluxDB, so background load hits all alike); points/s = points / sum of request times. On SQLite the
-//           points are folded into their shard tables by a worker thread after the answer: that is waited for (untimed,
-//           /metrics) before the next store's request, and its time printed. Then a sustained ingest: each store alone,
+//           InfluxDB, so background load hits all alike); points/s = points / sum of request times. The points are
+//           folded into their shard tables after the answer (SQLite: by a worker thread; PostgreSQL: by the node, in the
+//           background): that is waited for (untimed, /metrics) before the next store's request, and its time printed;
+//           the sustained ingest below counts it. Then a sustained ingest: each store alone,
 //           CLIENTS (2) clients sending the same batches into a new database, timed until a query returns the newest
 //           point. Peak RSS of gridkeeper (VmHWM) after both.
 //   query:  last 1,000 points of 3 fields of one series; a 1-day mean of one field; a batch of 1,000 queries (latest
@@ -101,7 +102,7 @@ async function foldWait(g) {
   const t0 = performance.now();
   for (;;) {
     const m = /^gridkeeper_telemetry_staged_entries (\d+)/m.exec((await request(`${g.server.url}/metrics`)).text);
-    if (m === null) return 0; // no fold worker (PostgreSQL, or a build before it)
+    if (m === null) return 0; // nothing folds after the answer (a build before staged writes)
     if (m[1] === '0') return performance.now() - t0;
     await new Promise((resolve) => setTimeout(resolve, 0.5));
   }
@@ -179,7 +180,8 @@ async function main() {
       const body = Buffer.from(batchBody(b));
       for (const g of gks) {
         g.ms += (await expect(request(`${g.server.url}/v1/telemetry?db=energy&rp=autogen`, { method: 'POST', headers: { ...g.auth, 'content-type': 'text/plain' }, body }), 204, `${g.label} write`)).ms;
-        // The points acknowledged are folded into their shard tables after the answer, by a worker thread (SQLite):
+        // The points acknowledged are folded into their shard tables after the answer (a worker thread on SQLite, the
+        // node's folder on PostgreSQL):
         // waited for here, untimed, so that work does not run during the next store's timed request.
         g.foldMs.push(await foldWait(g));
       }
