@@ -135,6 +135,8 @@ export type FoldListener = (points: ReadonlyMap<string, number>) => void;
 class Folder {
   /** namespaces with batches to fold, and the batches this node counts there */
   private readonly pending = new Map<number, number>();
+  /** namespaces where a batch was staged since the folder last began a slice there */
+  private readonly fresh = new Set<number>();
   private running: Promise<void> | undefined;
   private waiters: Array<() => void> = [];
   private closed = false;
@@ -153,6 +155,7 @@ class Folder {
   /** A batch was staged in this namespace and committed: fold it soon. */
   staged(namespaceId: number): void {
     this.pending.set(namespaceId, (this.pending.get(namespaceId) ?? 0) + 1);
+    this.fresh.add(namespaceId);
     this.running ??= this.loop().finally(() => { this.running = undefined; });
   }
 
@@ -184,11 +187,12 @@ class Folder {
     while (!this.closed && this.pending.size > 0) {
       for (const namespaceId of [...this.pending.keys()]) {
         try {
+          this.fresh.delete(namespaceId);
           const slice = await foldSlice(this.db, namespaceId);
           failures.delete(namespaceId);
           this.folded(slice.points, slice.batches, namespaceId);
-          // everything of the namespace folded (by this node or another): nothing counted there any more
-          if (slice.batches < SLICE_BATCHES) this.pending.delete(namespaceId);
+          // everything of the namespace folded (by this node or another), unless a batch was staged since the slice began
+          if (slice.batches < SLICE_BATCHES && !this.fresh.has(namespaceId)) this.pending.delete(namespaceId);
         } catch (err) {
           if (isClosed(err)) {
             this.closed = true;
