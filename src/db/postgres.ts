@@ -21,7 +21,7 @@ import type { Schema } from './schema.ts';
 import { compileQuery, type Db, type Query } from './open.ts';
 import { groupCommit } from './group-commit.ts';
 import { DatabaseUnavailable } from './unavailable.ts';
-import { PreparedNames } from './prepared.ts';
+import { isLostPrepared, PreparedNames } from './prepared.ts';
 
 export { DatabaseUnavailable };
 
@@ -358,7 +358,9 @@ export function openPostgres(options: PostgresOptions): Db {
   // Write units of one event-loop turn share one transaction (group commit, as on SQLite): they run one after another,
   // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
   // server) serves them all. A serialization failure against another process runs the whole batch again.
-  const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: isRetryable });
+  // A prepared statement the pooler lost, met inside a unit, dooms the batch too: the transaction then runs again,
+  // every unit in it, unnamed (once() above); caught as the unit's own error it failed that unit (its caller got it).
+  const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: (err) => isRetryable(err) || isLostPrepared(err) });
   const root = execute(pool, stats, prepared, true);
   let closed = false;
   return {

@@ -28,6 +28,12 @@ const UNPREPARABLE = /telemetry_shard_|(?:select|returning|,)\s*(?:"?\w+"?\.)?\*
 /** The server's answers when a pooler does not keep a connection's prepared statements. */
 const LOST = new Set(['26000', '42P05']);
 
+/** Whether `err` is one of those answers (without acting on it: PreparedNames.lost does). */
+export function isLostPrepared(err: unknown): boolean {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && LOST.has(code);
+}
+
 export class PreparedNames {
   private readonly names = new Map<string, string>();
   private readonly seen = new LruCache<string, true>(MAX_SEEN);
@@ -63,8 +69,7 @@ export class PreparedNames {
    * naming stops then, and the caller runs again what failed.
    */
   lost(err: unknown): boolean {
-    const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
-    if (typeof code !== 'string' || !LOST.has(code)) return false;
+    if (!isLostPrepared(err)) return false;
     this.enabled = false;
     this.names.clear();
     return true;
