@@ -54,7 +54,7 @@ export async function settleReads(db: Db): Promise<void> {
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
   if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
-  return settleStagedPg(db).then(() => db.read((tx) => attempts.run(tx, attempt)));
+  return settleReads(db).then(() => db.read((tx) => attempts.run(tx, attempt)));
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */
