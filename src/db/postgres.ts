@@ -45,6 +45,9 @@ const types: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
+/** How Db.read begins: one snapshot, no writes. */
+const READ_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
 // Flags are 0/1 integers on both backends (the rows read the same).
 function bindable(values: readonly unknown[]): unknown[] {
   return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
@@ -308,12 +311,25 @@ export function openPostgres(options: PostgresOptions): Db {
     // Heard here, it marks the connection broken; the next statement on it fails, as DatabaseUnavailable.
     const lost = () => { broken = true; };
     client.on('error', lost);
+    const release = () => {
+      client.removeListener('error', lost);
+      client.release(broken);
+    };
+    let releaseLater = false;
     try {
       await guard(() => client.query(begin));
       try {
         const result = await body(handle);
         // savepoints not sent yet and releases not sent yet change nothing a commit keeps
         marks.forget();
+        if (begin === READ_SNAPSHOT) {
+          // A read-only snapshot's answer is complete before its COMMIT, which keeps nothing and cannot fail on a
+          // conflict: the caller goes on at once (one round trip less per read), the connection returns to the pool
+          // once the COMMIT is through (or, failed, as broken).
+          releaseLater = true;
+          client.query('COMMIT').then(release, () => { broken = true; release(); });
+          return result;
+        }
         await guard(() => client.query('COMMIT'));
         return result;
       } catch (err) {
@@ -327,8 +343,7 @@ export function openPostgres(options: PostgresOptions): Db {
       }
     } finally {
       handle.end();
-      client.removeListener('error', lost);
-      client.release(broken);
+      if (!releaseLater) release();
     }
   }
 
@@ -379,7 +394,7 @@ export function openPostgres(options: PostgresOptions): Db {
       prepared: prepared.size,
     }),
     tx: (fn) => once('BEGIN', fn),
-    read: (fn) => once('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    read: (fn) => once(READ_SNAPSHOT, fn),
     write: (unit) => writes.run(unit),
     exclusive: () => Promise.reject(new TypeError('exclusive() is SQLite only (this database is PostgreSQL)')),
     async close() {
