@@ -35,6 +35,9 @@ describe('ip bans', () => {
     app.clock.advance(120_500);
     const later = assertError(await postQuery(app, { token: other.token, cost: 2, dryRun: true }), 429, 'IP_BANNED');
     assert.equal(later.retryAfter, 180); // 179.5 s → 180
+    // the ban before anything else: an apiTier above the caller's tier is not a 403 here, a lower one charges nothing
+    assertError(await postQuery(app, { token: user.token, cost: 2, apiTier: 'premium' }), 429, 'IP_BANNED');
+    assertError(await postQuery(app, { token: other.token, cost: 2, apiTier: 'free' }), 429, 'IP_BANNED');
     app.clock.advance(179_499);
     assertError(await postQuery(app, { token: user.token, cost: 2 }), 429, 'IP_BANNED');
     app.clock.advance(1);
@@ -42,7 +45,7 @@ describe('ip bans', () => {
     assert.equal(after.status, 200, after.text);
     assert.equal(after.headers.get('x-ratelimit-remaining'), '98'); // the bucket leaked empty meanwhile
     const metrics = (await app.request('GET', '/metrics')).text;
-    assert.match(metrics, /gridkeeper_ratelimit_rejections_total\{reason="ip_banned"\} 3\n/);
+    assert.match(metrics, /gridkeeper_ratelimit_rejections_total\{reason="ip_banned"\} 5\n/);
   });
 
   it('nine requests are not enough; nor are requests sent after Retry-After', async (t) => {
