@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
 import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
-import { arrayParam, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
+import { arrayParam, decodeArray, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
@@ -155,6 +155,28 @@ describe('PostgreSQL data layer', () => {
     assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${arrayParam([null], 'text')}::text[])::text AS m`), { m: '{NULL}' });
     assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${rowsParam([10, 20, 30, 40], rows, 'integer')}::integer[])::text AS m`), { m: '{40,10,30}' });
     assert.deepEqual(await db.get(sql<{ m: string }>`SELECT (${matrixParam([['x', 'y']], [1], 'text')}::text[])::text AS m`), { m: '{{y}}' });
+  });
+
+  test('arrays read in the binary format (array_send) decode to the values the server holds, in order', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    const send = async (literal: string, type: string) =>
+      (await db.rows<[Buffer | null]>(sql`SELECT array_send(${literal}::${sql.raw(type)}[])`))[0][0];
+    // int8 as decimal text (every digit, past 2^53 too) and as numbers (times)
+    const ints = '{0,-1,4294967296,-4294967297,9007199254740993,-9223372036854775808,9223372036854775807,NULL,1795799804000}';
+    assert.deepEqual(decodeArray(await send(ints, 'bigint'), 'decimal'),
+      ['0', '-1', '4294967296', '-4294967297', '9007199254740993', '-9223372036854775808', '9223372036854775807', null, '1795799804000']);
+    assert.deepEqual(decodeArray(await send('{1795799804000,-1795799804000,0}', 'bigint'), 'number'), [1795799804000, -1795799804000, 0]);
+    assert.deepEqual(decodeArray(await send('{0,-1,2147483647,-2147483648,NULL}', 'integer'), 'number'), [0, -1, 2147483647, -2147483648, null]);
+    const floats = decodeArray(await send('{0,-0,1.5,0.1,1e-300,-1e21,1.7976931348623157e308,5e-324,NULL}', 'double precision'), 'decimal');
+    assert.deepEqual(floats, [0, -0, 1.5, 0.1, 1e-300, -1e21, Number.MAX_VALUE, Number.MIN_VALUE, null]);
+    assert.ok(Object.is(floats[1], -0), '-0 keeps its sign');
+    assert.deepEqual(decodeArray(await send('{"a","with \\"quotes\\"","",NULL,"⚡ volt"}', 'text'), 'text'), ['a', 'with "quotes"', '', null, '⚡ volt']);
+    // empty and NULL arrays: no elements; the float column of a shard's points, aggregated in order
+    assert.deepEqual(decodeArray(await send('{}', 'bigint'), 'decimal'), []);
+    assert.deepEqual(decodeArray(null, 'number'), []);
+    const ordered = (await db.rows<[Buffer]>(sql`SELECT array_send(array_agg(v ORDER BY n DESC)) FROM unnest('{3.5,NULL,-2}'::float8[]) WITH ORDINALITY AS u(v, n)`))[0][0];
+    assert.deepEqual(decodeArray(ordered, 'decimal'), [-2, null, 3.5]);
   });
 
   test('write units are serializable: 20 racing read-then-increment units lose no update', async (t) => {

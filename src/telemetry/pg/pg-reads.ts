@@ -18,7 +18,7 @@ import { bySeriesKey } from '../query-points.ts';
 import { isoTimeJson, rfc3339NanoJson } from '../query-result.ts';
 import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../reads-types.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
-import { pgColumnIn } from './pg-shards.ts';
+import { decodeArray, pgColumnIn } from './pg-shards.ts';
 
 
 /** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */
@@ -113,17 +113,28 @@ export class PgReads implements TelemetryReads {
     if (present.length === 0) return [];
     const batch = ['pts', shard.table, cols.join(','), fromMs, toMs, desc, limit ?? ''].join(sep);
     return this.want<RawRow[]>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
-      const dir = sql.raw(desc ? 'DESC' : 'ASC');
-      const values = cols.map((c, i) => (c === undefined ? `NULL AS v${i}` : c.endsWith('i') ? `${c}::text AS v${i}` : `${c} AS v${i}`)).join(', ');
-      const rows = await tx.all(sql<Record<string, unknown>>`SELECT s.id AS sid, p.* FROM unnest(${ids}::bigint[]) AS s(id)
-        CROSS JOIN LATERAL (SELECT t_ms, t_ns, ${sql.raw(values)} FROM ${sql.id(shard.table)}
-          WHERE series_id = s.id AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND (${sql.raw(present.map((c) => `${c} IS NOT NULL`).join(' OR '))})
-          ORDER BY t_ms ${dir}, t_ns ${dir}${limit === undefined ? sql`` : sql` LIMIT ${limit}`}) AS p`);
+      // Each column of a series' points comes as one array in the binary format (array_send), not a row per point:
+      // the driver made a row object and a string per value, and the floats were parsed from text and written again
+      // (last 1,000 points of 3 fields: bench/README.md, issue 18). The arrays are aggregated in the points' order.
+      const order = desc ? 'q.t_ms DESC, q.t_ns DESC' : 'q.t_ms, q.t_ns';
+      const agg = (e: string) => `array_send(array_agg(${e} ORDER BY ${order}))`;
+      const values = cols.map((c, i) => (c === undefined ? `NULL::bytea AS v${i}` : `${agg(`q.${c}`)} AS v${i}`)).join(', ');
+      const rows = await tx.rows<[number, Buffer | null, Buffer | null, ...Array<Buffer | null>]>(sql`SELECT s.id, p.* FROM unnest(${ids}::bigint[]) AS s(id)
+        CROSS JOIN LATERAL (SELECT ${sql.raw(agg('q.t_ms'))} AS ms, ${sql.raw(agg('q.t_ns'))} AS ns, ${sql.raw(values)}
+          FROM (SELECT t_ms, t_ns, ${sql.raw(present.join(', '))} FROM ${sql.id(shard.table)}
+            WHERE series_id = s.id AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND (${sql.raw(present.map((c) => `${c} IS NOT NULL`).join(' OR '))})
+            ORDER BY t_ms ${sql.raw(desc ? 'DESC' : 'ASC')}, t_ns ${sql.raw(desc ? 'DESC' : 'ASC')}${limit === undefined ? sql`` : sql` LIMIT ${limit}`}) AS q) AS p`);
       const bySeries = new Map<number, RawRow[]>(ids.map((id) => [id as number, []]));
-      for (const r of rows) {
-        const row: RawRow = [r.t_ms, r.t_ns];
-        for (let i = 0; i < cols.length; i++) row.push(r[`v${i}`]);
-        bySeries.get(r.sid as number)!.push(row);
+      for (const [sid, msBytes, nsBytes, ...valueBytes] of rows) {
+        const ms = decodeArray(msBytes, 'number');
+        const ns = decodeArray(nsBytes, 'number');
+        const columns = cols.map((c, i) => (c === undefined ? [] : decodeArray(valueBytes[i], c.endsWith('s') ? 'text' : 'decimal')));
+        const list = bySeries.get(sid)!;
+        for (let k = 0; k < ms.length; k++) {
+          const row: RawRow = [ms[k], ns[k]];
+          for (const column of columns) row.push(column[k] ?? null);
+          list.push(row);
+        }
       }
       for (const [id, list] of bySeries) this.known.set(`${batch}${sep}${id}`, list);
     });
