@@ -327,7 +327,7 @@ export function openPostgres(options: PostgresOptions): Db {
           // conflict: the caller goes on at once (one round trip less per read), the connection returns to the pool
           // once the COMMIT is through (or, failed, as broken).
           releaseLater = true;
-          client.query('COMMIT').then(release, () => { broken = true; release(); });
+          void client.query('COMMIT').then(release, () => { broken = true; release(); });
           return result;
         }
         await guard(() => client.query('COMMIT'));

@@ -46,7 +46,7 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   const knownTier = c.var.actor.tier;
   const early = knownTier !== undefined && !options.dryRun ? earlyKey(userId, knownTier, options.apiTier) : undefined;
   const started = early === undefined ? undefined : limiter.startRead?.(early);
-  started?.catch(() => {}); // heard by the charge, or by nobody when the address is banned
+  void started?.catch(() => {}); // heard by the charge, or by nobody when the address is banned
   const ban = await limiter.admit(ip, now);
   if (ban !== undefined) {
     if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
