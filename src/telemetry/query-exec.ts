@@ -35,7 +35,8 @@ export async function runQueries(db: Db, userId: number, body: QueryBody, nowMs:
   const list = Array.isArray(body) ? body : [body];
   const nodeIds: string[] = [];
   for (const query of list) if (query.where?.tags?.nodeId !== undefined) nodeIds.push(query.where.tags.nodeId);
-  return inReadSnapshot(db, nodeRights(db, userId, nodeIds, 'read'), (reads, allowed) => planQueries(reads, body, nowMs).queries.map((q): StatementResult => {
+  const allowed = await nodeRights(db, userId, nodeIds, 'read');
+  return inReadSnapshot(db, (reads) => planQueries(reads, body, nowMs).queries.map((q): StatementResult => {
     if (q.nodeId === undefined || !allowed.get(q.nodeId)) return { statement_id: q.index, error: 'Unauthorized' };
     try {
       const series = runQuery(reads, q);

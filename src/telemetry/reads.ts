@@ -50,25 +50,11 @@ export async function settleReads(db: Db): Promise<void> {
 /**
  * Runs `attempt` in one read snapshot (one consistent state, even while a `telemetry prune` drops tables in another
  * process): SQLite in a read transaction of its exclusive section, PostgreSQL in a REPEATABLE READ transaction.
- * `before`: what the caller must know first (the rights of its nodeIds), given to the attempt; on PostgreSQL it is
- * read on another connection while the staged points are settled, one round trip instead of two.
  */
-export async function inReadSnapshot<B, T>(db: Db, before: Promise<B>, attempt: (reads: TelemetryReads, known: B) => T): Promise<T> {
-  if (db.backend === 'sqlite') {
-    const known = await before;
-    return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, (reads) => attempt(reads, known))); });
-  }
+export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
+  if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
-  const [known] = await allSettled(before, settleReads(db));
-  return db.read((tx) => attempts.run(tx, (reads) => attempt(reads, known)));
-}
-
-/** Both promises' values; when one fails, that failure, once the other is done too (nothing left running unheard). */
-async function allSettled<A>(a: Promise<A>, b: Promise<void>): Promise<[A, void]> {
-  const [x, y] = await Promise.allSettled([a, b]);
-  if (x.status === 'rejected') throw x.reason;
-  if (y.status === 'rejected') throw y.reason;
-  return [x.value, y.value];
+  return settleReads(db).then(() => db.read((tx) => attempts.run(tx, attempt)));
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */

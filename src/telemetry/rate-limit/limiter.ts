@@ -7,13 +7,8 @@ import type { TierPolicy } from './tiers.ts';
 export interface RateLimiter {
   /** the bucket as it is now, without charging */
   peek(key: BucketKey, policy: TierPolicy, now: number): Promise<BucketReading>;
-  /**
-   * Starts reading the bucket where that takes a round trip (the database), so that it overlaps the ban check; given to
-   * charge, the read is its first. Undefined where the bucket is at hand.
-   */
-  startRead?(key: BucketKey): Promise<unknown>;
-  /** admits and charges `cost` when it fits (see LeakyBuckets.charge); `started`: startRead's read of this key */
-  charge(key: BucketKey, policy: TierPolicy, cost: number, now: number, started?: Promise<unknown>): Promise<ChargeOutcome>;
+  /** admits and charges `cost` when it fits (see LeakyBuckets.charge) */
+  charge(key: BucketKey, policy: TierPolicy, cost: number, now: number): Promise<ChargeOutcome>;
   /** counts one request from `ip`: undefined when it may go on, else the ban in force (see IpBans.admit) */
   admit(ip: string, now: number): Promise<Ban | undefined>;
   /** `ip` was told to retry after `retryAfterSeconds` */

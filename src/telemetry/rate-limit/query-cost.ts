@@ -16,7 +16,6 @@ import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
 import type { RequestEstimate } from '../cost.ts';
 import { costHeaders, setQuotaHeaders } from './headers.ts';
 import { bucketKey } from './rate-limiter.ts';
-import type { BucketKey } from './leaky-bucket.ts';
 import { findUserTier } from './tier.store.ts';
 import { effectiveTier, type Tier } from './tiers.ts';
 
@@ -40,13 +39,6 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   // The ban comes first: a banned address gets nothing else — not a 403 for its apiTier, not a dry run — and no
   // X-RateLimit headers (they describe a bucket). Every query counts toward a ban, dry runs included: sent before the
   // Retry-After elapsed, they ignore it all the same.
-  // Where the bucket is a row in the database, its read goes beside the ban check (for a charge of a known tier): one
-  // round trip less; a banned address's read is dropped unused.
-  const userId = c.var.actor.userId;
-  const knownTier = c.var.actor.tier;
-  const early = knownTier !== undefined && !options.dryRun ? earlyKey(userId, knownTier, options.apiTier) : undefined;
-  const started = early === undefined ? undefined : limiter.startRead?.(early);
-  void started?.catch(() => {}); // heard by the charge, or by nobody when the address is banned
   const ban = await limiter.admit(ip, now);
   if (ban !== undefined) {
     if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
@@ -57,7 +49,8 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
     });
   }
 
-  const userTier = knownTier ?? await findUserTier(deps.db, userId);
+  const userId = c.var.actor.userId;
+  const userTier = c.var.actor.tier ?? await findUserTier(deps.db, userId);
   if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
   const policy = effectiveTier(userTier, options.apiTier);
   const key = bucketKey(userId, policy.name);
@@ -70,7 +63,7 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
     return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
   }
 
-  const outcome = await limiter.charge(key, policy, cost, now, key === early ? started : undefined);
+  const outcome = await limiter.charge(key, policy, cost, now);
   if (outcome.ok) {
     setQuotaHeaders(c, cost, policy, outcome.reading);
     return undefined;
@@ -88,13 +81,4 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
     extra: { cost, remainingCapacity: remaining, usedCapacity: used, retryAfter },
     headers: { 'Retry-After': String(retryAfter), ...costHeaders(cost, outcome.reading) },
   });
-}
-
-/** The bucket a charge will take, when the tier allows the apiTier asked for (else the 403 comes after the ban check). */
-function earlyKey(userId: number, tier: Tier, apiTier: Tier | undefined): BucketKey | undefined {
-  try {
-    return bucketKey(userId, effectiveTier(tier, apiTier).name);
-  } catch {
-    return undefined;
-  }
 }

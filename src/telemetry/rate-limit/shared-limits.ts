@@ -35,21 +35,16 @@ export function sharedRateLimiter(db: Db): RateLimiter {
       AND (cardinality(strikes) = 0 OR strikes[cardinality(strikes)] <= ${now - 60_000})`);
   }
 
-  const readBucket = (k: number) => db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${k}`);
-
   return {
     async peek(key, policy, now) {
       const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${Number(key)}`);
       return readingAt(row === undefined ? undefined : bucketOf(row), policy, now);
     },
 
-    startRead: (key) => readBucket(Number(key)),
-
-    async charge(key: BucketKey, policy, cost, now, started) {
+    async charge(key: BucketKey, policy, cost, now) {
       const k = Number(key);
-      // the first read may have been started beside the ban check: a row changed since fails the write below as any
-      for (let first = started as Promise<BucketRow | undefined> | undefined; ; first = undefined) {
-        const row = await (first ?? readBucket(k));
+      for (;;) {
+        const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${k}`);
         // no row: an empty bucket (chargeBucket's undefined)
         const { outcome, after } = chargeBucket(row === undefined ? undefined : bucketOf(row), policy, cost, now);
         if (after === undefined) return outcome;
