@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from '../telemetry/influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
+import { timedRequest } from '../lib/http.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const POINTS = Number(process.env.POINTS ?? 1_000_000);
@@ -28,22 +29,7 @@ const fmt = (n, d = 1) => Number(n).toFixed(d);
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-function request(url, { method = 'GET', headers = {}, body } = {}) {
-  const u = new URL(url);
-  if (u.hostname !== '127.0.0.1') throw new Error('loopback only');
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method,
-      headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
-    });
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const request = (url, options) => timedRequest(agent, url, options);
 async function expect(res, status, what) {
   const r = await res;
   if (r.status !== status) throw new Error(`${what}: HTTP ${r.status} ${r.text.slice(0, 300)}`);

@@ -1,4 +1,6 @@
-// Small HTTP helpers for the benchmarks' set-up requests (not the measured load: that is lib/load.mjs).
+// Small HTTP helpers for the benchmarks: set-up requests, and one timed request (the many-connection load is
+// lib/load.mjs).
+import http from 'node:http';
 
 /**
  * One request; returns the body text. Throws unless the status is `expect` (a number), or any 2xx when
@@ -20,4 +22,25 @@ export async function call(url, method, path, { token, body, raw, type = 'applic
 export async function accessToken(url, username, password) {
   const refresh = await call(url, 'POST', '/auth/login', { body: { username, password } });
   return call(url, 'GET', '/auth/accesstoken', { token: refresh });
+}
+
+/**
+ * One request to a loopback server over `agent` (keep-alive, so that the time is the request's and not a connection's),
+ * timed from its start to the last byte of the answer: { status, headers, text, ms }.
+ */
+export function timedRequest(agent, url, { method = 'GET', headers = {}, body } = {}) {
+  const u = new URL(url);
+  if (u.hostname !== '127.0.0.1') throw new Error('loopback only');
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method,
+      headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - t0 }));
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
 }

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/spawn.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
+import { timedRequest } from '../lib/http.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const BUILDS = (process.env.GK ?? join(root, 'dist', 'gridkeeper.cjs')).split(',');
@@ -29,21 +30,7 @@ const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SER
 const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS + 1 });
 const median = (xs) => xs.slice().sort((a, b) => a - b)[xs.length >> 1];
 
-function request(url, { method = 'GET', headers = {}, body } = {}) {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const req = http.request({ agent, host: u.hostname, port: u.port, path: u.pathname + u.search, method,
-      headers: body === undefined ? headers : { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString(), ms: performance.now() - t0 }));
-    });
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const request = (url, options) => timedRequest(agent, url, options);
 
 /** The answer of `status`; a 429 waited out (its Retry-After) and asked again, its time not counted. */
 async function expect(url, options, status, what) {
