@@ -116,14 +116,14 @@ export class PgReads implements TelemetryReads {
       // Each column of a series' points comes as one array in the binary format (array_send), not a row per point:
       // the driver made a row object and a string per value, and the floats were parsed from text and written again
       // (last 1,000 points of 3 fields: bench/README.md, issue 18). The arrays are aggregated in the points' order.
-      const order = desc ? 'q.t_ms DESC, q.t_ns DESC' : 'q.t_ms, q.t_ns';
-      const agg = (e: string) => `array_send(array_agg(${e} ORDER BY ${order}))`;
+      const dir = desc ? 'DESC' : 'ASC';
+      const agg = (e: string) => `array_send(array_agg(${e} ORDER BY q.t_ms ${dir}, q.t_ns ${dir}))`;
       const values = cols.map((c, i) => (c === undefined ? `NULL::bytea AS v${i}` : `${agg(`q.${c}`)} AS v${i}`)).join(', ');
       const rows = await tx.rows<[number, Buffer | null, Buffer | null, ...Array<Buffer | null>]>(sql`SELECT s.id, p.* FROM unnest(${ids}::bigint[]) AS s(id)
         CROSS JOIN LATERAL (SELECT ${sql.raw(agg('q.t_ms'))} AS ms, ${sql.raw(agg('q.t_ns'))} AS ns, ${sql.raw(values)}
           FROM (SELECT t_ms, t_ns, ${sql.raw(present.join(', '))} FROM ${sql.id(shard.table)}
             WHERE series_id = s.id AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND (${sql.raw(present.map((c) => `${c} IS NOT NULL`).join(' OR '))})
-            ORDER BY t_ms ${sql.raw(desc ? 'DESC' : 'ASC')}, t_ns ${sql.raw(desc ? 'DESC' : 'ASC')}${limit === undefined ? sql`` : sql` LIMIT ${limit}`}) AS q) AS p`);
+            ORDER BY t_ms ${sql.raw(dir)}, t_ns ${sql.raw(dir)}${limit === undefined ? sql`` : sql` LIMIT ${limit}`}) AS q) AS p`);
       const bySeries = new Map<number, RawRow[]>(ids.map((id) => [id as number, []]));
       for (const [sid, msBytes, nsBytes, ...valueBytes] of rows) {
         const ms = decodeArray(msBytes, 'number');
