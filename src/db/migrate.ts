@@ -33,6 +33,8 @@ import m0012 from '../../sql/0012_rights_version.sql';
 import p0012 from '../../sql/pg/0012_rights_version.sql';
 import m0013 from '../../sql/0013_telemetry_staged.sql';
 import p0013 from '../../sql/pg/0013_telemetry_staged.sql';
+import m0014 from '../../sql/0014_telemetry_block_stats.sql';
+import p0014 from '../../sql/pg/0014_telemetry_block_stats.sql';
 
 export interface Migration {
   name: string;
@@ -59,6 +61,7 @@ export const migrations: readonly Migration[] = [
   { name: '0011_write_gate', sql: m0011, pg: p0011 },
   { name: '0012_rights_version', sql: m0012, pg: p0012 },
   { name: '0013_telemetry_staged', sql: m0013, pg: p0013 },
+  { name: '0014_telemetry_block_stats', sql: m0014, pg: p0014 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -58,9 +58,12 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   await settleReads(db);
   const first = await db.read(attempt);
   await options.charge(first.cost);
-  if (first.unknown.size === 0) return first.body;
+  if (first.unknown.size === 0) {
+    await attempts.keep();
+    return first.body;
+  }
   // then rights and answer in ONE read snapshot: the rights checked are those of the data read
-  return db.read(async (tx) => {
+  const body = await db.read(async (tx) => {
     for (let unknown = first.unknown; ;) {
       const readable = await readableNodeIds(tx, request.userId, unknown);
       for (const nodeId of unknown) rights.set(nodeId, readable.has(nodeId));
@@ -69,6 +72,8 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
       unknown = next.unknown; // every attempt but the last adds at least one nodeId
     }
   });
+  await attempts.keep();
+  return body;
 }
 
 /** One attempt: every statement planned, then executed, with the rights in the memo. */

@@ -8,10 +8,16 @@ import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
 import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
+import { storeBlockStats } from './pg/pg-block-stats.ts';
 
 export interface ReadAttempts {
   /** Runs `attempt` inside the transaction `tx` (a snapshot, for answers that must agree) and returns its complete result. */
   run<T>(tx: Db, attempt: (reads: TelemetryReads) => T): Promise<T>;
+  /**
+   * After the snapshot: stores what the attempts computed that later reads may use (PostgreSQL's block statistics,
+   * pg/pg-block-stats.ts); nothing inside a caller's transaction, nothing on SQLite.
+   */
+  keep(): Promise<void>;
 }
 
 /** A request's attempts: what PostgreSQL fetched is kept while the request stays in one transaction. */
@@ -19,7 +25,10 @@ export function readAttempts(db: Db): ReadAttempts {
   if (db.backend === 'sqlite') {
     // In a caller's transaction the staged points were folded before it began (settleReads): a fold there could not
     // commit on its own, and in a read snapshot it would fail once the worker had committed since.
-    return { run: (tx, attempt) => tx.exclusive((conn) => { if (!tx.inTransaction) settleStaged(conn); return onConnection(conn, attempt); }) };
+    return {
+      run: (tx, attempt) => tx.exclusive((conn) => { if (!tx.inTransaction) settleStaged(conn); return onConnection(conn, attempt); }),
+      keep: () => Promise.resolve(),
+    };
   }
   const reads = new PgReads();
   let snapshot: Db | undefined;
@@ -33,6 +42,10 @@ export function readAttempts(db: Db): ReadAttempts {
         if (!reads.lacking) return result;
         await reads.fetch(tx);
       }
+    },
+    async keep() {
+      const computed = reads.takeComputed();
+      if (computed.length > 0 && !db.inTransaction) await storeBlockStats(db, computed);
     },
   };
 }
@@ -54,7 +67,10 @@ export async function settleReads(db: Db): Promise<void> {
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
   if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
-  return settleReads(db).then(() => db.read((tx) => attempts.run(tx, attempt)));
+  return settleReads(db).then(() => db.read((tx) => attempts.run(tx, attempt))).then(async (result) => {
+    await attempts.keep();
+    return result;
+  });
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */
