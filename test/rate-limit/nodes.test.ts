@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertError, threeNodes } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
-import { postQuery, userOfTier } from './support.ts';
+import { limitHeaders, postQuery, userOfTier } from './support.ts';
 
 const skip = testBackend() !== 'postgres' && 'several nodes share a PostgreSQL database';
 
@@ -38,6 +38,19 @@ describe('the query limiter across nodes', { skip }, () => {
     assert.equal(statuses.filter((s) => s === 200).length, 10, JSON.stringify(statuses));
     assert.equal(statuses.filter((s) => s === 429).length, 20, JSON.stringify(statuses));
     assert.deepEqual(await nodes[1].deps.rateLimiter.size(), { buckets: 1, addresses: 1 });
+  });
+
+  it('a node charging from the row it wrote last notices charges made on another node in between', async (t) => {
+    const [a, b] = await threeNodes(t, { env: { GRIDKEEPER_TRUST_PROXY: 'true' } });
+    const user = await userOfTier(a, 'alternating@example.com', 'free');
+    // each node charges from the row it wrote last: right when nobody wrote since, refused by the row when B did
+    for (const [node, cost, remaining] of [[a, 20, 80], [a, 10, 70], [b, 30, 40], [a, 25, 15], [a, 5, 10], [b, 4, 6], [a, 6, 0]] as const) {
+      const res = await postQuery(node, { token: user.token, cost });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(limitHeaders(res)['x-ratelimit-remaining'], String(remaining), `after ${cost} on ${node === a ? 'A' : 'B'}`);
+    }
+    for (const node of [a, b]) assertError(await postQuery(node, { token: user.token, cost: 2 }), 429, 'RATE_LIMITED');
+    assert.deepEqual(await b.deps.rateLimiter.size(), { buckets: 1, addresses: 1 });
   });
 
   it('strikes sent to different nodes add up: the 10th bans the address on every node', async (t) => {

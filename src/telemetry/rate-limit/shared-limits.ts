@@ -7,16 +7,21 @@
 // the admitted total over any window is at most capacity + leak rate × window, whatever node takes each request.
 //
 // Cost: a charge is 2 round trips (read, conditional write; a refused one only the read), where a transaction holding
-// the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. An address with
-// nothing against it — almost every request — costs one indexed read.
+// the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. A charge of a bucket
+// whose row is still the one this node wrote last is the conditional write alone, compared with that row (one round
+// trip; when another node wrote since, nothing is written and the charge goes the long way). An address with nothing
+// against it — almost every request — costs one indexed read.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
 import { chargeBucket, readingAt, type Bucket, type BucketKey } from './leaky-bucket.ts';
 import type { RateLimiter } from './limiter.ts';
+import { LruCache } from '../../lru-cache.ts';
 
 /** How often a node deletes idle rows (as the in-memory store sweeps). */
 const SWEEP_EVERY_MS = 60_000;
+/** buckets whose last written row a node remembers */
+const WRITTEN_KEPT = 10_000;
 
 interface BucketRow { level: number; at: number; drained_at: number }
 interface BanRow { retry_until: number; strikes: Array<number | string>; banned_until: number }
@@ -26,6 +31,19 @@ const entryOf = (r: BanRow): IpEntry => ({ retryUntil: r.retry_until, strikes: r
 
 export function sharedRateLimiter(db: Db): RateLimiter {
   let lastSweep = -Infinity;
+  /** the bucket rows this node wrote last, by key (a hint: every write still compares with the row) */
+  const written = new LruCache<number, Bucket>(WRITTEN_KEPT);
+
+  /** Writes `after` if the bucket's row is still `before` (no row: undefined); whether it did. */
+  async function compareAndSet(k: number, before: Bucket | undefined, after: Bucket): Promise<boolean> {
+    const { changes } = await db.run(before === undefined
+      ? sql`INSERT INTO rate_limit_buckets (key, level, at, drained_at) VALUES (${k}, ${after.level}, ${after.at}, ${after.drainedAt})
+          ON CONFLICT (key) DO NOTHING`
+      : sql`UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt}
+          WHERE key = ${k} AND level = ${before.level} AND at = ${before.at} AND drained_at = ${before.drainedAt}`);
+    if (changes === 1) written.set(k, after);
+    return changes === 1;
+  }
   /** deletes the rows that hold nothing any more, at most once a minute per node */
   async function maybeSweep(now: number): Promise<void> {
     if (now - lastSweep < SWEEP_EVERY_MS && now >= lastSweep) return;
@@ -43,17 +61,21 @@ export function sharedRateLimiter(db: Db): RateLimiter {
 
     async charge(key: BucketKey, policy, cost, now) {
       const k = Number(key);
+      // The row this node wrote last, as the state to compare with: when nobody changed the bucket since (one node, or
+      // a user on one node), the charge is the conditional write alone, one round trip. A refusal, or a row that moved
+      // on, goes the long way (read, then compare and set).
+      const mine = written.get(k);
+      if (mine !== undefined) {
+        const { outcome, after } = chargeBucket(mine, policy, cost, now);
+        if (after !== undefined && await compareAndSet(k, mine, after)) return outcome;
+        written.delete(k);
+      }
       for (;;) {
         const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${k}`);
         // no row: an empty bucket (chargeBucket's undefined)
         const { outcome, after } = chargeBucket(row === undefined ? undefined : bucketOf(row), policy, cost, now);
         if (after === undefined) return outcome;
-        const { changes } = await db.run(row === undefined
-          ? sql`INSERT INTO rate_limit_buckets (key, level, at, drained_at) VALUES (${k}, ${after.level}, ${after.at}, ${after.drainedAt})
-              ON CONFLICT (key) DO NOTHING`
-          : sql`UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt}
-              WHERE key = ${k} AND level = ${row.level} AND at = ${row.at} AND drained_at = ${row.drained_at}`);
-        if (changes === 1) return outcome;
+        if (await compareAndSet(k, row === undefined ? undefined : bucketOf(row), after)) return outcome;
       }
     },
 
