@@ -179,10 +179,18 @@ function execute(on: Executor, stats: PoolCounters, prepared: PreparedNames, poo
  * Statements go through `query` in the order they are made: the connection runs one at a time anyway.
  */
 class Savepoints implements Executor {
-  /** SAVEPOINT / RELEASE statements not sent yet, in order */
+  /** SAVEPOINT / RELEASE statements not sent yet, in order (after the transaction's BEGIN while that is not sent) */
   private waiting: string[] = [];
+  /** whether the transaction's BEGIN went to the server (with the first statement; a body that ran none sends none) */
+  begun = true;
 
   constructor(private readonly client: pg.PoolClient) {}
+
+  /** The transaction's BEGIN, sent as the savepoints are: with its first statement. */
+  begin(text: string): void {
+    this.waiting.push(text);
+    this.begun = false;
+  }
 
   open(name: string): void {
     this.waiting.push(`SAVEPOINT ${name}`);
@@ -220,6 +228,7 @@ class Savepoints implements Executor {
     if (this.waiting.length > 0) {
       const head = this.waiting.join('; ');
       this.waiting = [];
+      this.begun = true;
       if (config.values === undefined || config.values.length === 0) {
         const results = await this.client.query({ ...config, text: `${head}; ${config.text}` }) as unknown as pg.QueryResult | pg.QueryResult[];
         return Array.isArray(results) ? results[results.length - 1] : results;
@@ -317,11 +326,16 @@ export function openPostgres(options: PostgresOptions): Db {
     };
     let releaseLater = false;
     try {
-      await guard(() => client.query(begin));
+      // BEGIN goes with the transaction's first statement: in the same round trip when that has no parameters (a read
+      // snapshot's check of staged telemetry, a fold's SET LOCAL), just before it otherwise. A write unit's BEGIN (and
+      // its LOCK) is sent at once, so that what fails there fails the batch, not its first unit.
+      if (begin === READ_SNAPSHOT || begin === 'BEGIN') marks.begin(begin);
+      else await guard(() => client.query(begin));
       try {
         const result = await body(handle);
         // savepoints not sent yet and releases not sent yet change nothing a commit keeps
         marks.forget();
+        if (!marks.begun) return result; // nothing ran: there is no transaction to end
         if (begin === READ_SNAPSHOT) {
           // A read-only snapshot's answer is complete before its COMMIT, which keeps nothing and cannot fail on a
           // conflict: the caller goes on at once (one round trip less per read), the connection returns to the pool
@@ -334,6 +348,7 @@ export function openPostgres(options: PostgresOptions): Db {
         return result;
       } catch (err) {
         marks.forget();
+        if (!marks.begun) throw err;
         try {
           await client.query('ROLLBACK');
         } catch {

@@ -16,7 +16,7 @@ import { runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
-import { readAttempts, settleReads } from '../telemetry/reads.ts';
+import { readAttempts, settledRead } from '../telemetry/reads.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
 import type { PointValue } from '../telemetry/reads-types.ts';
 
@@ -55,8 +55,7 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
     return { ...runStatements({ ...request, reads }, statements, memo, options.epoch), unknown: memo.unknown };
   });
   // the first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier)
-  await settleReads(db);
-  const first = await db.read(attempt);
+  const first = await settledRead(db, attempt);
   await options.charge(first.cost);
   if (first.unknown.size === 0) {
     await attempts.keep();

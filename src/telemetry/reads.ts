@@ -7,7 +7,7 @@ import { PgReads } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
-import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
+import { foldStaged, settleStaged as settleStagedPg, stagedNamespaces, type StagedThrough } from './pg/pg-staging.ts';
 import { storeBlockStats } from './pg/pg-block-stats.ts';
 
 export interface ReadAttempts {
@@ -67,10 +67,30 @@ export async function settleReads(db: Db): Promise<void> {
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
   if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
   const attempts = readAttempts(db);
-  return settleReads(db).then(() => db.read((tx) => attempts.run(tx, attempt))).then(async (result) => {
+  return settledRead(db, (tx) => attempts.run(tx, attempt)).then(async (result) => {
     await attempts.keep();
     return result;
   });
+}
+
+/**
+ * `read` in a read snapshot that holds every telemetry batch staged before it (settleReads' promise) in one round trip
+ * less: on PostgreSQL the snapshot's first statement asks what is staged (with its BEGIN), and when nothing is, that
+ * snapshot is the one to read; else the batches it saw are folded and `read` runs in a new snapshot. Outside a
+ * caller's transaction; inside one (and on SQLite) settleReads, then `db.read`.
+ */
+export async function settledRead<T>(db: Db, read: (tx: Db) => Promise<T>): Promise<T> {
+  if (db.backend === 'sqlite' || db.inTransaction) {
+    await settleReads(db);
+    return db.read(read);
+  }
+  const first = await db.read(async (tx): Promise<{ staged: StagedThrough[] } | { staged: undefined; result: T }> => {
+    const staged = await stagedNamespaces(tx);
+    return staged.length > 0 ? { staged } : { staged: undefined, result: await read(tx) };
+  });
+  if (first.staged === undefined) return first.result;
+  await foldStaged(db, first.staged);
+  return db.read(read);
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */

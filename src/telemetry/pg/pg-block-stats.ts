@@ -9,7 +9,6 @@ import type { Db } from '../../db/open.ts';
 import type { ShardInfo } from '../catalogue-types.ts';
 import { BLOCKS_PER_SHARD } from '../block-stats.ts';
 import { arrayParam } from './pg-shards.ts';
-import { isClosed } from './pg-staging.ts';
 
 /** A piece of a range within one shard: a whole block (block >= 0) or an edge (block -1), over [lo, hi). */
 export interface Piece {
@@ -114,8 +113,8 @@ export interface ComputedBlock {
 /**
  * Stores the statistics reads computed, each only while its block's mark still has the version the read saw (a fold
  * committed since gave it another: what was computed may miss its points). In key order, each key once, so that two
- * nodes storing at once never wait on each other in a circle. A failure of the database (a table dropped meanwhile,
- * the server gone) only leaves them unstored: the next read computes them again.
+ * nodes storing at once never wait on each other in a circle. Any failure (a table dropped meanwhile, the server
+ * gone) only leaves them unstored: the next read computes them again.
  */
 export async function storeBlockStats(db: Db, blocks: readonly ComputedBlock[]): Promise<void> {
   const byKey = new Map<string, ComputedBlock>();
@@ -125,7 +124,10 @@ export async function storeBlockStats(db: Db, blocks: readonly ComputedBlock[]):
   if (list.length === 0) return;
   const of = (int: boolean, get: (b: ComputedBlock) => number | string | null) => list.map((b) => (b.col.endsWith('i') === int ? get(b) : null));
   try {
-    await db.run(sql`INSERT INTO telemetry_block_stats AS st (table_name, series_id, col, block, version, n, sum_f, min_f, max_f, sum_i, min_i, max_i)
+    // what is stored acknowledges nothing: lost in a crash, it is computed again (no wait for the WAL's flush)
+    await db.tx(async (tx) => {
+      await tx.script('SET LOCAL synchronous_commit = off');
+      await tx.run(sql`INSERT INTO telemetry_block_stats AS st (table_name, series_id, col, block, version, n, sum_f, min_f, max_f, sum_i, min_i, max_i)
       SELECT v.t, v.sid, v.col, v.block, v.version, v.n, v.sum_f, v.min_f, v.max_f, v.sum_i, v.min_i, v.max_i
       FROM unnest(${list.map((b) => b.table)}::text[], ${list.map((b) => b.sid)}::bigint[], ${list.map((b) => b.col)}::text[],
         ${list.map((b) => b.block)}::integer[], ${list.map((b) => b.version)}::bigint[], ${list.map((b) => b.n)}::bigint[],
@@ -137,7 +139,8 @@ export async function storeBlockStats(db: Db, blocks: readonly ComputedBlock[]):
       ON CONFLICT (table_name, series_id, col, block) DO UPDATE SET version = EXCLUDED.version, n = EXCLUDED.n,
         sum_f = EXCLUDED.sum_f, min_f = EXCLUDED.min_f, max_f = EXCLUDED.max_f,
         sum_i = EXCLUDED.sum_i, min_i = EXCLUDED.min_i, max_i = EXCLUDED.max_i`);
-  } catch (err) {
-    if (typeof (err as { code?: unknown }).code !== 'string' && !isClosed(err)) throw err;
+    });
+  } catch {
+    // the answer they came with is complete without them (test/telemetry/pg-block-stats.test.ts proves they are stored)
   }
 }

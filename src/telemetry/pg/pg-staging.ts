@@ -131,8 +131,23 @@ async function foldNamespace(db: Db, namespaceId: number, through: number): Prom
  */
 export async function settleStaged(db: Db): Promise<void> {
   if (db.inTransaction) return; // a fold cannot commit inside a caller's transaction (its snapshot may be taken already)
-  const staged = await db.all(sql<{ namespace_id: number; through: number }>`SELECT namespace_id, max(batch) AS through
-    FROM telemetry_staged GROUP BY namespace_id ORDER BY namespace_id`);
+  await foldStaged(db, await stagedNamespaces(db));
+}
+
+/** A namespace with staged batches, and the last of them. */
+export interface StagedThrough { namespace_id: number; through: number }
+
+/**
+ * The namespaces with staged batches (none: every batch staged before the statement's snapshot is in its shard
+ * table, as a fold deletes its staged rows in the transaction that writes their points). No parameters: as a read
+ * snapshot's first statement it goes with the snapshot's BEGIN (db/postgres.ts), and the snapshot is the one it saw.
+ */
+export function stagedNamespaces(db: Db): Promise<StagedThrough[]> {
+  return db.all(sql<StagedThrough>`SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id ORDER BY namespace_id`);
+}
+
+/** Folds the batches of `staged` (stagedNamespaces), each namespace up to its last batch there. */
+export async function foldStaged(db: Db, staged: readonly StagedThrough[]): Promise<void> {
   for (const s of staged) await foldNamespace(db, s.namespace_id, s.through);
 }
 
@@ -222,8 +237,7 @@ class Folder {
   }
 }
 
-/** Whether an error says the database handle was closed (the service stopping). */
-export function isClosed(err: unknown): boolean {
+function isClosed(err: unknown): boolean {
   return /pool after calling end|Cannot use a pool/i.test(String((err as Error)?.message ?? err));
 }
 
