@@ -17,7 +17,9 @@ import type { RequestEstimate } from '../cost.ts';
 import { costHeaders, setQuotaHeaders } from './headers.ts';
 import { bucketKey } from './rate-limiter.ts';
 import { findUserTier } from './tier.store.ts';
-import { effectiveTier, type Tier } from './tiers.ts';
+import { allowed, effectiveTier, type Tier, type TierPolicy } from './tiers.ts';
+import type { Ban } from './ip-bans.ts';
+import type { ChargeOutcome } from './leaky-bucket.ts';
 
 export interface RateLimitOptions {
   apiTier?: Tier;
@@ -36,34 +38,37 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   const now = deps.now();
   const ip = ipThrottleKey(clientIp(c, deps));
 
+  const userId = c.var.actor.userId;
+  const { cost } = estimate;
   // The ban comes first: a banned address gets nothing else — not a 403 for its apiTier, not a dry run — and no
   // X-RateLimit headers (they describe a bucket). Every query counts toward a ban, dry runs included: sent before the
-  // Retry-After elapsed, they ignore it all the same.
-  const ban = await limiter.admit(ip, now);
-  if (ban !== undefined) {
-    if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
-    deps.metrics.bucketRejections.inc({ reason: 'ip_banned' });
-    const retryAfter = Math.ceil(ban.msLeft / 1000);
-    throw new ApiError('IP_BANNED', `this address kept sending queries before its Retry-After elapsed and is banned; retry after ${retryAfter} s`, {
-      extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
-    });
+  // Retry-After elapsed, they ignore it all the same. A charge whose tier is known and allowed goes with the ban's
+  // check (admitAndCharge: one round trip on PostgreSQL); anything else is checked for a ban first.
+  const known = options.dryRun ? undefined : c.var.actor.tier;
+  const direct = known !== undefined && allowed(known, options.apiTier) ? effectiveTier(known, options.apiTier) : undefined;
+  let outcome: ChargeOutcome | undefined;
+  let policy: TierPolicy;
+  if (direct !== undefined) {
+    policy = direct;
+    const admission = await limiter.admitAndCharge(ip, bucketKey(userId, policy.name), policy, cost, now);
+    if (admission.ban !== undefined) banned(c, deps, ip, admission.ban);
+    outcome = admission.outcome;
+  } else {
+    const ban = await limiter.admit(ip, now);
+    if (ban !== undefined) banned(c, deps, ip, ban);
+    const userTier = c.var.actor.tier ?? await findUserTier(deps.db, userId);
+    if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
+    policy = effectiveTier(userTier, options.apiTier);
+    const key = bucketKey(userId, policy.name);
+    if (options.dryRun) {
+      const reading = await limiter.peek(key, policy, now);
+      setQuotaHeaders(c, cost, policy, reading);
+      const { estimatedDatapoints, scannedShards } = estimate;
+      return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
+    }
+    outcome = await limiter.charge(key, policy, cost, now);
   }
 
-  const userId = c.var.actor.userId;
-  const userTier = c.var.actor.tier ?? await findUserTier(deps.db, userId);
-  if (userTier === undefined) throw new ApiError('UNAUTHENTICATED', 'the user of this token no longer exists');
-  const policy = effectiveTier(userTier, options.apiTier);
-  const key = bucketKey(userId, policy.name);
-  const { cost } = estimate;
-
-  if (options.dryRun) {
-    const reading = await limiter.peek(key, policy, now);
-    setQuotaHeaders(c, cost, policy, reading);
-    const { estimatedDatapoints, scannedShards } = estimate;
-    return { cost, estimatedDatapoints, scannedShards, remainingCapacity: reading.remaining };
-  }
-
-  const outcome = await limiter.charge(key, policy, cost, now);
   if (outcome.ok) {
     setQuotaHeaders(c, cost, policy, outcome.reading);
     return undefined;
@@ -80,5 +85,15 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
   throw new ApiError('RATE_LIMITED', `this request costs ${cost} and only ${remaining} of the ${policy.name} tier's ${policy.capacity} are available; retry after ${retryAfter} s`, {
     extra: { cost, remainingCapacity: remaining, usedCapacity: used, retryAfter },
     headers: { 'Retry-After': String(retryAfter), ...costHeaders(cost, outcome.reading) },
+  });
+}
+
+/** Answers 429 IP_BANNED for the ban in force. */
+function banned(c: Context<AppEnv>, deps: Deps, ip: string, ban: Ban): never {
+  if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
+  deps.metrics.bucketRejections.inc({ reason: 'ip_banned' });
+  const retryAfter = Math.ceil(ban.msLeft / 1000);
+  throw new ApiError('IP_BANNED', `this address kept sending queries before its Retry-After elapsed and is banned; retry after ${retryAfter} s`, {
+    extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
   });
 }

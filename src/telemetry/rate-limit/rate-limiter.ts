@@ -20,6 +20,10 @@ export function createRateLimiter(db: Db, options: { buckets?: LeakyBucketOption
     peek: async (key, policy, now) => buckets.peek(key, policy, now),
     charge: async (key, policy, cost, now) => buckets.charge(key, policy, cost, now),
     admit: async (ip, now) => bans.admit(ip, now),
+    async admitAndCharge(ip, key, policy, cost, now) {
+      const ban = bans.admit(ip, now);
+      return ban === undefined ? { outcome: buckets.charge(key, policy, cost, now) } : { ban };
+    },
     noteRetryAfter: async (ip, seconds, now) => bans.noteRetryAfter(ip, seconds, now),
     size: async () => ({ buckets: buckets.size, addresses: bans.size }),
   };

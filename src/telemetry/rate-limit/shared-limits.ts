@@ -10,7 +10,8 @@
 // the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. A charge of a bucket
 // whose row is still the one this node wrote last is the conditional write alone, compared with that row (one round
 // trip; when another node wrote since, nothing is written and the charge goes the long way). An address with nothing
-// against it — almost every request — costs one indexed read.
+// against it — almost every request — costs one indexed read, and none of its own when it goes with such a charge
+// (admitAndCharge: the write is conditioned on the address having no row, in the same statement).
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
@@ -53,7 +54,7 @@ export function sharedRateLimiter(db: Db): RateLimiter {
       AND (cardinality(strikes) = 0 OR strikes[cardinality(strikes)] <= ${now - 60_000})`);
   }
 
-  return {
+  const limiter: RateLimiter = {
     async peek(key, policy, now) {
       const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${Number(key)}`);
       return readingAt(row === undefined ? undefined : bucketOf(row), policy, now);
@@ -77,6 +78,32 @@ export function sharedRateLimiter(db: Db): RateLimiter {
         if (after === undefined) return outcome;
         if (await compareAndSet(k, row === undefined ? undefined : bucketOf(row), after)) return outcome;
       }
+    },
+
+    async admitAndCharge(ip, key, policy, cost, now) {
+      const k = Number(key);
+      const mine = written.get(k);
+      const charged = mine === undefined ? undefined : chargeBucket(mine, policy, cost, now);
+      if (mine !== undefined && charged?.after !== undefined) {
+        // The usual request in one round trip: nothing against the address (no row) and the bucket's row still the one
+        // this node wrote last. The write is conditioned on both, in one snapshot.
+        await maybeSweep(now);
+        const { after } = charged;
+        const r = (await db.get(sql<{ against: number; changed: number }>`WITH ban AS (SELECT 1 FROM ip_ban_entries WHERE ip = ${ip}),
+          charge AS (UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt}
+            WHERE key = ${k} AND level = ${mine.level} AND at = ${mine.at} AND drained_at = ${mine.drainedAt} AND NOT EXISTS (SELECT 1 FROM ban)
+            RETURNING 1)
+          SELECT (SELECT count(*) FROM ban)::integer AS against, (SELECT count(*) FROM charge)::integer AS changed`))!;
+        if (r.changed === 1) {
+          written.set(k, after);
+          return { outcome: charged.outcome };
+        }
+        written.delete(k);
+        // nothing against the address: admitted as admit would (it changes nothing then); the charge goes the long way
+        if (r.against === 0) return { outcome: await limiter.charge(key, policy, cost, now) };
+      }
+      const ban = await limiter.admit(ip, now);
+      return ban === undefined ? { outcome: await limiter.charge(key, policy, cost, now) } : { ban };
     },
 
     async admit(ip, now): Promise<Ban | undefined> {
@@ -110,4 +137,5 @@ export function sharedRateLimiter(db: Db): RateLimiter {
       return row!;
     },
   };
+  return limiter;
 }

@@ -23,9 +23,14 @@ export const TIER_NAMES = ['free', 'basic', 'premium'] as const satisfies readon
 const RANK: Record<Tier, number> = { free: 0, basic: 1, premium: 2 };
 
 /** The tier a request is charged under: the user's, or the lower one it asks for; a higher one is 403. */
+/** Whether a user of `userTier` may ask for `apiTier` (effectiveTier refuses what is above the user's own). */
+export function allowed(userTier: Tier, apiTier: Tier | undefined): boolean {
+  return apiTier === undefined || RANK[apiTier] <= RANK[userTier];
+}
+
 export function effectiveTier(userTier: Tier, apiTier: Tier | undefined): TierPolicy {
   if (apiTier === undefined) return TIERS[userTier];
-  if (RANK[apiTier] > RANK[userTier]) {
+  if (!allowed(userTier, apiTier)) {
     throw new ApiError('FORBIDDEN', `apiTier ${apiTier} is above your tier (${userTier})`);
   }
   return TIERS[apiTier];
