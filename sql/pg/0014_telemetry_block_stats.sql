@@ -48,3 +48,7 @@ CREATE TRIGGER telemetry_shards_block_marks AFTER INSERT ON telemetry_shards
   FOR EACH ROW EXECUTE FUNCTION telemetry_block_marks_of_shard();
 
 INSERT INTO telemetry_block_marks (table_name, block) SELECT table_name, b FROM telemetry_shards, generate_series(0, 23) AS b;
+
+-- The first and last time of a staged row's points, written by the node that stages it: the fold marks the blocks
+-- between them without reading the row's times again (NULL in rows staged before this migration: the fold reads them).
+ALTER TABLE telemetry_staged ADD COLUMN first_ms BIGINT, ADD COLUMN last_ms BIGINT;

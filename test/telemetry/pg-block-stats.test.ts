@@ -8,13 +8,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { makeTestApp, T0, type TestApp } from '../support/app.ts';
+import { makeTestApp, T0, threeNodes, type TestApp } from '../support/app.ts';
 import { emptyPostgres, testBackend } from '../support/postgres.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { settleReads } from '../../src/telemetry/reads.ts';
 import { blockStart, rangePieces, storeBlockStats } from '../../src/telemetry/pg/pg-block-stats.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
+import { FOLD_LOCK } from '../../src/telemetry/pg/pg-staging.ts';
 import { FROM_V1, ns, queryOk, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
@@ -72,6 +73,40 @@ describe('telemetry block statistics on PostgreSQL', { skip }, () => {
     // a re-write of a stored point (the fold's upsert) is seen too
     await writeOk(app, u.token, `power,nodeId=n1 p=-5 ${ns(T0 - DAY + 10 * H)}`); // was p=21
     assert.deepEqual(await dayStats(app, u.token), [1250, -5, 100, 1250 / 49]);
+
+    // a row staged without its first and last time (by a node before they were written): the fold reads its times
+    const db = app.deps.db;
+    const { id: namespaceId } = (await db.get(sql<{ id: number }>`SELECT id FROM telemetry_namespaces`))!;
+    let release!: () => void;
+    let held!: () => void;
+    const holding = new Promise<void>((r) => { held = r; });
+    const hold = db.tx(async (tx) => {
+      await tx.get(sql`SELECT pg_advisory_xact_lock(${FOLD_LOCK}::integer, ${namespaceId}::integer)`);
+      held();
+      await new Promise<void>((r) => { release = r; });
+    });
+    await holding;
+    await writeOk(app, u.token, `power,nodeId=n1 p=1000 ${ns(T0 - DAY + 20 * H + 7)}`);
+    assert.equal((await db.run(sql`UPDATE telemetry_staged SET first_ms = NULL, last_ms = NULL`)).changes, 1);
+    const mark20 = await markOf(app, table, 20);
+    release();
+    await hold;
+    assert.deepEqual(await dayStats(app, u.token), [2250, -5, 1000, 2250 / 50]);
+    assert.ok(await markOf(app, table, 20) > mark20, 'block 20 marked from the row\'s times');
+  });
+
+  it('across nodes: statistics stored by one node give way to a point another node wrote, in the next answer of each', async (t) => {
+    const [a, b] = await threeNodes(t);
+    const u = await writer(a, 'n1');
+    await writeOk(a, u.token, Array.from({ length: 24 }, (_, k) => `power,nodeId=n1 p=1 ${ns(T0 - DAY + k * H + 60_000)}`).join('\n'));
+    assert.deepEqual(await dayStats(a, u.token), [24, 1, 1, 1]);
+    assert.equal((await statsRows(a)).length, 24, 'stored by A');
+    assert.deepEqual(await dayStats(b, u.token), [24, 1, 1, 1], 'B reads what A stored');
+    await writeOk(b, u.token, `power,nodeId=n1 p=25 ${ns(T0 - DAY + 12 * H + 5)}`);
+    assert.deepEqual(await dayStats(a, u.token), [49, 1, 25, 49 / 25], 'A sees the point B wrote (and folded)');
+    assert.deepEqual(await dayStats(b, u.token), [49, 1, 25, 49 / 25]);
+    await writeOk(a, u.token, `power,nodeId=n1 p=-1 ${ns(T0 - DAY + 12 * H + 5)}`); // A re-writes B's point
+    assert.deepEqual(await dayStats(b, u.token), [23, -1, 1, 23 / 25]);
   });
 
   it('statistics computed before a fold into their block are not stored after it', async (t) => {

@@ -387,10 +387,16 @@ async function stageGroup(tx: Db, namespaceId: number, shard: ShardInfo, g: Grou
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     const chunk = rows.slice(from, from + ROWS_PER_STATEMENT);
     const matrix = (cls: 'f' | 'i' | 's') => matrixParam(byClass[cls].map((k) => g.values[k]), chunk, PG_TYPES[cls]);
-    await tx.run(sql`INSERT INTO telemetry_staged (batch, part, namespace_id, table_name, columns, series_ids, t_ms, t_ns, f, i, s, points)
+    let first = Infinity;
+    let last = -Infinity;
+    for (const r of chunk) {
+      if (g.tMs[r] < first) first = g.tMs[r];
+      if (g.tMs[r] > last) last = g.tMs[r];
+    }
+    await tx.run(sql`INSERT INTO telemetry_staged (batch, part, namespace_id, table_name, columns, series_ids, t_ms, t_ns, f, i, s, points, first_ms, last_ms)
       VALUES (pg_current_xact_id()::text::bigint, ${part++}, ${namespaceId}, ${shard.table}, ${ordered.map((k) => columns[k])}::text[],
         ${rowsParam(g.seriesIds, chunk, 'bigint')}::bigint[], ${rowsParam(g.tMs, chunk, 'bigint')}::bigint[], ${rowsParam(g.tNs, chunk, 'integer')}::integer[],
-        ${matrix('f')}::double precision[], ${matrix('i')}::bigint[], ${matrix('s')}::text[], ${chunk.length})`);
+        ${matrix('f')}::double precision[], ${matrix('i')}::bigint[], ${matrix('s')}::text[], ${chunk.length}, ${first}, ${last})`);
   }
   return part;
 }

@@ -69,9 +69,11 @@ async function foldPart(tx: Db, p: StagedPart): Promise<void> {
   // The blocks from the part's first point to its last get new versions (sql/pg/0014_telemetry_block_stats.sql): the
   // block statistics stored for them no longer hold. A block is 1/24th of the shard's window (BLOCKS_PER_SHARD).
   const block = (t: string) => `(${BLOCKS_PER_SHARD} * (${t} - sh.start_ms)) / (sh.end_ms - sh.start_ms)`;
-  const source = `WITH d AS (DELETE FROM telemetry_staged WHERE batch = ${p.batch} AND part = ${p.part} RETURNING series_ids, t_ms, t_ns, f, i, s),
+  // The part's first and last time as its node wrote them (read from its times only in a row staged before they were).
+  const source = `WITH d AS (DELETE FROM telemetry_staged WHERE batch = ${p.batch} AND part = ${p.part} RETURNING series_ids, t_ms, t_ns, f, i, s, first_ms, last_ms),
     k AS (UPDATE telemetry_block_marks AS m SET version = nextval('telemetry_block_version')
-      FROM telemetry_shards AS sh, (SELECT min(x) AS lo, max(x) AS hi FROM d, unnest(d.t_ms) AS x) AS r
+      FROM telemetry_shards AS sh, (SELECT coalesce(d.first_ms, (SELECT min(x) FROM unnest(d.t_ms) AS x)) AS lo,
+        coalesce(d.last_ms, (SELECT max(x) FROM unnest(d.t_ms) AS x)) AS hi FROM d) AS r
       WHERE sh.table_name = '${table}' AND m.table_name = sh.table_name AND m.block BETWEEN ${block('r.lo')} AND ${block('r.hi')})
     INSERT INTO "${p.table_name.replace(/"/g, '""')}" AS t (${names})
     SELECT ${['unnest(series_ids)', 'unnest(t_ms)', 'unnest(t_ns)', ...values].join(', ')} FROM d`;
