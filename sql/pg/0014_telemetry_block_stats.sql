@@ -4,7 +4,9 @@
 -- so what is kept must be checked against every fold, wherever it ran:
 --   telemetry_block_marks  one row per block of every shard table (made with its catalogue row, by the trigger below);
 --                          each fold that writes points into a block gives it a new version, from one sequence, in the
---                          statement that writes them (src/telemetry/pg/pg-staging.ts)
+--                          statement that writes them: a trigger on the staged row's deletion, which the fold's
+--                          statement makes (src/telemetry/pg/pg-staging.ts), so that every folder marks, whatever
+--                          version of gridkeeper it runs (nodes of the previous one keep serving during an upgrade)
 --   telemetry_block_stats  a block's statistics as a read computed them, with the version its snapshot saw: they hold
 --                          while the block's mark still has that version, and are stored only if it still had it
 --                          when they were written (a fold that committed after the read's snapshot changed it)
@@ -49,6 +51,31 @@ CREATE TRIGGER telemetry_shards_block_marks AFTER INSERT ON telemetry_shards
 
 INSERT INTO telemetry_block_marks (table_name, block) SELECT table_name, b FROM telemetry_shards, generate_series(0, 23) AS b;
 
--- The first and last time of a staged row's points, written by the node that stages it: the fold marks the blocks
--- between them without reading the row's times again (NULL in rows staged before this migration: the fold reads them).
+-- The first and last time of a staged row's points, written by the node that stages it: the blocks between them are
+-- marked without reading the row's times again (NULL in rows staged by a node of the previous version: read then).
 ALTER TABLE telemetry_staged ADD COLUMN first_ms BIGINT, ADD COLUMN last_ms BIGINT;
+
+-- A staged row deleted is a row folded into its shard table, in the same statement: its blocks get new versions (a
+-- block is 1/24th of the window: BLOCKS_PER_SHARD in src/telemetry/block-stats.ts). A row deleted with its shard's
+-- catalogue row (`telemetry prune`) finds no shard: the marks go with the shard.
+CREATE FUNCTION telemetry_block_marks_of_fold() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  shard_start BIGINT;
+  shard_end   BIGINT;
+  lo          BIGINT;
+  hi          BIGINT;
+BEGIN
+  SELECT start_ms, end_ms INTO shard_start, shard_end FROM telemetry_shards WHERE table_name = OLD.table_name;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  lo := coalesce(OLD.first_ms, (SELECT min(x) FROM unnest(OLD.t_ms) AS x));
+  hi := coalesce(OLD.last_ms, (SELECT max(x) FROM unnest(OLD.t_ms) AS x));
+  UPDATE telemetry_block_marks SET version = nextval('telemetry_block_version')
+    WHERE table_name = OLD.table_name
+      AND block BETWEEN (24 * (lo - shard_start)) / (shard_end - shard_start) AND (24 * (hi - shard_start)) / (shard_end - shard_start);
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER telemetry_staged_folded AFTER DELETE ON telemetry_staged
+  FOR EACH ROW EXECUTE FUNCTION telemetry_block_marks_of_fold();

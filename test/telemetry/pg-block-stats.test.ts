@@ -74,7 +74,7 @@ describe('telemetry block statistics on PostgreSQL', { skip }, () => {
     await writeOk(app, u.token, `power,nodeId=n1 p=-5 ${ns(T0 - DAY + 10 * H)}`); // was p=21
     assert.deepEqual(await dayStats(app, u.token), [1250, -5, 100, 1250 / 49]);
 
-    // a row staged without its first and last time (by a node before they were written): the fold reads its times
+    // a row staged by a node of the previous version (no first and last time), folded: the trigger reads its times
     const db = app.deps.db;
     const { id: namespaceId } = (await db.get(sql<{ id: number }>`SELECT id FROM telemetry_namespaces`))!;
     let release!: () => void;

@@ -19,7 +19,8 @@ export interface Piece {
 
 /**
  * The first time of block b of a shard (b = BLOCKS_PER_SHARD: the window's end). A time t is in block
- * floor(BLOCKS_PER_SHARD * (t - start) / (end - start)), in integers, as the fold marks blocks (pg-staging.ts).
+ * floor(BLOCKS_PER_SHARD * (t - start) / (end - start)), in integers, as a fold marks blocks (the trigger of
+ * sql/pg/0014_telemetry_block_stats.sql).
  */
 export function blockStart(shard: ShardInfo, b: number): number {
   return shard.startMs + Math.ceil((b * (shard.endMs - shard.startMs)) / BLOCKS_PER_SHARD);

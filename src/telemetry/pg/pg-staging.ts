@@ -20,7 +20,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../logger.ts';
-import { BLOCKS_PER_SHARD } from '../block-stats.ts';
 
 /** pg_advisory_xact_lock(FOLD_LOCK, namespace id): folding a namespace's staged batches ('gtfl' in ASCII) */
 export const FOLD_LOCK = 0x6774_666c;
@@ -65,16 +64,9 @@ async function foldPart(tx: Db, p: StagedPart): Promise<void> {
     return `unnest(${cls}[${k}:${k}])`;
   });
   const names = ['series_id', 't_ms', 't_ns', ...p.columns].join(', ');
-  const table = p.table_name.replace(/'/g, "''");
-  // The blocks from the part's first point to its last get new versions (sql/pg/0014_telemetry_block_stats.sql): the
-  // block statistics stored for them no longer hold. A block is 1/24th of the shard's window (BLOCKS_PER_SHARD).
-  const block = (t: string) => `(${BLOCKS_PER_SHARD} * (${t} - sh.start_ms)) / (sh.end_ms - sh.start_ms)`;
-  // The part's first and last time as its node wrote them (read from its times only in a row staged before they were).
-  const source = `WITH d AS (DELETE FROM telemetry_staged WHERE batch = ${p.batch} AND part = ${p.part} RETURNING series_ids, t_ms, t_ns, f, i, s, first_ms, last_ms),
-    k AS (UPDATE telemetry_block_marks AS m SET version = nextval('telemetry_block_version')
-      FROM telemetry_shards AS sh, (SELECT coalesce(d.first_ms, (SELECT min(x) FROM unnest(d.t_ms) AS x)) AS lo,
-        coalesce(d.last_ms, (SELECT max(x) FROM unnest(d.t_ms) AS x)) AS hi FROM d) AS r
-      WHERE sh.table_name = '${table}' AND m.table_name = sh.table_name AND m.block BETWEEN ${block('r.lo')} AND ${block('r.hi')})
+  // Deleting the staged row gives the blocks of its points new versions (a trigger: sql/pg/0014_telemetry_block_stats.sql),
+  // in this statement: the block statistics stored for them no longer hold.
+  const source = `WITH d AS (DELETE FROM telemetry_staged WHERE batch = ${p.batch} AND part = ${p.part} RETURNING series_ids, t_ms, t_ns, f, i, s)
     INSERT INTO "${p.table_name.replace(/"/g, '""')}" AS t (${names})
     SELECT ${['unnest(series_ids)', 'unnest(t_ms)', 'unnest(t_ns)', ...values].join(', ')} FROM d`;
   // A plain INSERT first (half the time of an upsert); only rows that re-write stored keys run as an upsert, the
