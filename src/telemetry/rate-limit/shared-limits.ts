@@ -7,11 +7,11 @@
 // the admitted total over any window is at most capacity + leak rate × window, whatever node takes each request.
 //
 // Cost: a charge is 2 round trips (read, conditional write; a refused one only the read), where a transaction holding
-// the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. A charge of a bucket
-// whose row is still the one this node wrote last is the conditional write alone, compared with that row (one round
-// trip; when another node wrote since, nothing is written and the charge goes the long way). An address with nothing
-// against it — almost every request — costs one indexed read, and none of its own when it goes with such a charge
-// (admitAndCharge: the write is conditioned on the address having no row, in the same statement).
+// the row's lock took 4 (BEGIN, lock-and-read, write, COMMIT); measured in bench/rate-limit.mjs. An address with
+// nothing against it — almost every request — costs one indexed read. The usual query needs neither read
+// (admitAndCharge): when the bucket's row is still the one this node wrote last, the conditional write compares with
+// that row and with the address having no row, in one statement, one round trip; when another node wrote since,
+// nothing is written and the request goes the long way.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
@@ -62,15 +62,6 @@ export function sharedRateLimiter(db: Db): RateLimiter {
 
     async charge(key: BucketKey, policy, cost, now) {
       const k = Number(key);
-      // The row this node wrote last, as the state to compare with: when nobody changed the bucket since (one node, or
-      // a user on one node), the charge is the conditional write alone, one round trip. A refusal, or a row that moved
-      // on, goes the long way (read, then compare and set).
-      const mine = written.get(k);
-      if (mine !== undefined) {
-        const { outcome, after } = chargeBucket(mine, policy, cost, now);
-        if (after !== undefined && await compareAndSet(k, mine, after)) return outcome;
-        written.delete(k);
-      }
       for (;;) {
         const row = await db.get(sql<BucketRow>`SELECT level, at, drained_at FROM rate_limit_buckets WHERE key = ${k}`);
         // no row: an empty bucket (chargeBucket's undefined)
@@ -86,9 +77,10 @@ export function sharedRateLimiter(db: Db): RateLimiter {
       const charged = mine === undefined ? undefined : chargeBucket(mine, policy, cost, now);
       if (mine !== undefined && charged?.after !== undefined) {
         // The usual request in one round trip: nothing against the address (no row) and the bucket's row still the one
-        // this node wrote last. The write is conditioned on both, in one snapshot.
+        // this node wrote last (when nobody charged it since: one node, or a user on one node). The write is
+        // conditioned on both, in one snapshot; a refusal, or a row that moved on, goes the long way.
         await maybeSweep(now);
-        const { after } = charged;
+        const { outcome, after } = charged;
         const r = (await db.get(sql<{ against: number; changed: number }>`WITH ban AS (SELECT 1 FROM ip_ban_entries WHERE ip = ${ip}),
           charge AS (UPDATE rate_limit_buckets SET level = ${after.level}, at = ${after.at}, drained_at = ${after.drainedAt}
             WHERE key = ${k} AND level = ${mine.level} AND at = ${mine.at} AND drained_at = ${mine.drainedAt} AND NOT EXISTS (SELECT 1 FROM ban)
@@ -96,7 +88,7 @@ export function sharedRateLimiter(db: Db): RateLimiter {
           SELECT (SELECT count(*) FROM ban)::integer AS against, (SELECT count(*) FROM charge)::integer AS changed`))!;
         if (r.changed === 1) {
           written.set(k, after);
-          return { outcome: charged.outcome };
+          return { outcome };
         }
         written.delete(k);
         // nothing against the address: admitted as admit would (it changes nothing then); the charge goes the long way
