@@ -35,6 +35,8 @@ import m0013 from '../../sql/0013_telemetry_staged.sql';
 import p0013 from '../../sql/pg/0013_telemetry_staged.sql';
 import m0014 from '../../sql/0014_telemetry_block_stats.sql';
 import p0014 from '../../sql/pg/0014_telemetry_block_stats.sql';
+import m0015 from '../../sql/0015_telemetry_piece_stats.sql';
+import p0015 from '../../sql/pg/0015_telemetry_piece_stats.sql';
 
 export interface Migration {
   name: string;
@@ -62,6 +64,7 @@ export const migrations: readonly Migration[] = [
   { name: '0012_rights_version', sql: m0012, pg: p0012 },
   { name: '0013_telemetry_staged', sql: m0013, pg: p0013 },
   { name: '0014_telemetry_block_stats', sql: m0014, pg: p0014 },
+  { name: '0015_telemetry_piece_stats', sql: m0015, pg: p0015 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

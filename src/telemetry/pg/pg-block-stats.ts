@@ -74,28 +74,40 @@ export interface PieceGroup {
 
 /**
  * count, sum, min and max of column `col` (c<n>f or c<n>i) of each group's series over each of its pieces, every shard
- * in one statement (a range over 30 days: one round trip, not 30): a whole block's from telemetry_block_stats while
- * they hold, every other piece from the shard table's rows.
+ * in one round trip (a range over 30 days: one, not 30): a whole block's from telemetry_block_stats while they hold,
+ * every other piece from the shard table's rows. The function telemetry_piece_stats
+ * (sql/pg/0015_telemetry_piece_stats.sql) does it: this statement's text is always the same, so it is sent as a named
+ * prepared statement (prepared.ts) and the function's lookup of statistics keeps its plan; only the scans of the
+ * shard tables are planned each time.
  */
-export function readPieces(tx: Db, col: string, groups: readonly PieceGroup[]): Promise<PieceRow[]> {
-  const int = col.endsWith('i');
-  const kept = int ? ['b.sum_i::text', 'b.min_i::text', 'b.max_i::text'] : ['b.sum_f', 'b.min_f', 'b.max_f'];
-  const scanned = int ? [`sum(${col})::text`, `min(${col})::text`, `max(${col})::text`] : [`sum(${col})`, `min(${col})`, `max(${col})`];
-  const pick = (i: number) => sql.raw(`CASE WHEN b.n IS NOT NULL THEN ${kept[i]} ELSE a.${['total', 'low', 'high'][i]} END`);
-  // Lateral subqueries throughout: one index lookup per (series, piece), whatever the planner guesses of the arrays.
-  // The scan of a block whose statistics were found does not run (a one-time filter on b.n).
-  const parts = groups.map(({ shard, pieces, ids }, at) => sql`SELECT ${at}::integer AS grp, s.id AS sid, g.k::integer AS k, b.version,
-      b.n IS NOT NULL AS stored, coalesce(b.n, a.n)::integer AS n, ${pick(0)} AS total, ${pick(1)} AS low, ${pick(2)} AS high
-    FROM unnest(${ids}::bigint[]) AS s(id)
-    CROSS JOIN unnest(${pieces.map((p) => p.block)}::integer[], ${pieces.map((p) => p.lo)}::bigint[], ${pieces.map((p) => p.hi)}::bigint[])
-      WITH ORDINALITY AS g(block, lo, hi, k)
-    LEFT JOIN LATERAL (SELECT m.version::text AS version, st.n, st.sum_f, st.min_f, st.max_f, st.sum_i, st.min_i, st.max_i
-      FROM telemetry_block_marks AS m LEFT JOIN telemetry_block_stats AS st ON st.table_name = m.table_name AND st.series_id = s.id
-        AND st.col = ${col} AND st.block = m.block AND st.version = m.version
-      WHERE m.table_name = ${shard.table} AND m.block = g.block) AS b ON true
-    CROSS JOIN LATERAL (SELECT count(${sql.raw(col)}) AS n, ${sql.raw(scanned[0])} AS total, ${sql.raw(scanned[1])} AS low, ${sql.raw(scanned[2])} AS high
-      FROM ${sql.id(shard.table)} WHERE b.n IS NULL AND series_id = s.id AND t_ms >= g.lo AND t_ms < g.hi AND ${sql.raw(col)} IS NOT NULL) AS a`);
-  return tx.all(sql<PieceRow>`${sql.join(parts, sql` UNION ALL `)}`);
+export async function readPieces(tx: Db, col: string, groups: readonly PieceGroup[]): Promise<PieceRow[]> {
+  const sgrp: number[] = [];
+  const sids: number[] = [];
+  const pgrp: number[] = [];
+  const ks: number[] = [];
+  const blocks: number[] = [];
+  const los: number[] = [];
+  const his: number[] = [];
+  groups.forEach(({ pieces, ids }, at) => {
+    for (const id of ids) {
+      sgrp.push(at);
+      sids.push(id);
+    }
+    pieces.forEach((p, j) => {
+      pgrp.push(at);
+      ks.push(j + 1);
+      blocks.push(p.block);
+      los.push(p.lo);
+      his.push(p.hi);
+    });
+  });
+  const rows = await tx.all(sql<Omit<PieceRow, 'total' | 'low' | 'high'> & { total: string | null; low: string | null; high: string | null }>`SELECT grp, sid, k, version, stored, n, total, low, high
+    FROM telemetry_piece_stats(${col}, ${groups.map((g) => g.shard.table)}::text[], ${sgrp}::integer[], ${sids}::bigint[],
+      ${pgrp}::integer[], ${ks}::integer[], ${blocks}::integer[], ${los}::bigint[], ${his}::bigint[])`);
+  if (col.endsWith('i')) return rows;
+  // a float's shortest exact text, read back to the same double
+  const float = (v: string | null) => (v === null ? null : Number(v));
+  return rows.map((r) => ({ ...r, total: float(r.total), low: float(r.low), high: float(r.high) }));
 }
 
 /** A block's statistics computed by a read, to be stored under the version its snapshot saw. */
