@@ -7,7 +7,7 @@ import { PgReads } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
-import { foldStaged, settleStaged as settleStagedPg, stagedNamespaces, type StagedThrough } from './pg/pg-staging.ts';
+import { foldStaged, settleStaged as settleStagedPg, snapshotState, type StagedThrough } from './pg/pg-staging.ts';
 import { storeBlockStats } from './pg/pg-block-stats.ts';
 
 export interface ReadAttempts {
@@ -30,12 +30,16 @@ export function readAttempts(db: Db): ReadAttempts {
       keep: () => Promise.resolve(),
     };
   }
-  const reads = new PgReads();
+  const reads = new PgReads(db);
   let snapshot: Db | undefined;
   return {
     async run(tx, attempt) {
-      // what an earlier transaction fetched may have changed since
-      if (tx !== snapshot) reads.forget();
+      // what an earlier transaction fetched may have changed since; catalogue rows kept between requests are used when
+      // the snapshot saw their catalogue version (settledRead)
+      if (tx !== snapshot) {
+        reads.forget();
+        reads.catalogueVersion(catalogueOfSnapshot.get(tx));
+      }
       snapshot = tx;
       for (;;) {
         const result = attempt(reads);
@@ -73,6 +77,9 @@ export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T)
   });
 }
 
+/** The catalogue version a PostgreSQL read snapshot saw in its first statement (settledRead), by its handle. */
+const catalogueOfSnapshot = new WeakMap<Db, number>();
+
 /**
  * `read` in a read snapshot that holds every telemetry batch staged before it (settleReads' promise) in one round trip
  * less: on PostgreSQL the snapshot's first statement asks what is staged (with its BEGIN), and when nothing is, that
@@ -85,12 +92,19 @@ export async function settledRead<T>(db: Db, read: (tx: Db) => Promise<T>): Prom
     return db.read(read);
   }
   const first = await db.read(async (tx): Promise<{ staged: StagedThrough[] } | { staged: undefined; result: T }> => {
-    const staged = await stagedNamespaces(tx);
-    return staged.length > 0 ? { staged } : { staged: undefined, result: await read(tx) };
+    const { staged, catalogue } = await snapshotState(tx);
+    if (staged.length > 0) return { staged };
+    if (catalogue !== undefined) catalogueOfSnapshot.set(tx, catalogue);
+    return { staged: undefined, result: await read(tx) };
   });
   if (first.staged === undefined) return first.result;
   await foldStaged(db, first.staged);
-  return db.read(read);
+  // the new snapshot holds the batches seen; what was staged since is not waited for (it came after the read began)
+  return db.read(async (tx) => {
+    const { catalogue } = await snapshotState(tx);
+    if (catalogue !== undefined) catalogueOfSnapshot.set(tx, catalogue);
+    return read(tx);
+  });
 }
 
 /** An attempt on the SQLite connection, inside an exclusive section: the catalogue synced first. */

@@ -5,6 +5,7 @@ import type { Db } from '../db/open.ts';
 import { allReadableDevices } from '../access/rights.ts';
 import { catalogueOf } from './catalogue.ts';
 import { forgetStaged } from './staging.ts';
+import { catalogueChanging } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
 
@@ -58,6 +59,7 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
     // Nothing is mirrored across requests on PostgreSQL but by the writer, which notices a dropped table itself.
     // Deleting the catalogue rows deletes the points still staged for those tables (sql/pg/0013_telemetry_staged.sql).
     return db.tx(async (tx) => {
+      await catalogueChanging(tx);
       const rows = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}
         ORDER BY namespace_id, shard_window`);
       for (const r of rows) await tx.run(sql`DROP TABLE IF EXISTS ${sql.id(r.table_name)}`);

@@ -15,6 +15,15 @@ interface ShardRow { namespace_id: number; shard_window: number; table_name: str
 // Requests build their own NamespaceInfo; its caches stay small.
 const SMALL_CACHE = 1_000;
 
+/**
+ * Takes the catalogue's version row (sql/pg/0016_telemetry_catalogue_version.sql) for a transaction about to change
+ * the catalogue, before any other lock it takes: such transactions then wait for each other here, never in a circle.
+ * The catalogue tables' triggers change the version again with each statement; this one only comes first.
+ */
+export async function catalogueChanging(tx: Db): Promise<void> {
+  await tx.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
+}
+
 /** The namespaces with these keys, each with its fields and shards, as stored now (missing keys are absent). */
 export async function loadNamespaces(tx: Db, keys: readonly string[]): Promise<Map<string, NamespaceInfo>> {
   const out = new Map<string, NamespaceInfo>();

@@ -27,7 +27,7 @@ import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type Fie
 import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
 import { checkNewField, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
 import { LruCache } from '../../lru-cache.ts';
-import { addField, loadNamespaces } from './pg-catalogue.ts';
+import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
 import { createShardTable, matrixParam, rowsParam, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
 import { folderOf } from './pg-staging.ts';
 
@@ -295,8 +295,12 @@ function needsShards(info: NamespaceInfo, groups: Map<string, Group>): boolean {
   return false;
 }
 
-/** Creates the namespace when new, takes its lock and reads its catalogue as committed now. */
+/**
+ * Creates the namespace when new, takes its lock and reads its catalogue as committed now. The request is about to add
+ * to the catalogue: the catalogue's version row is taken first.
+ */
 async function lockAndLoad(tx: Db, req: WriteRequest, key: string, create: boolean): Promise<NamespaceInfo> {
+  await catalogueChanging(tx);
   if (create) {
     const profile = namespaceProfile(req.namespace);
     await tx.run(sql`INSERT INTO telemetry_namespaces (key, namespace, interval_ms, shard_duration_ms, worst_case_range_ms, created_at)

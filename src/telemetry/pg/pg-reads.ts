@@ -2,8 +2,12 @@
 // request has not fetched yet is answered empty and noted, the attempt is thrown away, and fetch() then reads
 // everything noted in as few statements as it can — one per kind of read and shard table, for every series at once
 // (a batch of 1,000 JSON queries costs a handful of round trips, not thousands) — before the attempt runs again.
-// Everything fetched is kept for the request (its snapshot), nothing across requests: another process may write,
-// prune or add a series at any time, and the next request must see it.
+// Everything fetched is kept for the request (its snapshot). Catalogue rows (namespaces, the series of a node or a
+// measurement) are kept across requests too, under the catalogue version of the snapshot that read them
+// (sql/pg/0016_telemetry_catalogue_version.sql): another process may add a series or prune a shard at any time, and
+// changes the version when it does, in the same transaction; a snapshot uses kept rows only when it sees the version
+// they were read under (reads.ts, settledRead: the version comes with the snapshot's first statement). A repeated
+// query then reads its points or statistics alone: two round trips fewer.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { compareTagSets } from '../catalogue.ts';
@@ -20,6 +24,7 @@ import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '
 import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './pg-block-stats.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
+import { LruCache } from '../../lru-cache.ts';
 
 
 /** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */
@@ -32,6 +37,17 @@ interface Batch {
 
 const sep = '\u0000';
 
+/** Catalogue rows read under one catalogue version, by the key PgReads.known has them under. */
+interface KeptCatalogue {
+  version: number;
+  rows: LruCache<string, unknown>;
+}
+
+/** Per database (root handle), the rows of the newest catalogue version seen; older versions' rows are dropped. */
+const keptCatalogues = new WeakMap<Db, KeptCatalogue>();
+/** Kept rows per database, at most (a namespace, or the series list of one node or measurement, each). */
+const MAX_KEPT_ROWS = 20_000;
+
 // Every PgReads, and every snapshot one begins, is a generation of its own: nothing planned with another is reused.
 let generations = 0;
 
@@ -42,6 +58,23 @@ export class PgReads implements TelemetryReads {
   private readonly computed: ComputedBlock[] = [];
   /** the shards block statistics were asked of, by table */
   private readonly shards = new Map<string, ShardInfo>();
+  /** the kept catalogue rows of the snapshot's catalogue version, while it has one */
+  private kept: KeptCatalogue | undefined;
+
+  /** `db`: the root handle, whose kept catalogue rows the reads use */
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The catalogue version the snapshot now read saw (undefined: unknown). Kept rows of that version are used; rows of
+   * an older one are dropped; a snapshot older than the kept rows keeps and uses nothing.
+   */
+  catalogueVersion(version: number | undefined): void {
+    this.kept = undefined;
+    if (version === undefined) return;
+    let kept = keptCatalogues.get(this.db);
+    if (kept === undefined || kept.version < version) keptCatalogues.set(this.db, kept = { version, rows: new LruCache(MAX_KEPT_ROWS) });
+    if (kept.version === version) this.kept = kept;
+  }
 
   /** Whether the last attempt asked for something not fetched yet (its answer must be thrown away). */
   get lacking(): boolean {
@@ -60,29 +93,44 @@ export class PgReads implements TelemetryReads {
     this.generation = ++generations;
     this.known.clear();
     this.pending.clear();
+    this.kept = undefined;
   }
 
   /** The value under `key` when fetched; else notes `item` in the batch `batch` (made by `make`) and returns undefined. */
   private want<T>(key: string, batch: string, item: string | number, make: () => Batch['run']): T | undefined {
     if (this.known.has(key)) return this.known.get(key) as T;
+    if (this.kept?.rows.has(key)) {
+      const row = this.kept.rows.get(key);
+      this.known.set(key, row);
+      return row as T;
+    }
     let b = this.pending.get(batch);
     if (b === undefined) this.pending.set(batch, b = { items: new Set(), run: make() });
     b.items.add(item);
     return undefined;
   }
 
+  /**
+   * A catalogue row fetched in this snapshot, kept for later requests under the snapshot's catalogue version (shared
+   * between requests: never changed once read).
+   */
+  private learn(key: string, row: unknown): void {
+    this.known.set(key, row);
+    this.kept?.rows.set(key, row);
+  }
+
   find(namespace: Namespace): NamespaceInfo | undefined {
     const key = namespaceKey(namespace);
     return this.want<NamespaceInfo | null>(`ns${sep}${key}`, 'ns', key, () => async (tx, keys) => {
       const found = await loadNamespaces(tx, keys as string[]);
-      for (const k of keys) this.known.set(`ns${sep}${k}`, found.get(k as string) ?? null);
+      for (const k of keys) this.learn(`ns${sep}${k}`, found.get(k as string) ?? null);
     }) ?? undefined;
   }
 
   namespaces(): Namespace[] {
     return this.want<Namespace[]>('nslist', 'nslist', '', () => async (tx) => {
       const rows = await tx.all(sql<{ namespace: string }>`SELECT namespace FROM telemetry_namespaces ORDER BY key`);
-      this.known.set('nslist', rows.map((r) => JSON.parse(r.namespace) as Namespace));
+      this.learn('nslist', Object.freeze(rows.map((r) => JSON.parse(r.namespace) as Namespace)));
     }) ?? [];
   }
 
@@ -93,7 +141,7 @@ export class PgReads implements TelemetryReads {
         WHERE namespace_id = ${ns.id} AND measurement = ${measurement} AND node_id = ANY(${nodeIds})`);
       const lists = new Map<string, SeriesTags[]>(nodeIds.map((n) => [n as string, []]));
       for (const r of rows) lists.get(r.node_id)?.push({ id: r.id, tags: JSON.parse(r.tags) as Record<string, string> });
-      for (const [n, list] of lists) this.known.set(`${batch}${sep}${n}`, list.sort((a, b) => compareTagSets(a.tags, b.tags)));
+      for (const [n, list] of lists) this.learn(`${batch}${sep}${n}`, Object.freeze(list.sort((a, b) => compareTagSets(a.tags, b.tags))));
     }) ?? [];
   }
 
@@ -102,7 +150,7 @@ export class PgReads implements TelemetryReads {
     return this.want<SeriesRef[]>(key, key, '', () => async (tx) => {
       const rows = await tx.all(sql<{ id: number; node_id: string; tags: string }>`SELECT id, node_id, tags FROM telemetry_series
         WHERE namespace_id = ${ns.id} AND measurement = ${measurement}`);
-      this.known.set(key, bySeriesKey(measurement, rows.map((r) => [r.id, r.node_id, r.tags] as const)));
+      this.learn(key, Object.freeze(bySeriesKey(measurement, rows.map((r) => [r.id, r.node_id, r.tags] as const))));
     }) ?? [];
   }
 

@@ -140,6 +140,28 @@ export function stagedNamespaces(db: Db): Promise<StagedThrough[]> {
   return db.all(sql<StagedThrough>`SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id ORDER BY namespace_id`);
 }
 
+/** What a read snapshot's first statement sees: the staged batches (stagedNamespaces) and the catalogue's version. */
+export interface SnapshotState {
+  staged: StagedThrough[];
+  /** telemetry_catalogue_version (sql/pg/0016_telemetry_catalogue_version.sql); undefined without its row */
+  catalogue: number | undefined;
+}
+
+/**
+ * stagedNamespaces with the catalogue's version, in one statement without parameters (a read snapshot's first, sent
+ * with its BEGIN): a row even when nothing is staged.
+ */
+export async function snapshotState(db: Db): Promise<SnapshotState> {
+  const rows = await db.all(sql<{ catalogue: number | null; namespace_id: number | null; through: number | null }>`SELECT
+      (SELECT version FROM telemetry_catalogue_version) AS catalogue, s.namespace_id, s.through
+    FROM (VALUES (1)) AS one (x)
+    LEFT JOIN (SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id) AS s ON true
+    ORDER BY s.namespace_id`);
+  const staged: StagedThrough[] = [];
+  for (const r of rows) if (r.namespace_id !== null) staged.push({ namespace_id: r.namespace_id, through: r.through! });
+  return { staged, catalogue: rows[0]?.catalogue ?? undefined };
+}
+
 /** Folds the batches of `staged` (stagedNamespaces), each namespace up to its last batch there. */
 export async function foldStaged(db: Db, staged: readonly StagedThrough[]): Promise<void> {
   for (const s of staged) await foldNamespace(db, s.namespace_id, s.through);
