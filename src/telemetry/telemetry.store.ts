@@ -56,8 +56,9 @@ export async function listVisibleNamespaces(db: Db, userId: number): Promise<Nam
  */
 export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
   if (db.backend === 'postgres') {
-    // Nothing is mirrored across requests on PostgreSQL but by the writer, which notices a dropped table itself.
-    // Deleting the catalogue rows deletes the points still staged for those tables (sql/pg/0013_telemetry_staged.sql).
+    // The writer's mirror notices a dropped table itself; the readers' kept catalogue rows go with the catalogue version,
+    // which the deletion changes (its row taken first: catalogueChanging). Deleting the catalogue rows deletes the
+    // points still staged for those tables (sql/pg/0013_telemetry_staged.sql).
     return db.tx(async (tx) => {
       await catalogueChanging(tx);
       const rows = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}
