@@ -16,12 +16,12 @@ interface ShardRow { namespace_id: number; shard_window: number; table_name: str
 const SMALL_CACHE = 1_000;
 
 /**
- * Takes the catalogue's version row (sql/pg/0016_telemetry_catalogue_version.sql) for a transaction about to change
+ * Locks the catalogue's version row (sql/pg/0016_telemetry_catalogue_version.sql) for a transaction about to change
  * the catalogue, before any other lock it takes: such transactions then wait for each other here, never in a circle.
- * The catalogue tables' triggers change the version again with each statement; this one only comes first.
+ * The catalogue tables' triggers change the version with each statement that changes them.
  */
 export async function catalogueChanging(tx: Db): Promise<void> {
-  await tx.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
+  await tx.run(sql`SELECT version FROM telemetry_catalogue_version FOR UPDATE`);
 }
 
 /** The namespaces with these keys, each with its fields and shards, as stored now (missing keys are absent). */

@@ -43,7 +43,7 @@ interface KeptCatalogue {
   rows: LruCache<string, unknown>;
 }
 
-/** Per database (root handle), the rows of the newest catalogue version seen; older versions' rows are dropped. */
+/** Per database (root handle), the rows of the catalogue version last seen; another version's rows are dropped. */
 const keptCatalogues = new WeakMap<Db, KeptCatalogue>();
 /** Kept rows per database, at most (a namespace, or the series list of one node or measurement, each). */
 const MAX_KEPT_ROWS = 20_000;
@@ -66,14 +66,14 @@ export class PgReads implements TelemetryReads {
 
   /**
    * The catalogue version the snapshot now read saw (undefined: unknown). Kept rows of that version are used; rows of
-   * an older one are dropped; a snapshot older than the kept rows keeps and uses nothing.
+   * another (versions are random, not ordered) are dropped.
    */
   catalogueVersion(version: number | undefined): void {
     this.kept = undefined;
     if (version === undefined) return;
     let kept = keptCatalogues.get(this.db);
-    if (kept === undefined || kept.version < version) keptCatalogues.set(this.db, kept = { version, rows: new LruCache(MAX_KEPT_ROWS) });
-    if (kept.version === version) this.kept = kept;
+    if (kept?.version !== version) keptCatalogues.set(this.db, kept = { version, rows: new LruCache(MAX_KEPT_ROWS) });
+    this.kept = kept;
   }
 
   /** Whether the last attempt asked for something not fetched yet (its answer must be thrown away). */
