@@ -91,18 +91,21 @@ export async function settledRead<T>(db: Db, read: (tx: Db) => Promise<T>): Prom
     await settleReads(db);
     return db.read(read);
   }
-  const first = await db.read(async (tx): Promise<{ staged: StagedThrough[] } | { staged: undefined; result: T }> => {
+  // the snapshot's first statement: what is staged, and the catalogue version its reads may use kept rows of
+  const begin = async (tx: Db): Promise<StagedThrough[]> => {
     const { staged, catalogue } = await snapshotState(tx);
-    if (staged.length > 0) return { staged };
     if (catalogue !== undefined) catalogueOfSnapshot.set(tx, catalogue);
-    return { staged: undefined, result: await read(tx) };
+    return staged;
+  };
+  const first = await db.read(async (tx): Promise<{ staged: StagedThrough[] } | { staged: undefined; result: T }> => {
+    const staged = await begin(tx);
+    return staged.length > 0 ? { staged } : { staged: undefined, result: await read(tx) };
   });
   if (first.staged === undefined) return first.result;
   await foldStaged(db, first.staged);
   // the new snapshot holds the batches seen; what was staged since is not waited for (it came after the read began)
   return db.read(async (tx) => {
-    const { catalogue } = await snapshotState(tx);
-    if (catalogue !== undefined) catalogueOfSnapshot.set(tx, catalogue);
+    await begin(tx);
     return read(tx);
   });
 }

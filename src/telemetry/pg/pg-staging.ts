@@ -125,31 +125,27 @@ async function foldNamespace(db: Db, namespaceId: number, through: number): Prom
  */
 export async function settleStaged(db: Db): Promise<void> {
   if (db.inTransaction) return; // a fold cannot commit inside a caller's transaction (its snapshot may be taken already)
-  await foldStaged(db, await stagedNamespaces(db));
+  await foldStaged(db, (await snapshotState(db)).staged);
 }
 
 /** A namespace with staged batches, and the last of them. */
 export interface StagedThrough { namespace_id: number; through: number }
 
-/**
- * The namespaces with staged batches (none: every batch staged before the statement's snapshot is in its shard
- * table, as a fold deletes its staged rows in the transaction that writes their points). No parameters: as a read
- * snapshot's first statement it goes with the snapshot's BEGIN (db/postgres.ts), and the snapshot is the one it saw.
- */
-export function stagedNamespaces(db: Db): Promise<StagedThrough[]> {
-  return db.all(sql<StagedThrough>`SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id ORDER BY namespace_id`);
-}
-
-/** What a read snapshot's first statement sees: the staged batches (stagedNamespaces) and the catalogue's version. */
+/** What a read snapshot's first statement sees: the staged batches and the catalogue's version. */
 export interface SnapshotState {
+  /**
+   * the namespaces with staged batches (none: every batch staged before the statement's snapshot is in its shard
+   * table, as a fold deletes its staged rows in the transaction that writes their points)
+   */
   staged: StagedThrough[];
   /** telemetry_catalogue_version (sql/pg/0016_telemetry_catalogue_version.sql); undefined without its row */
   catalogue: number | undefined;
 }
 
 /**
- * stagedNamespaces with the catalogue's version, in one statement without parameters (a read snapshot's first, sent
- * with its BEGIN): a row even when nothing is staged.
+ * The staged batches and the catalogue's version, in one statement (a row even when nothing is staged). No
+ * parameters: as a read snapshot's first statement it goes with the snapshot's BEGIN (db/postgres.ts), and the
+ * snapshot is the one it saw.
  */
 export async function snapshotState(db: Db): Promise<SnapshotState> {
   const rows = await db.all(sql<{ catalogue: number | null; namespace_id: number | null; through: number | null }>`SELECT
@@ -162,7 +158,7 @@ export async function snapshotState(db: Db): Promise<SnapshotState> {
   return { staged, catalogue: rows[0]?.catalogue ?? undefined };
 }
 
-/** Folds the batches of `staged` (stagedNamespaces), each namespace up to its last batch there. */
+/** Folds the batches of `staged` (snapshotState), each namespace up to its last batch there. */
 export async function foldStaged(db: Db, staged: readonly StagedThrough[]): Promise<void> {
   for (const s of staged) await foldNamespace(db, s.namespace_id, s.through);
 }
