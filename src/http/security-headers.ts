@@ -3,20 +3,19 @@
 // and a Content-Security-Policy that allows nothing — an HTML page replaces it with one naming exactly its own inline
 // script and style (htmlPolicy).
 import { createHash } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
 
 export const API_POLICY = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/** Set before next(), so that Hono applies them when the response is made (cheaper than editing it afterwards). */
-export function securityHeaders(): MiddlewareHandler {
-  return async (c, next) => {
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    c.header('Cache-Control', 'no-store');
-    c.header('Content-Security-Policy', API_POLICY);
-    await next();
-  };
-}
+/**
+ * The headers every answer carries unless its route sets its own (request-frame.ts sets them). A route may replace
+ * Cache-Control or Content-Security-Policy; none removes one.
+ */
+export const SECURITY_HEADERS: ReadonlyArray<readonly [string, string]> = [
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Cache-Control', 'no-store'],
+  ['Content-Security-Policy', API_POLICY],
+];
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
