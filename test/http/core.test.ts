@@ -28,6 +28,10 @@ describe('http core', () => {
     const bad = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'has spaces<script>' } });
     const id = bad.headers.get('x-request-id');
     assert.ok(id && id !== 'has spaces<script>' && /^[A-Za-z0-9._-]{1,128}$/.test(id));
+    const base64ish = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'aGVsbG8=.v2' } });
+    assert.equal(base64ish.headers.get('x-request-id'), 'aGVsbG8=.v2');
+    const long = await app.request('GET', '/healthz', { headers: { 'x-request-id': 'a'.repeat(129) } });
+    assert.notEqual(long.headers.get('x-request-id'), 'a'.repeat(129));
     const missing = await app.request('GET', '/nope');
     assert.ok(missing.headers.get('x-request-id'));
   });
