@@ -374,3 +374,44 @@ describe('device query: security', () => {
     assert.deepEqual(ok(await query(app, u.token, { filter: { id: [hidden] } })).device[0].properties, { name: 'n' });
   });
 });
+
+describe('device query: listings of several slices', () => {
+  it('thousands of devices, with gaps and a filter: every one in id order, each with its own row (PostgreSQL reads a slice ahead)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const { db } = app.deps;
+    const r = await addRole(app, 'r');
+    const u = await userIn(app, r);
+    // 4,700 devices (more than two slices of PostgreSQL's 2,000 and many of SQLite's 500), inserted in chunks
+    const n = 4_700;
+    for (let from = 0; from < n; from += 500) {
+      const rows = Array.from({ length: Math.min(500, n - from) }, (_, k) => {
+        const i = from + k;
+        return { properties: JSON.stringify({ i, nodeType: i % 3 === 0 ? 'battery' : 'inverter' }), last_update: T0 + i, created_at: T0 };
+      });
+      await db.run(db.qb.insertInto('devices').values(rows));
+    }
+    const all = (await db.all(db.qb.selectFrom('devices').select('id').orderBy('id'))).map((row) => row.id);
+    assert.equal(all.length, n);
+    // u reads all but every seventh device (gaps: some slices are sought id by id, others are ranges)
+    const granted = all.filter((_, i) => i % 7 !== 3);
+    for (let from = 0; from < granted.length; from += 500) {
+      await db.run(db.qb.insertInto('monitors').values(granted.slice(from, from + 500).map((id) => ({
+        role_id: r, device_id: id, monitor_management: 0, reads: JSON.stringify(['i', 'nodeType']), edits: '[]',
+      }))));
+    }
+    type Listed = { id: number; lastUpdate: string; properties: { i: number; nodeType: string } };
+    const listed = ok(await query(app, u.token, {})).device as Listed[];
+    assert.deepEqual(listed.map((d) => d.id), granted);
+    // each device carries its own row: i matches its position among all devices, and so does lastUpdate
+    for (const d of listed) {
+      const i = all.indexOf(d.id);
+      assert.equal(d.properties.i, i);
+      assert.equal(d.lastUpdate, iso(T0 + i));
+    }
+    const batteries = ok(await query(app, u.token, { filter: { nodeType: ['battery'] } })).device as Listed[];
+    assert.deepEqual(batteries.map((d) => d.id), granted.filter((id) => all.indexOf(id) % 3 === 0));
+    const matched = ok(await query(app, u.token, { conditions: { nodeType: ['inverter'] }, afterId: granted[1000] })).device as Listed[];
+    assert.deepEqual(matched.map((d) => d.id), granted.filter((id) => id > granted[1000]! && all.indexOf(id) % 3 !== 0));
+  });
+});
