@@ -86,7 +86,7 @@ async function eachSelected(db: Db, c: Candidates, mode: ScanMode, take: (access
       next = read(following, Math.min(most, 2 * size));
       // awaited by the next turn of the loop; when an error ended the walk first, its own failure must not become an
       // unhandled rejection (the walk's error is the answer)
-      next.catch(() => {});
+      void next.catch(() => {});
     }
     // rows and slice both ascend by id, rows a subset of the slice: walk them side by side
     let k = 0;
