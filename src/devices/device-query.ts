@@ -74,19 +74,19 @@ async function eachSelected(db: Db, c: Candidates, mode: ScanMode, take: (access
   let size = Number.isFinite(c.limit) ? Math.min(most, Math.max(FIRST_SLICE_MIN, 2 * c.limit)) : most;
   // The slices of the whole selection (no limit), in order. On PostgreSQL the next slice is asked for before this one
   // is walked: the server reads and sends it while this process serializes (SQLite reads in this thread anyway).
-  const ahead = db.backend === 'postgres' && !Number.isFinite(c.limit);
-  const read = (at: number, n: number) => scanDevices(db, c.accesses.slice(at, at + n).map((a) => a.deviceId), c.filter, mode);
-  let next: Promise<ScannedDevice[]> | undefined;
+  const readAhead = db.backend === 'postgres' && !Number.isFinite(c.limit);
+  const read = (slice: readonly DeviceAccess[]) => ({ slice, rows: scanDevices(db, slice.map((a) => a.deviceId), c.filter, mode) });
+  let ahead: ReturnType<typeof read> | undefined;
   for (let at = 0; at < c.accesses.length && taken < c.limit; at += size, size = Math.min(most, 2 * size)) {
-    const slice = c.accesses.slice(at, at + size);
-    const rows = await (next ?? read(at, size));
-    next = undefined;
-    const following = at + size;
-    if (ahead && following < c.accesses.length) {
-      next = read(following, Math.min(most, 2 * size));
+    const current = ahead ?? read(c.accesses.slice(at, at + size));
+    const { slice } = current;
+    const rows = await current.rows;
+    ahead = undefined;
+    if (readAhead && at + size < c.accesses.length) {
+      ahead = read(c.accesses.slice(at + size, at + size + Math.min(most, 2 * size)));
       // awaited by the next turn of the loop; when an error ended the walk first, its own failure must not become an
       // unhandled rejection (the walk's error is the answer)
-      void next.catch(() => {});
+      void ahead.rows.catch(() => {});
     }
     // rows and slice both ascend by id, rows a subset of the slice: walk them side by side
     let k = 0;

@@ -6,9 +6,9 @@ import type { AppEnv } from '../http/env.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { oneOrMany } from '../http/validate.ts';
 import { markDeprecated } from '../http/deprecation.ts';
+import { nodeResponse } from '../http/route.ts';
 import type { Db } from '../db/open.ts';
 import { requireDeviceCreation, requireMonitorManagement, requirePropertyRights, requireReadableDevices } from './authorize.ts';
-import type { ServerResponse } from 'node:http';
 import { devicesJson, selectionHash, type DeviceQuery } from './device-query.ts';
 import { createDevice, patchDevices, putDevices } from './devices.service.ts';
 import {
@@ -160,7 +160,7 @@ async function answerQuery(c: Context<AppEnv>, db: Db, query: DeviceQuery, skipH
   }
   // the chunks go back to their pool when the server is done with the answer (written, or its connection gone); a
   // request handed to the app without a socket leaves them to the garbage collector
-  (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing?.once('close', () => json.release());
+  nodeResponse(c)?.once('close', () => json.release());
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       const next = parts.shift();

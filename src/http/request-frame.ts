@@ -11,11 +11,11 @@
 // The metrics keep one labelled child per (method, route, status): prom-client hashes the label object on every
 // inc() and observe() otherwise. Routes are patterns and statuses few, so the children stay few.
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
 import type { Deps } from '../deps.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
+import { nodeResponse } from './route.ts';
 
 /** An incoming X-Request-Id that is echoed: word characters, '-', '=' and '.', at most 128 (else a new UUID). */
 const WELL_FORMED_ID = /^[\w.=-]{1,128}$/;
@@ -61,10 +61,4 @@ export function requestFrame(deps: Deps): MiddlewareHandler<AppEnv> {
       ms: Math.round(seconds * 10000) / 10, userId: c.get('actor')?.userId,
     });
   };
-}
-
-/** The Node response under a request served by @hono/node-server (its bindings), while its head is unwritten. */
-function nodeResponse(c: Context): ServerResponse | undefined {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-  return outgoing !== undefined && typeof outgoing.setHeader === 'function' && !outgoing.headersSent ? outgoing : undefined;
 }

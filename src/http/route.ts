@@ -1,6 +1,6 @@
 // One declaration per route: it fixes the order of checks (docs/api.md#check-order) (413 -> 415 -> 401 -> 400 -> handler),
 // validates params, query and body with valibot, and records the same schemas for the OpenAPI document.
-import { IncomingMessage } from 'node:http';
+import { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { asApiError } from './database-errors.ts';
@@ -171,6 +171,12 @@ async function readBody(c: Context, limit: number): Promise<Uint8Array[]> {
 function nodeRequest(c: Context): IncomingMessage | undefined {
   const incoming = (c.env as { incoming?: unknown } | undefined)?.incoming;
   return incoming instanceof IncomingMessage && !incoming.readableDidRead ? incoming : undefined;
+}
+
+/** The Node response under a request served by @hono/node-server (its bindings); none under app.request. */
+export function nodeResponse(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: unknown } | undefined)?.outgoing;
+  return outgoing instanceof ServerResponse ? outgoing : undefined;
 }
 
 /** The chunks of a Node request's body, as they arrive; rejects when the request ends before its body did. */
