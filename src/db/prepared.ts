@@ -9,7 +9,8 @@
 // - not those naming a telemetry shard table: shard tables are created, widened and dropped at run time, and their
 //   statements are many;
 // - not those returning `*`: a column added by a migration of another node would change their result type, which a
-//   prepared statement refuses (0A000) instead of planning again;
+//   prepared statement refuses (0A000) instead of planning again (a `*` over a derived table aliased gk_… is over the
+//   columns of a statement inside the text, checked by the same rule: pg/pg-staging.ts withSnapshotState);
 // - a text seen a second time, while fewer than MAX_NAMES texts have names: what a connection holds stays bounded, and
 //   a text made once (a rare filter) never takes a place.
 // The name is a hash of the text, so two processes (nodes) never use one name for two texts: behind a pooler that
@@ -24,7 +25,7 @@ import { LruCache } from '../lru-cache.ts';
 export const MAX_NAMES = 500;
 /** Texts seen once, remembered to recognise a second sighting. */
 const MAX_SEEN = 2_000;
-const UNPREPARABLE = /telemetry_shard_|(?:select|returning|,)\s*(?:"?\w+"?\.)?\*/i;
+const UNPREPARABLE = /telemetry_shard_|(?:select|returning|,)\s*(?:"?(?!gk_)\w+"?\.)?\*/i;
 /** The server's answers when a pooler does not keep a connection's prepared statements. */
 const LOST = new Set(['26000', '42P05']);
 

@@ -3,7 +3,7 @@
 // runs. An attempt must therefore be a pure function of what it reads: it may run several times.
 import type { Db, SqliteConnection } from '../db/open.ts';
 import { catalogueOf } from './catalogue.ts';
-import { PgReads } from './pg/pg-reads.ts';
+import { keptCatalogueVersion, PgReads } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
@@ -70,11 +70,55 @@ export async function settleReads(db: Db): Promise<void> {
  */
 export function inReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
   if (db.backend === 'sqlite') return db.exclusive((conn) => { settleStaged(conn); return conn.snapshot(() => onConnection(conn, attempt)); });
+  return pgReadSnapshot(db, attempt);
+}
+
+async function pgReadSnapshot<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<T> {
+  if (!db.inTransaction) {
+    const quick = await inOneStatement(db, attempt);
+    if (quick.done) return quick.result;
+    // the batches staged before it are folded once: the snapshot below then usually finds none
+    if (quick.staged !== undefined) await foldStaged(db, quick.staged);
+  }
   const attempts = readAttempts(db);
-  return settledRead(db, (tx) => attempts.run(tx, attempt)).then(async (result) => {
-    await attempts.keep();
-    return result;
-  });
+  const result = await settledRead(db, (tx) => attempts.run(tx, attempt));
+  await attempts.keep();
+  return result;
+}
+
+type Quick<T> = { done: true; result: T } | { done: false; staged?: StagedThrough[] };
+
+/**
+ * The usual PostgreSQL read in one round trip: the attempt runs over the catalogue rows kept under the version last
+ * seen, and what it lacks is fetched by one statement outside a transaction (one snapshot) that also reads the
+ * snapshot state (PgReads.fetchWithState). The answer stands when that state is the one assumed — nothing staged, the
+ * same catalogue version — and the attempt then lacks nothing more: the same answer a read snapshot begun by
+ * settledRead gives, two round trips sooner (its BEGIN with the state, and the fetch). Anything else — more than one
+ * kind of read lacking, batches staged (returned, to be folded), another catalogue version, a failed statement (a
+ * shard table pruned meanwhile) — falls back to the read snapshot, which decides.
+ */
+async function inOneStatement<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<Quick<T>> {
+  const version = keptCatalogueVersion(db);
+  if (version === undefined) return { done: false };
+  const reads = new PgReads(db);
+  reads.catalogueVersion(version);
+  try {
+    let result = attempt(reads);
+    const lacked = reads.lacking;
+    const state = lacked ? await reads.fetchWithState(db) : await snapshotState(db);
+    if (state === undefined) return { done: false };
+    if (state.staged.length > 0) return { done: false, staged: state.staged };
+    if (state.catalogue !== version) return { done: false };
+    if (lacked) {
+      result = attempt(reads);
+      if (reads.lacking) return { done: false };
+    }
+    const computed = reads.takeComputed();
+    if (computed.length > 0) await storeBlockStats(db, computed);
+    return { done: true, result };
+  } catch {
+    return { done: false };
+  }
 }
 
 /** The catalogue version a PostgreSQL read snapshot saw in its first statement (settledRead), by its handle. */

@@ -266,6 +266,13 @@ describe('PostgreSQL data layer', () => {
       await db.all(sql`SELECT s.* FROM settings s WHERE key = ${'a'}`);
     }
     assert.deepEqual(await prepared(), ['SELECT value FROM settings WHERE key = $1', 'UPDATE settings SET value = $1 WHERE key = $2']);
+    // a * over a derived table aliased gk_… is over the columns of the statement inside, which the same rule checks
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await db.all(sql`SELECT gk_i.* FROM (SELECT value FROM settings WHERE key = ${'b'}) AS gk_i`), [{ value: '2' }]);
+      await db.all(sql`SELECT gk_i.* FROM (SELECT * FROM settings WHERE key = ${'b'}) AS gk_i`);
+    }
+    assert.deepEqual(await prepared(), ['SELECT gk_i.* FROM (SELECT value FROM settings WHERE key = $1) AS gk_i',
+      'SELECT value FROM settings WHERE key = $1', 'UPDATE settings SET value = $1 WHERE key = $2']);
     // switched off: nothing named
     for (let i = 0; i < 3; i++) assert.deepEqual(await value(off, 'b'), { value: '2' });
     assert.deepEqual(await prepared(off), []);

@@ -2,7 +2,9 @@
 // sql/pg/0016_telemetry_catalogue_version.sql): what must hold is that a repeated query uses the kept rows, and that
 // every change of the catalogue, made on any node or by a writer that knows nothing of the version (a node of the
 // previous release, SQL by hand), is in the very next answer of every node: a new series, a new field, a new shard,
-// a prune. Catalogue changes wait for each other on the version's row and never in a circle.
+// a prune. Catalogue changes wait for each other on the version's row and never in a circle. A repeated query is one
+// statement outside a transaction (reads.ts, inOneStatement) while the version and the staged batches it reads with
+// its rows are the ones assumed.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
@@ -41,6 +43,39 @@ describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip 
     // a new version: the rows are read again
     await db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
     assert.deepEqual(await pointsOf(app, u.token), [[{ nodeId: 'n1', phase: 'b' }, [[1]]]]);
+  });
+
+  it('a repeated query is one statement outside a transaction, answered as a read snapshot answers it', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const db = app.deps.db;
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, [1, 2, 3].map((p, k) => `power,nodeId=n1 p=${p},e=${10 * p}i ${ns(T0 - 3000 + k * 1000)}`).join('\n'));
+    const last2 = { select: ['p', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 2 };
+    // one kind of read each (statistics of several fields are several statements: those go in a read snapshot)
+    const mean = { select: [{ field: 'p', function: 'mean' }], from: FROM_V1,
+      where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - DAY }, { operator: '<', value: T0 }] } };
+    const values = (body: { series: Array<{ values: unknown[][] }> }) => body.series[0].values.map((v) => v.slice(1));
+    // the first answers come from read snapshots (nothing kept yet)
+    assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2]]);
+    let snapshots = 0;
+    const read = db.read;
+    db.read = (fn) => { snapshots++; return read(fn); };
+    t.after(() => { db.read = read; });
+    assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2]]);
+    assert.equal(snapshots, 0, 'answered without a read snapshot');
+    // a write of points alone keeps the version: the next answer has its point, whether it is folded by then or not
+    await writeOk(app, u.token, `power,nodeId=n1 p=4,e=40i ${ns(T0 - 500)}`);
+    assert.deepEqual(values(await queryOk(app, u.token, last2)), [[4, 40], [3, 30]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2.5]]);
+    // a new series (a new version): the read snapshot answers, with it
+    await writeOk(app, u.token, `power,nodeId=n1,phase=b p=9,e=90i ${ns(T0 - 400)}`);
+    snapshots = 0;
+    const body = await queryOk(app, u.token, last2);
+    assert.deepEqual(body.series.map((s: { tags: Record<string, string> }) => s.tags), [{ nodeId: 'n1' }, { nodeId: 'n1', phase: 'b' }]);
+    assert.equal(snapshots, 1, 'the catalogue changed: one read snapshot');
   });
 
   it('every statement changing a catalogue table changes the version, whoever runs it', async (t) => {

@@ -135,6 +135,9 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
     const u = await writer(a, 'n1');
     await writeOk(a, u.token, `power,nodeId=n1 x=0 ${ns(T0 - 60_000)}`);
     await folded(a.deps.db);
+    // B has read before (it keeps the catalogue): its next read is one statement, which finds the batches staged
+    const read = { select: ['x', 'y'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - DAY }] } };
+    assert.deepEqual(rowsOf(await queryOk(b, await b.token(u.id), { ...read, select: ['x'] })).map((r) => r.slice(1)), [[0]]);
 
     const release = await holdFolds(a.deps.db);
     await writeOk(a, u.token, `power,nodeId=n1 x=1,y=1i ${ns(T0 - 2000)}\npower,nodeId=n1 x=5 ${ns(T0 - 1000)}`);
@@ -142,7 +145,7 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
     await writeOk(a, u.token, `power,nodeId=n1 y=3i ${ns(T0 - 1000)}`); // adds y beside x
     assert.equal((await staged(a.deps.db)).batches, 3);
     // the read waits for the fold lock, then folds the three batches in order before its snapshot
-    const reading = queryOk(b, await b.token(u.id), { select: ['x', 'y'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - DAY }] } });
+    const reading = queryOk(b, await b.token(u.id), read);
     let answered = false;
     void reading.then(() => { answered = true; });
     await new Promise((r) => setTimeout(r, 200));

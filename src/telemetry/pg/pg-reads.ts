@@ -8,8 +8,8 @@
 // changes the version when it does, in the same transaction; a snapshot uses kept rows only when it sees the version
 // they were read under (reads.ts, settledRead: the version comes with the snapshot's first statement). A repeated
 // query then reads its points or statistics alone: two round trips fewer.
-import { sql } from 'kysely';
-import type { Db } from '../../db/open.ts';
+import { sql, type Compilable, type CompiledQuery } from 'kysely';
+import { compileQuery, type Db, type Query } from '../../db/open.ts';
 import { compareTagSets } from '../catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from '../catalogue-types.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../block-stats.ts';
@@ -24,6 +24,7 @@ import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '
 import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './pg-block-stats.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
+import { unwrapStateRows, withSnapshotState, type SnapshotState } from './pg-staging.ts';
 import { LruCache } from '../../lru-cache.ts';
 
 
@@ -45,6 +46,14 @@ interface KeptCatalogue {
 
 /** Per database (root handle), the rows of the catalogue version last seen; another version's rows are dropped. */
 const keptCatalogues = new WeakMap<Db, KeptCatalogue>();
+
+/** The catalogue version whose rows `db` (a root handle) keeps: the one its last read snapshot saw, if any. */
+export function keptCatalogueVersion(db: Db): number | undefined {
+  return keptCatalogues.get(db)?.version;
+}
+
+/** A compiled statement as a query the Db seam runs. */
+const compiled = (c: CompiledQuery): Compilable<unknown> => ({ compile: () => c });
 /** Kept rows per database, at most (a namespace, or the series list of one node or measurement, each). */
 const MAX_KEPT_ROWS = 20_000;
 
@@ -86,6 +95,41 @@ export class PgReads implements TelemetryReads {
     const batches = [...this.pending.values()];
     this.pending.clear();
     for (const b of batches) await b.run(tx, [...b.items]);
+  }
+
+  /**
+   * Fetches what the last attempt lacked in one statement outside a transaction, which reads the snapshot state
+   * (pg-staging.ts) in the same snapshot, and returns that state; undefined, with nothing fetched, when the attempt
+   * lacked more than one kind of read. Rows are fetched for this request only (none is kept for later ones under a
+   * catalogue version the statement may not have seen). The caller uses what was fetched only when the state is the
+   * one the attempt assumed: nothing staged, and the catalogue version whose kept rows it used.
+   */
+  async fetchWithState(db: Db): Promise<SnapshotState | undefined> {
+    if (this.pending.size !== 1) return undefined;
+    const [batch] = this.pending.values();
+    this.pending.clear();
+    let state: SnapshotState | undefined;
+    const wrapped = async (q: Query<unknown>, arrays: boolean): Promise<unknown[]> => {
+      if (state !== undefined) throw new TypeError('a read batch made more than one statement');
+      const inner = compileQuery(q, db.qb);
+      const found = unwrapStateRows(arrays ? await db.rows(compiled(withSnapshotState(inner))) : await db.all(compiled(withSnapshotState(inner))), arrays);
+      state = found.state;
+      return found.rows;
+    };
+    // the root handle with its three reading methods wrapped (its other members read through the prototype)
+    const once: Db = Object.assign(Object.create(db) as Db, {
+      all: (<R>(q: Query<R>) => wrapped(q, false) as Promise<R[]>) as Db['all'],
+      rows: (<T extends unknown[]>(q: Query<unknown>) => wrapped(q, true) as Promise<T[]>) as Db['rows'],
+      get: (<R>(q: Query<R>) => wrapped(q, false).then((rows) => rows[0] as R | undefined)) as Db['get'],
+    });
+    const kept = this.kept;
+    this.kept = undefined;
+    try {
+      await batch.run(once, [...batch.items]);
+    } finally {
+      this.kept = kept;
+    }
+    return state;
   }
 
   /** Forgets everything fetched (a new snapshot begins). */

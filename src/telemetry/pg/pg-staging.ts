@@ -17,7 +17,7 @@
 //   deletes the staged rows of the shard tables it drops, in the same transaction.
 // - Writes that outrun the folding wait: when this node counts MAX_BACKLOG batches not folded yet, a write first waits
 //   for the folder, so what a read may have to fold, like the space the staged rows take, stays bounded.
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../logger.ts';
 
@@ -142,20 +142,60 @@ export interface SnapshotState {
   catalogue: number | undefined;
 }
 
+/** The catalogue's version and the staged batches ([namespace_id, last batch] pairs as JSON, null: none), as one row. */
+const STATE_SQL = `SELECT (SELECT version FROM telemetry_catalogue_version) AS catalogue,
+    (SELECT json_agg(json_build_array(namespace_id, through) ORDER BY namespace_id)
+      FROM (SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id) AS s) AS staged`;
+
+interface StateRow { catalogue: number | null; staged: Array<[number, number]> | null }
+
+function stateOf(row: StateRow | undefined): SnapshotState {
+  return {
+    staged: (row?.staged ?? []).map(([namespace_id, through]) => ({ namespace_id, through })),
+    catalogue: row?.catalogue ?? undefined,
+  };
+}
+
 /**
- * The staged batches and the catalogue's version, in one statement (a row even when nothing is staged). No
+ * The staged batches and the catalogue's version, in one statement (one row even when nothing is staged). No
  * parameters: as a read snapshot's first statement it goes with the snapshot's BEGIN (db/postgres.ts), and the
  * snapshot is the one it saw.
  */
 export async function snapshotState(db: Db): Promise<SnapshotState> {
-  const rows = await db.all(sql<{ catalogue: number | null; namespace_id: number | null; through: number | null }>`SELECT
-      (SELECT version FROM telemetry_catalogue_version) AS catalogue, s.namespace_id, s.through
-    FROM (VALUES (1)) AS one (x)
-    LEFT JOIN (SELECT namespace_id, max(batch) AS through FROM telemetry_staged GROUP BY namespace_id) AS s ON true
-    ORDER BY s.namespace_id`);
-  const staged: StagedThrough[] = [];
-  for (const r of rows) if (r.namespace_id !== null) staged.push({ namespace_id: r.namespace_id, through: r.through! });
-  return { staged, catalogue: rows[0]?.catalogue ?? undefined };
+  return stateOf(await db.get(sql.raw<StateRow>(STATE_SQL)));
+}
+
+/**
+ * A statement that reads what `inner` reads and the snapshot state (snapshotState) in the same snapshot: one row of
+ * the state joined with inner's rows, numbered in inner's order (gk_n; null on the one row when inner has none).
+ * unwrapStateRows takes the two apart. Inner's parameters stay as they are: the wrapper adds none. Its `*`s are over
+ * inner's columns only, so the wrapped text may be prepared whenever inner's may (db/prepared.ts).
+ */
+export function withSnapshotState(inner: CompiledQuery): CompiledQuery {
+  return CompiledQuery.raw(`SELECT gk_state.catalogue AS gk_catalogue, gk_state.staged AS gk_staged, gk_q.*
+    FROM (${STATE_SQL}) AS gk_state
+    LEFT JOIN (SELECT row_number() OVER () AS gk_n, gk_i.* FROM (${inner.sql}) AS gk_i) AS gk_q ON true
+    ORDER BY gk_q.gk_n`, [...inner.parameters]);
+}
+
+/** The three columns withSnapshotState puts before inner's */
+const STATE_COLUMNS = 3;
+
+/** The state and inner's rows of a withSnapshotState statement's rows (arrays when `arrays`, else objects). */
+export function unwrapStateRows(rows: readonly unknown[], arrays: boolean): { state: SnapshotState; rows: unknown[] } {
+  if (arrays) {
+    const list = rows as unknown[][];
+    return {
+      state: stateOf(list[0] === undefined ? undefined : { catalogue: list[0][0] as number | null, staged: list[0][1] as StateRow['staged'] }),
+      rows: list.filter((r) => r[2] !== null).map((r) => r.slice(STATE_COLUMNS)),
+    };
+  }
+  const list = rows as Array<Record<string, unknown>>;
+  const first = list[0] as { gk_catalogue: number | null; gk_staged: StateRow['staged'] } | undefined;
+  return {
+    state: stateOf(first === undefined ? undefined : { catalogue: first.gk_catalogue, staged: first.gk_staged }),
+    rows: list.filter((r) => r.gk_n !== null).map(({ gk_catalogue: _c, gk_staged: _s, gk_n: _n, ...row }) => row),
+  };
 }
 
 /** Folds the batches of `staged` (snapshotState), each namespace up to its last batch there. */
