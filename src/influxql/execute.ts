@@ -61,8 +61,10 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
     await attempts.keep();
     return first.body;
   }
-  // then rights and answer in ONE read snapshot: the rights checked are those of the data read
-  const body = await db.read(async (tx) => {
+  // then rights and answer in ONE read snapshot: the rights checked are those of the data read. Begun as the first
+  // one was (settledRead): its first statement reads the catalogue version too, so the catalogue rows kept between
+  // requests serve this snapshot as well (PostgreSQL: two round trips fewer than reading them again)
+  const body = await settledRead(db, async (tx) => {
     for (let unknown = first.unknown; ;) {
       const readable = await readableNodeIds(tx, request.userId, unknown);
       for (const nodeId of unknown) rights.set(nodeId, readable.has(nodeId));

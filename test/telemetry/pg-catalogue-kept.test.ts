@@ -45,6 +45,28 @@ describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip 
     assert.deepEqual(await pointsOf(app, u.token), [[{ nodeId: 'n1', phase: 'b' }, [[1]]]]);
   });
 
+  it('an InfluxQL query answers from the kept rows in both its snapshots until the catalogue version changes', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const db = app.deps.db;
+    const u = await writer(app, 'n1');
+    await writeOk(app, u.token, `power,nodeId=n1,phase=a p=1 ${ns(T0 - 1000)}`);
+    const tagsOf = async () => {
+      const q = `SELECT p FROM power WHERE nodeId = 'n1' AND time >= ${T0 - DAY}ms GROUP BY phase`;
+      const res = await app.request('GET', `/query?db=energy&q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${u.token}` } });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series.map((s: { tags: Record<string, string>; values: unknown[][] }) => [s.tags, s.values.map((v) => v[1])]);
+    };
+    assert.deepEqual(await tagsOf(), [[{ phase: 'a' }, [1]]]);
+    // changed by hand with the version's trigger off: the rights-and-answer snapshot answers from the kept rows too
+    await db.script('ALTER TABLE telemetry_series DISABLE TRIGGER telemetry_series_changed');
+    await db.run(sql`UPDATE telemetry_series SET tags = ${JSON.stringify({ nodeId: 'n1', phase: 'b' })}`);
+    await db.script('ALTER TABLE telemetry_series ENABLE TRIGGER telemetry_series_changed');
+    assert.deepEqual(await tagsOf(), [[{ phase: 'a' }, [1]]], 'answered from the kept rows');
+    await db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
+    assert.deepEqual(await tagsOf(), [[{ phase: 'b' }, [1]]]);
+  });
+
   it('a repeated query is one statement outside a transaction, answered as a read snapshot answers it', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
