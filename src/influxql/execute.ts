@@ -16,9 +16,9 @@ import { runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
-import { readAttempts, settledRead } from '../telemetry/reads.ts';
+import { onKeptCatalogue, readAttempts, settledRead } from '../telemetry/reads.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
-import type { PointValue } from '../telemetry/reads-types.ts';
+import type { PointValue, TelemetryReads } from '../telemetry/reads-types.ts';
 
 /** Who asks, when, and the request's ?db= and ?rp=. */
 export interface QueryRequest {
@@ -50,12 +50,18 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   const rights = new Map<string, boolean>();
   const lists: RequestMemo['lists'] = new Map();
   const attempts = readAttempts(db);
-  const attempt = (tx: Db) => attempts.run(tx, (reads): Attempt => {
+  const run = (reads: TelemetryReads): Attempt => {
     const memo = newMemo(rights, lists);
     return { ...runStatements({ ...request, reads }, statements, memo, options.epoch), unknown: memo.unknown };
-  });
-  // the first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier)
-  const first = await settledRead(db, attempt);
+  };
+  const attempt = (tx: Db) => attempts.run(tx, run);
+  // The first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier) and the
+  // nodeIds to check. It answers nothing when it meets a nodeId (no right is known yet), so on PostgreSQL it plans on
+  // the catalogue rows kept between requests, without a round trip, when they hold all it needs: the snapshot below
+  // reads the catalogue's version and plans again on what that snapshot holds. An attempt that met no nodeId is
+  // the answer: that one comes from a read snapshot.
+  const planned = onKeptCatalogue(db, run);
+  const first = planned !== undefined && planned.unknown.size > 0 ? planned : await settledRead(db, attempt);
   await options.charge(first.cost);
   if (first.unknown.size === 0) {
     await attempts.keep();

@@ -121,6 +121,26 @@ async function inOneStatement<T>(db: Db, attempt: (reads: TelemetryReads) => T):
   }
 }
 
+/**
+ * `attempt` over the catalogue rows PostgreSQL keeps under the version last seen, without a round trip: its result
+ * when it lacked nothing; undefined when it lacked something or failed, on SQLite, inside a transaction, and before
+ * any read kept rows. Nothing checks the version here: for planning only (an InfluxQL request's charge and the
+ * nodeIds whose rights to check, influxql/execute.ts), never for an answer.
+ */
+export function onKeptCatalogue<T>(db: Db, attempt: (reads: TelemetryReads) => T): T | undefined {
+  if (db.backend === 'sqlite' || db.inTransaction) return undefined;
+  const version = keptCatalogueVersion(db);
+  if (version === undefined) return undefined;
+  const reads = new PgReads(db);
+  reads.catalogueVersion(version);
+  try {
+    const result = attempt(reads);
+    return reads.lacking ? undefined : result;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The catalogue version a PostgreSQL read snapshot saw in its first statement (settledRead), by its handle. */
 const catalogueOfSnapshot = new WeakMap<Db, number>();
 

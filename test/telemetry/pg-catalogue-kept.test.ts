@@ -62,7 +62,12 @@ describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip 
     await db.script('ALTER TABLE telemetry_series DISABLE TRIGGER telemetry_series_changed');
     await db.run(sql`UPDATE telemetry_series SET tags = ${JSON.stringify({ nodeId: 'n1', phase: 'b' })}`);
     await db.script('ALTER TABLE telemetry_series ENABLE TRIGGER telemetry_series_changed');
+    let snapshots = 0;
+    const read = db.read;
+    db.read = (fn) => { snapshots++; return read(fn); };
+    t.after(() => { db.read = read; });
     assert.deepEqual(await tagsOf(), [[{ phase: 'a' }, [1]]], 'answered from the kept rows');
+    assert.equal(snapshots, 1, 'planned on the kept rows, then one snapshot for rights and answer');
     await db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
     assert.deepEqual(await tagsOf(), [[{ phase: 'b' }, [1]]]);
   });
