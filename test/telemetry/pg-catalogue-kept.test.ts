@@ -79,24 +79,24 @@ describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip 
     const u = await writer(app, 'n1');
     await writeOk(app, u.token, [1, 2, 3].map((p, k) => `power,nodeId=n1 p=${p},e=${10 * p}i ${ns(T0 - 3000 + k * 1000)}`).join('\n'));
     const last2 = { select: ['p', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 2 };
-    // one kind of read each (statistics of several fields are several statements: those go in a read snapshot)
-    const mean = { select: [{ field: 'p', function: 'mean' }], from: FROM_V1,
+    // one kind of read each: points, or statistics (of every field at once: a float and an integer column here)
+    const mean = { select: [{ field: 'p', function: 'mean' }, { field: 'e', function: 'sum' }, { field: 'e', function: 'max' }], from: FROM_V1,
       where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - DAY }, { operator: '<', value: T0 }] } };
     const values = (body: { series: Array<{ values: unknown[][] }> }) => body.series[0].values.map((v) => v.slice(1));
     // the first answers come from read snapshots (nothing kept yet)
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
-    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2, 60, 30]]);
     let snapshots = 0;
     const read = db.read;
     db.read = (fn) => { snapshots++; return read(fn); };
     t.after(() => { db.read = read; });
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
-    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2, 60, 30]]);
     assert.equal(snapshots, 0, 'answered without a read snapshot');
     // a write of points alone keeps the version: the next answer has its point, whether it is folded by then or not
     await writeOk(app, u.token, `power,nodeId=n1 p=4,e=40i ${ns(T0 - 500)}`);
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[4, 40], [3, 30]]);
-    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2.5]]);
+    assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2.5, 100, 40]]);
     // a new series (a new version): the read snapshot answers, with it
     await writeOk(app, u.token, `power,nodeId=n1,phase=b p=9,e=90i ${ns(T0 - 400)}`);
     snapshots = 0;

@@ -50,7 +50,9 @@ export function rangePieces(shard: ShardInfo, fromMs: number, toMs: number): Pie
 
 /** A piece's statistics as read: integers (count aside) as decimal text, floats as numbers. */
 export interface PieceRow {
-  /** the group's place in the groups asked for */
+  /** the column's place in the columns asked for */
+  ci: number;
+  /** the group's place in its column's groups */
   grp: number;
   sid: number;
   /** the piece's place (1-based) in its group's pieces */
@@ -72,42 +74,51 @@ export interface PieceGroup {
   ids: readonly number[];
 }
 
+/** A column (c<n>f or c<n>i) and the groups whose statistics of it a read asks for. */
+export interface ColumnPieces {
+  col: string;
+  groups: readonly PieceGroup[];
+}
+
 /**
- * count, sum, min and max of column `col` (c<n>f or c<n>i) of each group's series over each of its pieces, every shard
- * in one round trip (a range over 30 days: one, not 30): a whole block's from telemetry_block_stats while they hold,
- * every other piece from the shard table's rows. The function telemetry_piece_stats
- * (sql/pg/0015_telemetry_piece_stats.sql) does it: this statement's text is always the same, so it is sent as a named
- * prepared statement (prepared.ts) and the function's lookup of statistics keeps its plan; only the scans of the
- * shard tables are planned each time.
+ * count, sum, min and max of each column (c<n>f or c<n>i) of its groups' series over each of their pieces, every column
+ * and shard in one round trip (a range over 30 days: one, not 30; a mean of three fields: one, not three): a whole
+ * block's from telemetry_block_stats while they hold, every other piece from the shard table's rows. The function
+ * telemetry_piece_stats (sql/pg/0015_telemetry_piece_stats.sql) does it, once per column: this statement's text
+ * depends only on the number of columns, so it is sent as a named prepared statement (prepared.ts) and the function's
+ * lookup of statistics keeps its plan; only the scans of the shard tables are planned each time.
  */
-export async function readPieces(tx: Db, col: string, groups: readonly PieceGroup[]): Promise<PieceRow[]> {
-  const sgrp: number[] = [];
-  const sids: number[] = [];
-  const pgrp: number[] = [];
-  const ks: number[] = [];
-  const blocks: number[] = [];
-  const los: number[] = [];
-  const his: number[] = [];
-  groups.forEach(({ pieces, ids }, at) => {
-    for (const id of ids) {
-      sgrp.push(at);
-      sids.push(id);
-    }
-    pieces.forEach((p, j) => {
-      pgrp.push(at);
-      ks.push(j + 1);
-      blocks.push(p.block);
-      los.push(p.lo);
-      his.push(p.hi);
+export async function readPieces(tx: Db, columns: readonly ColumnPieces[]): Promise<PieceRow[]> {
+  const calls = columns.map(({ col, groups }, ci) => {
+    const sgrp: number[] = [];
+    const sids: number[] = [];
+    const pgrp: number[] = [];
+    const ks: number[] = [];
+    const blocks: number[] = [];
+    const los: number[] = [];
+    const his: number[] = [];
+    groups.forEach(({ pieces, ids }, at) => {
+      for (const id of ids) {
+        sgrp.push(at);
+        sids.push(id);
+      }
+      pieces.forEach((p, j) => {
+        pgrp.push(at);
+        ks.push(j + 1);
+        blocks.push(p.block);
+        los.push(p.lo);
+        his.push(p.hi);
+      });
     });
-  });
-  const rows = await tx.all(sql<Omit<PieceRow, 'total' | 'low' | 'high'> & { total: string | null; low: string | null; high: string | null }>`SELECT grp, sid, k, version, stored, n, total, low, high
+    return sql`SELECT ${sql.raw(String(ci))} AS ci, grp, sid, k, version, stored, n, total, low, high
     FROM telemetry_piece_stats(${col}, ${groups.map((g) => g.shard.table)}::text[], ${sgrp}::integer[], ${sids}::bigint[],
-      ${pgrp}::integer[], ${ks}::integer[], ${blocks}::integer[], ${los}::bigint[], ${his}::bigint[])`);
-  if (col.endsWith('i')) return rows;
+      ${pgrp}::integer[], ${ks}::integer[], ${blocks}::integer[], ${los}::bigint[], ${his}::bigint[])`;
+  });
+  type Row = Omit<PieceRow, 'total' | 'low' | 'high'> & { total: string | null; low: string | null; high: string | null };
+  const rows = await tx.all(sql<Row>`${sql.join(calls, sql` UNION ALL `)}`);
   // a float's shortest exact text, read back to the same double
   const float = (v: string | null) => (v === null ? null : Number(v));
-  return rows.map((r) => ({ ...r, total: float(r.total), low: float(r.low), high: float(r.high) }));
+  return rows.map((r) => (columns[r.ci].col.endsWith('i') ? r : { ...r, total: float(r.total), low: float(r.low), high: float(r.high) }));
 }
 
 /** A block's statistics computed by a read, to be stored under the version its snapshot saw. */

@@ -67,6 +67,8 @@ export class PgReads implements TelemetryReads {
   private readonly computed: ComputedBlock[] = [];
   /** the shards block statistics were asked of, by table */
   private readonly shards = new Map<string, ShardInfo>();
+  /** the field whose statistics were first asked of each column (its kind says how the column's values read) */
+  private readonly statsFields = new Map<string, FieldInfo>();
   /** the kept catalogue rows of the snapshot's catalogue version, while it has one */
   private kept: KeptCatalogue | undefined;
 
@@ -137,6 +139,7 @@ export class PgReads implements TelemetryReads {
     this.generation = ++generations;
     this.known.clear();
     this.pending.clear();
+    this.statsFields.clear();
     this.kept = undefined;
   }
 
@@ -296,38 +299,43 @@ export class PgReads implements TelemetryReads {
 
   /**
    * count, sum, min and max of a numeric field (functions of text are refused when planned) of a series in one shard
-   * over [fromMs, toMs); fetched for every series and shard of the same range at once, in one statement. Whole blocks
-   * come from their statistics (pg-block-stats.ts), only the range's edges are scanned.
+   * over [fromMs, toMs); fetched for every field, series and shard of the same range at once, in one statement. Whole
+   * blocks come from their statistics (pg-block-stats.ts), only the range's edges are scanned.
    */
   private shardStats(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) return emptyStats();
     const col = pgColumnIn(shard, field);
     if (col === undefined) return emptyStats();
-    const batch = ['st', col, fromMs, toMs].join(sep);
-    const key = (table: string, id: string | number) => `${batch}${sep}${table}${sep}${id}`;
+    const batch = ['st', fromMs, toMs].join(sep);
+    const key = (c: string, table: string, id: string | number) => `${batch}${sep}${c}${sep}${table}${sep}${id}`;
     this.shards.set(shard.table, shard);
-    return this.want<Stats>(key(shard.table, seriesId), batch, `${shard.table}${sep}${seriesId}`, () => async (tx, items) => {
-      const groups = new Map<string, PieceGroup>();
+    if (!this.statsFields.has(col)) this.statsFields.set(col, field);
+    return this.want<Stats>(key(col, shard.table, seriesId), batch, `${col}${sep}${shard.table}${sep}${seriesId}`, () => async (tx, items) => {
+      // by column, then by shard table, in the order asked
+      const byColumn = new Map<string, Map<string, PieceGroup>>();
       for (const item of items as string[]) {
-        const [table, id] = item.split(sep);
+        const [c, table, id] = item.split(sep);
+        let groups = byColumn.get(c);
+        if (groups === undefined) byColumn.set(c, groups = new Map());
         let group = groups.get(table);
         if (group === undefined) {
           const s = this.shards.get(table)!;
           groups.set(table, group = { shard: s, pieces: rangePieces(s, fromMs, toMs), ids: [] });
         }
         (group.ids as number[]).push(Number(id));
-        this.known.set(key(table, id), emptyStats());
+        this.known.set(key(c, table, id), emptyStats());
       }
-      const list = [...groups.values()];
-      const rows = await readPieces(tx, col, list);
+      const columns = [...byColumn].map(([c, groups]) => ({ col: c, groups: [...groups.values()] }));
+      const rows = await readPieces(tx, columns);
       // merged in time order (the pieces' order), as the sum of floats depends on it
-      rows.sort((a, b) => a.grp - b.grp || a.sid - b.sid || a.k - b.k);
+      rows.sort((a, b) => a.ci - b.ci || a.grp - b.grp || a.sid - b.sid || a.k - b.k);
       for (const r of rows) {
-        const { shard: s, pieces } = list[r.grp];
-        mergeStats(this.known.get(key(s.table, r.sid)) as Stats, statsFromRow([r.n, r.total, r.low, r.high], 0, field));
+        const { col: c, groups } = columns[r.ci];
+        const { shard: s, pieces } = groups[r.grp];
+        mergeStats(this.known.get(key(c, s.table, r.sid)) as Stats, statsFromRow([r.n, r.total, r.low, r.high], 0, this.statsFields.get(c)!));
         const block = pieces[r.k - 1].block;
         if (!r.stored && block >= 0 && r.version !== null) {
-          this.computed.push({ table: s.table, col, sid: r.sid, block, version: r.version, n: r.n, total: r.total, low: r.low, high: r.high });
+          this.computed.push({ table: s.table, col: c, sid: r.sid, block, version: r.version, n: r.n, total: r.total, low: r.low, high: r.high });
         }
       }
     }) ?? emptyStats();
