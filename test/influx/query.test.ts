@@ -104,6 +104,20 @@ describe('influx door: /query SELECT', () => {
     assert.deepEqual(await results(t, t.adminToken, q), [{ statement_id: 0, series: [a, b] }]);
   });
 
+  test('GROUP BY time over two shards and two fields: each window sums both days\' points of each field', async () => {
+    const t = await openApp();
+    const w = await writer(t, 'a');
+    // 23:00, 23:30, 00:00 and 00:30 UTC: two days, so two shards of the 1-day default
+    const HALF_HOUR = 1_800_000;
+    const body = [1, 2, 4, 8].map((p, k) => `energy,nodeId=a power=${p},n=${10 * p}i ${T + k * HALF_HOUR}`).join('\n');
+    const res = await t.request('POST', '/write?db=site&precision=ms', { raw: body, headers: { authorization: `Bearer ${w.token}` } });
+    assert.equal(res.status, 204, res.text);
+    assert.deepEqual(await t.deps.db.get(sql<{ n: number }>`SELECT count(*) AS n FROM telemetry_shards`), { n: 2 });
+    const q = `SELECT mean(power), sum(n), count(power) FROM energy WHERE nodeId = 'a' AND time >= ${T}ms AND time < ${T + 4 * HALF_HOUR}ms GROUP BY time(1h)`;
+    assert.deepEqual(await results(t, t.adminToken, q), [{ statement_id: 0, series: [{ name: 'energy', columns: ['time', 'mean', 'sum', 'count'],
+      values: [[iso(T), 1.5, 30, 2], [iso(T + 2 * HALF_HOUR), 6, 120, 2]] }] }]);
+  });
+
   test('series the caller may not read are as if absent', async () => {
     const { t, readerToken } = await fixture();
     assert.deepEqual(await results(t, readerToken, `SELECT * FROM energy WHERE nodeId = 'b'; SELECT * FROM other; SELECT count(power) FROM energy WHERE ${range}`), [
