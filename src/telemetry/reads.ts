@@ -3,7 +3,7 @@
 // runs. An attempt must therefore be a pure function of what it reads: it may run several times.
 import type { Db, SqliteConnection } from '../db/open.ts';
 import { catalogueOf } from './catalogue.ts';
-import { keptCatalogueVersion, PgReads } from './pg/pg-reads.ts';
+import { PgReads, readsOnKeptCatalogue } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './reads-types.ts';
 import { sqliteReads } from './sqlite-reads.ts';
 import { settleStaged } from './staging.ts';
@@ -98,10 +98,9 @@ type Quick<T> = { done: true; result: T } | { done: false; staged?: StagedThroug
  * shard table pruned meanwhile) — falls back to the read snapshot, which decides.
  */
 async function inOneStatement<T>(db: Db, attempt: (reads: TelemetryReads) => T): Promise<Quick<T>> {
-  const version = keptCatalogueVersion(db);
-  if (version === undefined) return { done: false };
-  const reads = new PgReads(db);
-  reads.catalogueVersion(version);
+  const reads = readsOnKeptCatalogue(db);
+  if (reads === undefined) return { done: false };
+  const version = reads.assumedVersion;
   try {
     let result = attempt(reads);
     const lacked = reads.lacking;
@@ -129,10 +128,8 @@ async function inOneStatement<T>(db: Db, attempt: (reads: TelemetryReads) => T):
  */
 export function onKeptCatalogue<T>(db: Db, attempt: (reads: TelemetryReads) => T): T | undefined {
   if (db.backend === 'sqlite' || db.inTransaction) return undefined;
-  const version = keptCatalogueVersion(db);
-  if (version === undefined) return undefined;
-  const reads = new PgReads(db);
-  reads.catalogueVersion(version);
+  const reads = readsOnKeptCatalogue(db);
+  if (reads === undefined) return undefined;
   try {
     const result = attempt(reads);
     return reads.lacking ? undefined : result;

@@ -5,7 +5,7 @@
 // a prune. Catalogue changes wait for each other on the version's row and never in a circle. A repeated query is one
 // statement outside a transaction (reads.ts, inOneStatement) while the version and the staged batches it reads with
 // its rows are the ones assumed.
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { makeTestApp, T0, threeNodes, type TestApp } from '../support/app.ts';
@@ -27,55 +27,66 @@ async function pointsOf(app: TestApp, token: string, fields: string[] = ['p']): 
   return (body.series ?? []).map((s: { tags: Record<string, string>; values: unknown[][] }) => [s.tags, s.values.map((v) => v.slice(1))]);
 }
 
+/** An app with one series of node n1 (phase=a, p=1 a second before T0), and its writer. */
+async function appWithSeries(t: TestContext): Promise<{ app: TestApp; token: string }> {
+  const app = await makeTestApp();
+  t.after(() => app.close());
+  const u = await writer(app, 'n1');
+  await writeOk(app, u.token, `power,nodeId=n1,phase=a p=1 ${ns(T0 - 1000)}`);
+  return { app, token: u.token };
+}
+
+/** Gives the series phase=b by hand with the catalogue version's trigger off (the version stays). */
+async function retagBehindTheVersion(app: TestApp): Promise<void> {
+  const db = app.deps.db;
+  await db.script('ALTER TABLE telemetry_series DISABLE TRIGGER telemetry_series_changed');
+  await db.run(sql`UPDATE telemetry_series SET tags = ${JSON.stringify({ nodeId: 'n1', phase: 'b' })}`);
+  await db.script('ALTER TABLE telemetry_series ENABLE TRIGGER telemetry_series_changed');
+}
+
+/** Counts the read snapshots the app's database begins from now on (`count()`; `reset()` starts again at 0). */
+function countSnapshots(t: TestContext, app: TestApp): { count(): number; reset(): void } {
+  const db = app.deps.db;
+  let snapshots = 0;
+  const read = db.read;
+  db.read = (fn) => { snapshots++; return read(fn); };
+  t.after(() => { db.read = read; });
+  return { count: () => snapshots, reset: () => { snapshots = 0; } };
+}
+
 describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip }, () => {
   it('a repeated query uses the kept rows until the catalogue version changes', async (t) => {
-    const app = await makeTestApp();
-    t.after(() => app.close());
-    const db = app.deps.db;
-    const u = await writer(app, 'n1');
-    await writeOk(app, u.token, `power,nodeId=n1,phase=a p=1 ${ns(T0 - 1000)}`);
-    assert.deepEqual(await pointsOf(app, u.token), [[{ nodeId: 'n1', phase: 'a' }, [[1]]]]);
+    const { app, token } = await appWithSeries(t);
+    assert.deepEqual(await pointsOf(app, token), [[{ nodeId: 'n1', phase: 'a' }, [[1]]]]);
     // the series' tags changed by hand with the version's trigger off: the kept list still answers
-    await db.script('ALTER TABLE telemetry_series DISABLE TRIGGER telemetry_series_changed');
-    await db.run(sql`UPDATE telemetry_series SET tags = ${JSON.stringify({ nodeId: 'n1', phase: 'b' })}`);
-    await db.script('ALTER TABLE telemetry_series ENABLE TRIGGER telemetry_series_changed');
-    assert.deepEqual(await pointsOf(app, u.token), [[{ nodeId: 'n1', phase: 'a' }, [[1]]]], 'answered from the kept rows');
+    await retagBehindTheVersion(app);
+    assert.deepEqual(await pointsOf(app, token), [[{ nodeId: 'n1', phase: 'a' }, [[1]]]], 'answered from the kept rows');
     // a new version: the rows are read again
-    await db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
-    assert.deepEqual(await pointsOf(app, u.token), [[{ nodeId: 'n1', phase: 'b' }, [[1]]]]);
+    await app.deps.db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
+    assert.deepEqual(await pointsOf(app, token), [[{ nodeId: 'n1', phase: 'b' }, [[1]]]]);
   });
 
   it('an InfluxQL query answers from the kept rows in both its snapshots until the catalogue version changes', async (t) => {
-    const app = await makeTestApp();
-    t.after(() => app.close());
-    const db = app.deps.db;
-    const u = await writer(app, 'n1');
-    await writeOk(app, u.token, `power,nodeId=n1,phase=a p=1 ${ns(T0 - 1000)}`);
+    const { app, token } = await appWithSeries(t);
     const tagsOf = async () => {
       const q = `SELECT p FROM power WHERE nodeId = 'n1' AND time >= ${T0 - DAY}ms GROUP BY phase`;
-      const res = await app.request('GET', `/query?db=energy&q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${u.token}` } });
+      const res = await app.request('GET', `/query?db=energy&q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(res.status, 200, res.text);
       return res.body.results[0].series.map((s: { tags: Record<string, string>; values: unknown[][] }) => [s.tags, s.values.map((v) => v[1])]);
     };
     assert.deepEqual(await tagsOf(), [[{ phase: 'a' }, [1]]]);
     // changed by hand with the version's trigger off: the rights-and-answer snapshot answers from the kept rows too
-    await db.script('ALTER TABLE telemetry_series DISABLE TRIGGER telemetry_series_changed');
-    await db.run(sql`UPDATE telemetry_series SET tags = ${JSON.stringify({ nodeId: 'n1', phase: 'b' })}`);
-    await db.script('ALTER TABLE telemetry_series ENABLE TRIGGER telemetry_series_changed');
-    let snapshots = 0;
-    const read = db.read;
-    db.read = (fn) => { snapshots++; return read(fn); };
-    t.after(() => { db.read = read; });
+    await retagBehindTheVersion(app);
+    const snapshots = countSnapshots(t, app);
     assert.deepEqual(await tagsOf(), [[{ phase: 'a' }, [1]]], 'answered from the kept rows');
-    assert.equal(snapshots, 1, 'planned on the kept rows, then one snapshot for rights and answer');
-    await db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
+    assert.equal(snapshots.count(), 1, 'planned on the kept rows, then one snapshot for rights and answer');
+    await app.deps.db.run(sql`UPDATE telemetry_catalogue_version SET version = version + 1`);
     assert.deepEqual(await tagsOf(), [[{ phase: 'b' }, [1]]]);
   });
 
   it('a repeated query is one statement outside a transaction, answered as a read snapshot answers it', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const db = app.deps.db;
     const u = await writer(app, 'n1');
     await writeOk(app, u.token, [1, 2, 3].map((p, k) => `power,nodeId=n1 p=${p},e=${10 * p}i ${ns(T0 - 3000 + k * 1000)}`).join('\n'));
     const last2 = { select: ['p', 'e'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, orderBy: 'DESC', limit: 2 };
@@ -86,23 +97,20 @@ describe('telemetry catalogue rows kept between requests on PostgreSQL', { skip 
     // the first answers come from read snapshots (nothing kept yet)
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
     assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2, 60, 30]]);
-    let snapshots = 0;
-    const read = db.read;
-    db.read = (fn) => { snapshots++; return read(fn); };
-    t.after(() => { db.read = read; });
+    const snapshots = countSnapshots(t, app);
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[3, 30], [2, 20]]);
     assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2, 60, 30]]);
-    assert.equal(snapshots, 0, 'answered without a read snapshot');
+    assert.equal(snapshots.count(), 0, 'answered without a read snapshot');
     // a write of points alone keeps the version: the next answer has its point, whether it is folded by then or not
     await writeOk(app, u.token, `power,nodeId=n1 p=4,e=40i ${ns(T0 - 500)}`);
     assert.deepEqual(values(await queryOk(app, u.token, last2)), [[4, 40], [3, 30]]);
     assert.deepEqual(values(await queryOk(app, u.token, mean)), [[2.5, 100, 40]]);
     // a new series (a new version): the read snapshot answers, with it
     await writeOk(app, u.token, `power,nodeId=n1,phase=b p=9,e=90i ${ns(T0 - 400)}`);
-    snapshots = 0;
+    snapshots.reset();
     const body = await queryOk(app, u.token, last2);
     assert.deepEqual(body.series.map((s: { tags: Record<string, string> }) => s.tags), [{ nodeId: 'n1' }, { nodeId: 'n1', phase: 'b' }]);
-    assert.equal(snapshots, 1, 'the catalogue changed: one read snapshot');
+    assert.equal(snapshots.count(), 1, 'the catalogue changed: one read snapshot');
   });
 
   it('every statement changing a catalogue table changes the version, whoever runs it', async (t) => {

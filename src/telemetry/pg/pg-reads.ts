@@ -47,18 +47,27 @@ interface KeptCatalogue {
 /** Per database (root handle), the rows of the catalogue version last seen; another version's rows are dropped. */
 const keptCatalogues = new WeakMap<Db, KeptCatalogue>();
 
-/** The catalogue version whose rows `db` (a root handle) keeps: the one its last read snapshot saw, if any. */
-export function keptCatalogueVersion(db: Db): number | undefined {
-  return keptCatalogues.get(db)?.version;
-}
-
-/** A compiled statement as a query the Db seam runs. */
-const compiled = (c: CompiledQuery): Compilable<unknown> => ({ compile: () => c });
 /** Kept rows per database, at most (a namespace, or the series list of one node or measurement, each). */
 const MAX_KEPT_ROWS = 20_000;
 
 // Every PgReads, and every snapshot one begins, is a generation of its own: nothing planned with another is reused.
 let generations = 0;
+
+/**
+ * Reads of `db` (a root handle) over the catalogue rows it keeps under the version its last read snapshot saw, no
+ * version read yet: undefined before any snapshot kept rows. Whoever answers from them checks that version first
+ * (PgReads.fetchWithState), or only plans.
+ */
+export function readsOnKeptCatalogue(db: Db): PgReads | undefined {
+  const version = keptCatalogues.get(db)?.version;
+  if (version === undefined) return undefined;
+  const reads = new PgReads(db);
+  reads.catalogueVersion(version);
+  return reads;
+}
+
+/** A compiled statement as a query the Db seam runs. */
+const compiled = (c: CompiledQuery): Compilable<unknown> => ({ compile: () => c });
 
 export class PgReads implements TelemetryReads {
   generation = ++generations;
@@ -87,6 +96,11 @@ export class PgReads implements TelemetryReads {
     this.kept = kept;
   }
 
+  /** The catalogue version whose kept rows these reads use (undefined: none). */
+  get assumedVersion(): number | undefined {
+    return this.kept?.version;
+  }
+
   /** Whether the last attempt asked for something not fetched yet (its answer must be thrown away). */
   get lacking(): boolean {
     return this.pending.size > 0;
@@ -113,8 +127,8 @@ export class PgReads implements TelemetryReads {
     let state: SnapshotState | undefined;
     const wrapped = async (q: Query<unknown>, arrays: boolean): Promise<unknown[]> => {
       if (state !== undefined) throw new TypeError('a read batch made more than one statement');
-      const inner = compileQuery(q, db.qb);
-      const found = unwrapStateRows(arrays ? await db.rows(compiled(withSnapshotState(inner))) : await db.all(compiled(withSnapshotState(inner))), arrays);
+      const statement = compiled(withSnapshotState(compileQuery(q, db.qb)));
+      const found = unwrapStateRows(arrays ? await db.rows(statement) : await db.all(statement), arrays);
       state = found.state;
       return found.rows;
     };
