@@ -114,7 +114,8 @@ async function copyFrom(source: Db, target: Db, options: CopyOptions): Promise<C
   const copiedShards: CopyReport['shards'] = [];
   await target.tx(async (tx) => {
     for (const table of copyOrder) {
-      const key = await primaryKey(tx, table);
+      // paged in the source's key order (the target's key may be a column the source lacks, such as a digest)
+      const key = await primaryKey(source, table);
       const rows = await copyTable(source, tx, table, key.length > 0 ? key : await columnsOf(tx, table));
       const expected = await count(source, table);
       const stored = await count(tx, table);

@@ -39,6 +39,8 @@ import m0015 from '../../sql/0015_telemetry_piece_stats.sql';
 import p0015 from '../../sql/pg/0015_telemetry_piece_stats.sql';
 import m0016 from '../../sql/0016_telemetry_catalogue_version.sql';
 import p0016 from '../../sql/pg/0016_telemetry_catalogue_version.sql';
+import m0017 from '../../sql/0017_telemetry_key_hashes.sql';
+import p0017 from '../../sql/pg/0017_telemetry_key_hashes.sql';
 
 export interface Migration {
   name: string;
@@ -68,6 +70,7 @@ export const migrations: readonly Migration[] = [
   { name: '0014_telemetry_block_stats', sql: m0014, pg: p0014 },
   { name: '0015_telemetry_piece_stats', sql: m0015, pg: p0015 },
   { name: '0016_telemetry_catalogue_version', sql: m0016, pg: p0016 },
+  { name: '0017_telemetry_key_hashes', sql: m0017, pg: p0017 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -5,7 +5,7 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { asApiError } from './database-errors.ts';
 import { ApiError } from './errors.ts';
-import { parseJsonBody, parseWith, refuseNul } from './validate.ts';
+import { parseJsonBody, parseWith, refuseUnstorableText } from './validate.ts';
 import type { AppEnv } from './env.ts';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -101,11 +101,13 @@ export class Api {
       const query = spec.query === undefined && !url.includes('?') ? {}
         : spec.looseQuery ? parseWith(spec.query ?? v.any(), queryObject(url), 'query')
         : parseWith(spec.query ?? NO_QUERY, queryObject(url), 'query');
+      // a query value itself cannot hold a lone surrogate (URLSearchParams decodes bytes), JSON it carries can
+      refuseUnstorableText(query, 'query');
       let body: unknown;
       if (spec.body !== undefined) {
         const text = chunks && chunks.length > 0 ? decodeUtf8(joinBytes(chunks)) : undefined;
         body = parseWith(spec.body, text === undefined ? undefined : parseJsonBody(text), 'body');
-        refuseNul(body);
+        refuseUnstorableText(body);
       }
       return handler(c, { body, query, params, raw: spec.rawBody ? chunks : undefined } as RouteInput<B, Q, P>);
     };

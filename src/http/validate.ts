@@ -28,35 +28,44 @@ export function parseJsonBody(text: string): unknown {
 }
 
 /**
- * docs/api.md#bodies: U+0000 in a key or string of a validated body is refused, naming where: no backend may be asked
- * to store it (PostgreSQL text cannot hold it), and every backend answers alike. Runs after the schema, so a field
- * the schema refuses is named by the schema's own message.
+ * docs/api.md#bodies: text no backend can store is refused, naming where: U+0000 (PostgreSQL text cannot hold it) and
+ * an unpaired UTF-16 surrogate such as `"\ud800"` (PostgreSQL's JSON refuses it, UTF-8 cannot encode it), in any key or
+ * string. Every backend then answers alike. Runs after the schema, so a field the schema refuses is named by the
+ * schema's own message.
  */
-export function refuseNul(value: unknown, path = ''): void {
-  if (!hasNul(value)) return;
-  refuseNulAt(value, path);
+export function refuseUnstorableText(value: unknown, path = ''): void {
+  if (!hasUnstorable(value)) return;
+  refuseAt(value, path);
 }
 
-/** Whether a NUL is in any key or string (no paths are made: the common case finds none). */
-function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(hasNul);
+/** Why a key or string cannot be stored, or undefined. */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'the NUL character (U+0000)';
+  if (!text.isWellFormed()) return 'an unpaired UTF-16 surrogate';
+  return undefined;
+}
+
+/** Whether any key or string cannot be stored (no paths are made: the common case finds none). */
+function hasUnstorable(value: unknown): boolean {
+  if (typeof value === 'string') return unstorable(value) !== undefined;
+  if (Array.isArray(value)) return value.some(hasUnstorable);
   if (typeof value === 'object' && value !== null) {
-    for (const k in value) if (Object.hasOwn(value, k) && (k.includes('\u0000') || hasNul((value as Record<string, unknown>)[k]))) return true;
+    for (const k in value) if (Object.hasOwn(value, k) && (unstorable(k) !== undefined || hasUnstorable((value as Record<string, unknown>)[k]))) return true;
   }
   return false;
 }
 
-function refuseNulAt(value: unknown, path: string): void {
+function refuseAt(value: unknown, path: string): void {
   if (typeof value === 'string') {
-    if (value.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: text must not contain the NUL character (U+0000)`);
+    const why = unstorable(value);
+    if (why !== undefined) throw new ApiError('BAD_REQUEST', `${path || 'body'}: text must not contain ${why}`);
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => refuseNulAt(v, `${path}[${i}]`));
+    value.forEach((v, i) => refuseAt(v, `${path}[${i}]`));
   } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
-      const at = path ? `${path}.${k}` : k;
-      if (k.includes('\u0000')) throw new ApiError('BAD_REQUEST', `${path || 'body'}: a key must not contain the NUL character (U+0000)`);
-      refuseNulAt(v, at);
+      const why = unstorable(k);
+      if (why !== undefined) throw new ApiError('BAD_REQUEST', `${path || 'body'}: a key must not contain ${why}`);
+      refuseAt(v, path ? `${path}.${k}` : k);
     }
   }
 }

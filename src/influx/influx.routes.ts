@@ -9,6 +9,7 @@ import type { Precision } from '../telemetry/line-scanner.ts';
 import { decodeContentEncoding } from '../telemetry/gunzip.ts';
 import { writeLineProtocol } from '../telemetry/ingest.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
+import { MAX_NAME_BYTES } from '../telemetry/namespaces.ts';
 import { WRITE_BODY_LIMIT } from '../telemetry/telemetry.routes.ts';
 import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
 import { registerInfluxQueryRoutes } from './influx-query.routes.ts';
@@ -48,6 +49,9 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     const precision = PRECISIONS[precisionName];
     if (precision === undefined) throw badRequest(`invalid precision ${JSON.stringify(precisionName)} (expected n, ns, u, ms, s, m or h)`);
     const retentionPolicy = params.get('rp') || 'autogen';
+    for (const [what, name] of [['database', database], ['retention policy', retentionPolicy]]) {
+      if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw badRequest(`${what} name is longer than ${MAX_NAME_BYTES} bytes`);
+    }
     const bytes = decodeContentEncoding(raw ?? [], c.req.header('content-encoding'), WRITE_BODY_LIMIT);
     const now = deps.now();
     const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);

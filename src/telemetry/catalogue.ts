@@ -19,8 +19,6 @@ export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, Nam
 import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
 import { LruCache } from '../lru-cache.ts';
 
-/** SQLite allows 2000 columns per table; three hold the key. */
-export const MAX_FIELDS_PER_MEASUREMENT = 1997;
 // The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
 const MAX_CACHED_SERIES_TEXTS = 200_000;
 

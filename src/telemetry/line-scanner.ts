@@ -77,6 +77,13 @@ const BOOLEANS = new Map<string, boolean>([
   ['f', false], ['F', false], ['false', false], ['False', false], ['FALSE', false],
 ]);
 
+/**
+ * InfluxDB's limit on a series key (measurement and tags as written), and on a series key with `#!~#` and a field name
+ * (docs/api.md#telemetry-limits). Both backends store what fits, and refuse the rest alike.
+ */
+export const MAX_KEY_BYTES = 65_535;
+/** tags on one line beyond which duplicates are found through a set */
+const MANY_TAGS = 32;
 const FNV_OFFSET = 0x811c9dc5 | 0;
 const FNV_PRIME = 16777619;
 
@@ -192,6 +199,10 @@ export class LineScanner {
     const s = this.s;
     const { start, end, line } = this;
     const stop = this.seriesEnd;
+    const keyBytes = this.seriesKeyBytes();
+    if (keyBytes > MAX_KEY_BYTES) throw new LineProtocolError(line, `max key length exceeded: ${keyBytes} > ${MAX_KEY_BYTES}`);
+    // duplicate tag keys: compared pairwise while few, through a set beyond that (a line may carry thousands)
+    let seenKeys: Set<string> | undefined;
     // Measurement: ends at an unescaped comma (tags follow) or the end of the section.
     this.scanToken(start, stop, false);
     if (this.cursor === start) throw new LineProtocolError(line, 'missing measurement');
@@ -208,7 +219,13 @@ export class LineScanner {
       this.scanToken(valueStart, stop, true);
       if (this.cursor === valueStart) throw new LineProtocolError(line, `empty value for tag "${key}"`);
       if (this.cursor < stop && s.charCodeAt(this.cursor) === EQ) throw new LineProtocolError(line, `unescaped "=" in the value of tag "${key}"`);
-      for (let j = 0; j < k; j++) if (this.tagKeys[j] === key) throw new LineProtocolError(line, `duplicate tag "${key}"`);
+      if (k === MANY_TAGS) seenKeys = new Set(this.tagKeys.slice(0, k));
+      if (seenKeys === undefined) {
+        for (let j = 0; j < k; j++) if (this.tagKeys[j] === key) throw new LineProtocolError(line, `duplicate tag "${key}"`);
+      } else {
+        if (seenKeys.has(key)) throw new LineProtocolError(line, `duplicate tag "${key}"`);
+        seenKeys.add(key);
+      }
       this.text(this.tagValues, k, valueStart, this.cursor, true);
       k++;
       i = this.cursor;
@@ -218,6 +235,13 @@ export class LineScanner {
     let hasNodeId = false;
     for (let j = 0; j < k; j++) if (this.tagKeys[j] === 'nodeId') { hasNodeId = true; break; }
     if (!hasNodeId) throw new LineProtocolError(line, 'missing nodeId tag');
+  }
+
+  /** UTF-8 bytes of the current line's series section (measurement and tags as written). */
+  seriesKeyBytes(): number {
+    const chars = this.seriesEnd - this.start;
+    // at most 3 bytes per UTF-16 unit: only a long section needs counting
+    return chars * 3 <= MAX_KEY_BYTES ? chars : Buffer.byteLength(this.seriesText());
   }
 
   /** The value of tag `key` on the current line (after parseSeries), or undefined. */
@@ -259,6 +283,11 @@ export class LineScanner {
         reused = false;
       }
       if (!reused) for (let j = 0; j < k; j++) if (this.fieldKeys[j] === key) throw new LineProtocolError(line, `duplicate field "${key}"`);
+      // InfluxDB's storage key is the series key, `#!~#` and the field name: 65,535 bytes at most
+      if ((this.seriesEnd - this.start + 4 + key.length) * 3 > MAX_KEY_BYTES) {
+        const bytes = this.seriesKeyBytes() + 4 + Buffer.byteLength(key);
+        if (bytes > MAX_KEY_BYTES) throw new LineProtocolError(line, `max key length exceeded: ${bytes} > ${MAX_KEY_BYTES} (field "${key.length > 64 ? `${key.slice(0, 64)}…` : key}")`);
+      }
       if (!this.parseNumberFast(this.cursor + 1, k)) this.parseFieldValue(this.cursor + 1, k, key);
       k++;
       i = this.cursor;

@@ -30,6 +30,12 @@ const PROFILES: ReadonlyArray<readonly [suffix: string, profile: NamespaceProfil
 ];
 const DEFAULT_PROFILE: NamespaceProfile = { intervalSeconds: 10, intervalMs: 10_000, shardDurationMs: DAY_MS, worstCaseRangeMs: 30 * DAY_MS };
 
+/**
+ * The longest database, retention policy, organization, bucket or IOx name a write may create, in UTF-8 bytes: InfluxDB
+ * keeps each as a directory name, which file systems bound to 255 bytes.
+ */
+export const MAX_NAME_BYTES = 255;
+
 export function normalizeNamespace(ns: Namespace | LegacyNamespace): Namespace {
   if ('version' in ns) return ns;
   return { version: '1', database: ns.database, retentionPolicy: ns.retentionPolicy };

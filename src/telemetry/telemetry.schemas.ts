@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { qBool, qString } from '../http/validate.ts';
 import { ISO_TIME_PATTERN, MAX_TIME_MS, MIN_TIME_MS, parseIsoTime } from './cost.ts';
+import { MAX_NAME_BYTES } from './namespaces.ts';
 
 const name = (what: string) => v.pipe(v.string(), v.minLength(1, `expected a non-empty ${what}`));
 
@@ -83,6 +84,13 @@ const param = v.optional(v.pipe(
   v.transform((x) => (Array.isArray(x) ? x[x.length - 1] : x)),
 ));
 
+/** A namespace name as written: at most MAX_NAME_BYTES bytes (docs/api.md#telemetry-limits). */
+const nameParam = v.optional(v.pipe(
+  v.union([v.string(), v.array(v.string())]),
+  v.transform((x) => (Array.isArray(x) ? x[x.length - 1] : x)),
+  v.maxBytes(MAX_NAME_BYTES, `expected at most ${MAX_NAME_BYTES} bytes`),
+));
+
 /**
  * Query parameters of `POST /v1/telemetry` (the write endpoint). InfluxDB clients also send parameters we do not use
  * (`u`, `p` credentials, `consistency`, v2's `orgID`): they are accepted and ignored. Anything else is a typo → 400.
@@ -90,11 +98,11 @@ const param = v.optional(v.pipe(
  */
 export const WriteParamsSchema = v.pipe(
   v.strictObject({
-    db: param,
-    rp: param,
-    org: param,
-    bucket: param,
-    namespace: param,
+    db: nameParam,
+    rp: nameParam,
+    org: nameParam,
+    bucket: nameParam,
+    namespace: nameParam,
     precision: v.optional(v.pipe(
       v.union([v.string(), v.array(v.string())]),
       v.transform((x) => (Array.isArray(x) ? x[x.length - 1] : x)),

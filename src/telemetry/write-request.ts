@@ -42,19 +42,23 @@ export function nulLine(body: readonly string[]): number {
 
 export const NUL_REASON = 'the NUL character (U+0000) is not allowed';
 
+/**
+ * Fields of one measurement at most, on every backend (docs/api.md#telemetry-limits): the most a PostgreSQL shard table
+ * holds (1,600 columns, three per field number beside the key). SQLite could hold 1,997; it keeps to the same limit so
+ * that both accept exactly the same writes.
+ */
+export const MAX_FIELDS_PER_MEASUREMENT = 532;
+
 /** A field keeps its first type (InfluxDB's rule). */
 export function typeConflict(line: number, field: string, measurement: string, stored: FieldKind, got: FieldKind): LineProtocolError {
   return new LineProtocolError(line, `field type conflict: "${field}" of measurement "${measurement}" is ${FIELD_TYPES[stored]}, got ${FIELD_TYPES[got]}`);
 }
 
-/**
- * Whether a measurement that has `count` fields may gain field `name` (a store holds at most `max`; `why` says where
- * that limit comes from). Throws LineProtocolError.
- */
-export function checkNewField(line: number, name: string, measurement: string, count: number, max: number, why = ''): void {
+/** Whether a measurement that has `count` fields may gain field `name` (at most `max`). Throws LineProtocolError. */
+export function checkNewField(line: number, name: string, measurement: string, count: number, max = MAX_FIELDS_PER_MEASUREMENT): void {
   // A field called time would be indistinguishable from the time column of every answer (InfluxDB refuses it too).
   if (name === 'time') throw new LineProtocolError(line, 'the field name "time" is reserved for the time column');
-  if (count >= max) throw new LineProtocolError(line, `measurement "${measurement}" would have more than ${max} fields${why}`);
+  if (count >= max) throw new LineProtocolError(line, `measurement "${measurement}" would have more than ${max} fields`);
 }
 
 /**

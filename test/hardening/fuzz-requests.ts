@@ -2,7 +2,7 @@
 // is fuzzed without anyone remembering to add it). Seeded fast-check arbitraries: a failure is reproducible.
 import fc from 'fast-check';
 import type { AnyRouteSpec } from '../../src/http/route.ts';
-import { fromSchema, mutateOne } from './schema-arbitrary.ts';
+import { fromSchema, incompressible, mutateOne } from './schema-arbitrary.ts';
 
 export interface FuzzRequest {
   method: string;
@@ -18,7 +18,7 @@ const NASTY_STRINGS = [
   '', ' ', '0', '-1', '1.5', '1e309', '-0', 'NaN', 'Infinity', '9007199254740993', '99999999999999999999999',
   '*', ',', '1,,2', '1,2,', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
   "1' OR '1'='1", '1; DROP TABLE users; --', '") OR 1=1 --', '%', '_', '\\', '\u0000', '\ud800', '🙂', 'é',
-  '../../etc/passwd', '<script>alert(1)</script>', '${7*7}', 'a'.repeat(300), 'true', 'null', '[]', '{}',
+  '../../etc/passwd', '<script>alert(1)</script>', '${7*7}', 'a'.repeat(300), 'true', 'null', '[]', '{}', 'x\udfff', '\udc00\ud800',
   '2026-13-45T99:99:99Z', '1970-01-01T00:00:00Z', 'Sun, 06 Nov 1994 08:49:37 GMT', 'GK-AAAAA', 'admin@localhost',
 ];
 
@@ -92,6 +92,14 @@ const lineProtocol = fc.oneof(
     .map((lines) => lines.map(([m, k, v, f]) => `${m},nodeId=${k} ${v}=${f}`).join('\n')),
   fc.constantFrom('m,nodeId=x f=1i 1', 'm f=1', 'm,nodeId=a f="unterminated', 'm,nodeId=a f=1 99999999999999999999999',
     'm,nodeId=a\\ b f=t,g=F,h=-1.5e10,s="a,b=c d"', '\n\n#comment\n', 'm,nodeId=a f=1u', 'm,nodeId=a,nodeId=b f=1'),
+  // names and series keys around InfluxDB's 65,535-byte limit, which no database index entry holds whole
+  fc.constantFrom(
+    `${incompressible(70_000)},nodeId=a f=1`, `${incompressible(60_000)},nodeId=a f=1`,
+    `w,${Array.from({ length: 10_000 }, (_, i) => `t${i}=${incompressible(3, i)}`).join(',')},nodeId=a f=1`,
+    `w,${Array.from({ length: 3_000 }, (_, i) => `t${i}=${incompressible(3, i)}`).join(',')},nodeId=a f=1`,
+    `m,nodeId=a,big=${incompressible(60_000)} f=1`, `m,nodeId=a ${incompressible(60_000)}=1`, `m,nodeId=a ${incompressible(66_000)}=1`,
+    `m,nodeId=${incompressible(60_000)} f=1`, `m,nodeId=a s="${incompressible(100_000)}"`,
+  ),
   fc.string({ maxLength: 300 }),
 );
 
@@ -123,9 +131,14 @@ export function requestFor(spec: AnyRouteSpec, bodySchema?: Record<string, unkno
   const query = queryKeys.length ? fc.uniqueArray(pair, { minLength: 1, maxLength: 3, selector: ([k]) => k })
     : fc.oneof({ weight: 9, arbitrary: fc.constant([] as [string, string][]) }, { weight: 1, arbitrary: fc.array(pair, { maxLength: 1 }) });
   const telemetryWrite = spec.rawBody !== undefined;
+  // most writes name a namespace, so that their lines reach the catalogue and the store instead of a 400 on the query
+  const writeQuery = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom<[string, string][]>([['db', 'fuzz']], [['db', 'fuzz'], ['rp', 'autogen']], [['db', 'fuzz'], ['precision', 's']]) },
+    { weight: 1, arbitrary: query },
+  );
   return fc.record({
     pathValues: fc.tuple(...params.map(() => pathValue)),
-    query,
+    query: telemetryWrite ? writeQuery : query,
     body: telemetryWrite ? lineProtocol.map((t) => ({ text: t as string | Uint8Array, type: 'text/plain' as string | undefined }))
       : bodySchema ? fc.oneof(
         { weight: 2, arbitrary: hostileBody },

@@ -52,7 +52,20 @@ export function fromSchema(schema: Schema | undefined, depth = 0): fc.Arbitrary<
 const HOSTILE: unknown[] = [
   null, -1, 1e308, 2 ** 63, -0, 1.5, '', '__proto__', "1' OR 1=1 --", '\u0000', 'a'.repeat(5000), [], {}, [[[[[]]]]],
   { __proto__x: 1 }, true, 'NaN', Number.MAX_SAFE_INTEGER + 2, Array.from({ length: 2000 }, (_, i) => i),
+  // text one backend would take and another refuse: unpaired surrogates, and long text no index entry holds
+  '\ud800', 'x\udfff', { '\udc00': 1 }, incompressible(3000), '\u{1F50B}'.repeat(700),
 ];
+
+/** Letters and digits that do not compress (a database compresses long repeats into a short index entry). */
+export function incompressible(n: number, seed = 1): string {
+  let x = seed;
+  let out = '';
+  for (let i = 0; i < n; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    out += 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'[(x >>> 16) % 62];
+  }
+  return out;
+}
 
 /** Replaces one node of a JSON value (chosen by `pick`) with a hostile value. */
 export function mutateOne(value: unknown, pick: number, hostile: number): unknown {

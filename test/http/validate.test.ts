@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseJsonBody, refuseNul } from '../../src/http/validate.ts';
+import { parseJsonBody, refuseUnstorableText } from '../../src/http/validate.ts';
 import { ApiError } from '../../src/http/errors.ts';
 
 const FORBIDDEN = ['__proto__', 'constructor', 'prototype'];
@@ -51,10 +51,10 @@ describe('request bodies', () => {
     assert.equal(outcome('[{"prototype":1}]').error, 'body: the key "prototype" is not allowed');
   });
 
-  it('refuseNul names the first NUL by its path, and passes values without one', () => {
+  it('refuseUnstorableText names the first NUL or unpaired surrogate by its path, and passes values without one', () => {
     const at = (value: unknown) => {
       try {
-        refuseNul(value);
+        refuseUnstorableText(value);
         return 'ok';
       } catch (err) {
         return (err as Error).message;
@@ -65,5 +65,22 @@ describe('request bodies', () => {
     assert.equal(at({ a: [1, { b: 'x\u0000' }] }), 'a[1].b: text must not contain the NUL character (U+0000)');
     assert.equal(at({ a: { 'k\u0000': 1 } }), 'a: a key must not contain the NUL character (U+0000)');
     assert.equal(at('\u0000'), 'body: text must not contain the NUL character (U+0000)');
+    assert.equal(at({ a: ['\ud83d\ude00', 'x\udfff'] }), 'a[1]: text must not contain an unpaired UTF-16 surrogate');
+    assert.equal(at({ a: { ['\ud800']: 1 } }), 'a: a key must not contain an unpaired UTF-16 surrogate');
+    assert.equal(at(JSON.parse('{"a":"\\ud800"}')), 'a: text must not contain an unpaired UTF-16 surrogate');
+    assert.equal(at({ a: '\ud83d\ude00 \u{1F50B}' }), 'ok');
+  });
+
+  it('refuseUnstorableText refuses exactly the strings with a NUL or an unpaired surrogate (random UTF-16)', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 8 }), (text, key) => {
+      let refused = false;
+      try {
+        refuseUnstorableText({ [key]: [text] });
+      } catch {
+        refused = true;
+      }
+      const bad = (s: string) => s.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+      assert.equal(refused, bad(text) || bad(key));
+    }), { seed: 44, numRuns: 2000 });
   });
 });

@@ -25,15 +25,14 @@ import { measurementOf, shardTableName } from '../catalogue.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
 import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
 import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
-import { checkNewField, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
+import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
 import { LruCache } from '../../lru-cache.ts';
 import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
-import { createShardTable, matrixParam, rowsParam, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
+import { createShardTable, matrixParam, rowsParam, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
 import { folderOf } from './pg-staging.ts';
 
 const ROWS_PER_STATEMENT = 5_000;
 const MAX_CACHED_SERIES_TEXTS = 200_000;
-const PG_LIMIT = ' (the most a PostgreSQL shard table holds)';
 /** pg_advisory_xact_lock(TELEMETRY_LOCK, namespace id): adding to a namespace's catalogue */
 const TELEMETRY_LOCK = 0x6774_6c6d;
 /**
@@ -244,7 +243,7 @@ function scanBody(req: WriteRequest, info: NamespaceInfo | undefined, lookup: (t
         if (seen.kind !== kind) throw typeConflict(sc.line, name, s.measurement, seen.kind, kind);
         continue;
       }
-      checkNewField(sc.line, name, s.measurement, (m?.list.length ?? 0) + fresh.size, PG_MAX_FIELDS_PER_MEASUREMENT, PG_LIMIT);
+      checkNewField(sc.line, name, s.measurement, (m?.list.length ?? 0) + fresh.size, MAX_FIELDS_PER_MEASUREMENT);
       fresh.set(name, { kind, line: sc.line });
     }
     // a new series or field is added even when the point itself is beyond retention (as on SQLite)
@@ -322,7 +321,7 @@ async function addFields(tx: Db, info: NamespaceInfo, fresh: Map<string, Map<str
         if (stored.kind !== f.kind) throw typeConflict(f.line, name, measurement, stored.kind, f.kind);
         continue;
       }
-      checkNewField(f.line, name, measurement, m.list.length, PG_MAX_FIELDS_PER_MEASUREMENT, PG_LIMIT);
+      checkNewField(f.line, name, measurement, m.list.length, MAX_FIELDS_PER_MEASUREMENT);
       const row = { measurement, field: name, ordinal: m.list.length, type: FIELD_TYPES[f.kind] };
       await tx.run(sql`INSERT INTO telemetry_fields (namespace_id, measurement, field, ordinal, type)
         VALUES (${info.id}, ${row.measurement}, ${row.field}, ${row.ordinal}, ${row.type})`);
@@ -339,9 +338,9 @@ async function addSeries(tx: Db, info: NamespaceInfo, fresh: Map<string, SeriesE
   const tags = list.map((s) => s.tags);
   await tx.run(sql`INSERT INTO telemetry_series (namespace_id, measurement, tags, node_id, created_at)
     SELECT ${info.id}, m, t, n, ${now} FROM unnest(${measurements}::text[], ${tags}::text[], ${list.map((s) => s.nodeId)}::text[]) AS u(m, t, n)
-    ON CONFLICT (namespace_id, measurement, tags) DO NOTHING`);
+    ON CONFLICT (namespace_id, key_hash) DO NOTHING`);
   const rows = await tx.all(sql<{ id: number; measurement: string; tags: string }>`SELECT s.id, s.measurement, s.tags FROM telemetry_series s
-    JOIN unnest(${measurements}::text[], ${tags}::text[]) AS u(m, t) ON s.measurement = u.m AND s.tags = u.t
+    JOIN unnest(${measurements}::text[], ${tags}::text[]) AS u(m, t) ON s.key_hash = gk_sha256(u.m || E'\n' || u.t) AND s.measurement = u.m AND s.tags = u.t
     WHERE s.namespace_id = ${info.id}`);
   for (const r of rows) {
     const s = fresh.get(`${r.measurement}\u0000${r.tags}`);
