@@ -1,4 +1,5 @@
 // Users as the authentication domain sees them: lookup by e-mail, password and tier updates, root membership.
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { UsersTable } from '../db/schema.ts';
 
@@ -14,9 +15,21 @@ export interface UserRow {
 
 const USER_COLUMNS = ['id', 'email', 'password_hash', 'tier', 'password_changed_at'] as const satisfies readonly (keyof UsersTable)[];
 
-/** Case-insensitive: `users.email` is COLLATE NOCASE. */
+/**
+ * docs/api.md#email: addresses match whatever the case of their ASCII letters, and only those, on every backend (SQLite:
+ * the column is COLLATE NOCASE; PostgreSQL: its unique index is on gk_ascii_lower(email), sql/pg/0018).
+ */
+function sameEmail(db: Db, email: string) {
+  return db.backend === 'postgres' ? sql<boolean>`gk_ascii_lower(email) = gk_ascii_lower(${email})` : sql<boolean>`email = ${email}`;
+}
+
+/** What two addresses of one account have in common (docs/api.md#email): ASCII letters in lower case. */
+export function emailKey(email: string): string {
+  return email.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where('email', '=', email));
+  return db.get(db.qb.selectFrom('users').select(USER_COLUMNS).where(sameEmail(db, email)));
 }
 
 export async function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
@@ -30,7 +43,7 @@ export async function findUserById(db: Db, id: number): Promise<UserRow | undefi
 export async function insertUser(db: Db, email: string, passwordHash: string, now: number): Promise<number | undefined> {
   return (await db.get(db.qb.insertInto('users')
     .values({ email, password_hash: passwordHash, password_changed_at: now, created_at: now })
-    .onConflict((oc) => oc.column('email').doNothing())
+    .onConflict((oc) => oc.doNothing()) // the e-mail is the one unique key a new row can meet
     .returning('id')))?.id;
 }
 
@@ -56,6 +69,6 @@ export async function tokenGeneration(db: Db, userId: number): Promise<number> {
 
 /** Returns false when no user has that e-mail. */
 export async function setTier(db: Db, email: string, tier: Tier): Promise<boolean> {
-  return (await db.run(db.qb.updateTable('users').set({ tier }).where('email', '=', email))).changes === 1;
+  return (await db.run(db.qb.updateTable('users').set({ tier }).where(sameEmail(db, email)))).changes === 1;
 }
 

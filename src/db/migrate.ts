@@ -41,6 +41,8 @@ import m0016 from '../../sql/0016_telemetry_catalogue_version.sql';
 import p0016 from '../../sql/pg/0016_telemetry_catalogue_version.sql';
 import m0017 from '../../sql/0017_telemetry_key_hashes.sql';
 import p0017 from '../../sql/pg/0017_telemetry_key_hashes.sql';
+import m0018 from '../../sql/0018_users_email_ascii.sql';
+import p0018 from '../../sql/pg/0018_users_email_ascii.sql';
 
 export interface Migration {
   name: string;
@@ -71,6 +73,7 @@ export const migrations: readonly Migration[] = [
   { name: '0015_telemetry_piece_stats', sql: m0015, pg: p0015 },
   { name: '0016_telemetry_catalogue_version', sql: m0016, pg: p0016 },
   { name: '0017_telemetry_key_hashes', sql: m0017, pg: p0017 },
+  { name: '0018_users_email_ascii', sql: m0018, pg: p0018 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -4,7 +4,7 @@ import type { RouteContext } from '../http/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';
-import { findUserByEmail, insertUser } from '../auth/users.store.ts';
+import { emailKey, findUserByEmail, insertUser } from '../auth/users.store.ts';
 import { rightsOverReach } from '../access/rights.ts';
 import { requireRights, requireVisibleRole, rightsHold, type RightOver } from '../access/guards.ts';
 import { ROOT_ROLE_ID } from '../access/root.ts';
@@ -90,10 +90,10 @@ export function registerMemberRoutes({ api, deps, auth }: RouteContext): void {
   async function queryMembers(userId: number, selection: '*' | number[], f: { id?: number[]; roleId?: number[]; userEmail?: string[] }) {
     const roles = await visibleRoleSet(db, userId, selection);
     const rights = await rightsOverReach(db, userId);
-    const emails = f.userEmail?.map((e) => e.toLowerCase());
+    const emails = f.userEmail?.map(emailKey);
     return (await membersOfRoles(db, roles))
       .filter((m) => m.user_id === userId || rights.get(m.role_id)?.userManagement === true)
-      .filter((m) => inList(f.id, m.id) && inList(f.roleId, m.role_id) && inList(emails, m.email.toLowerCase()))
+      .filter((m) => inList(f.id, m.id) && inList(f.roleId, m.role_id) && inList(emails, emailKey(m.email)))
       .map(toMember);
   }
 

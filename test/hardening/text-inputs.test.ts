@@ -79,6 +79,32 @@ describe('lone UTF-16 surrogates in JSON bodies: 400 naming the field, on every 
   });
 });
 
+describe('e-mail addresses: the same accounts on every backend', () => {
+  it('match whatever the case of their ASCII letters, and only those (É and é are different letters)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const users = await count(app, 'users');
+    const member = async (email: string, password: string) => {
+      const res = await app.request('PUT', `/v1/role/${ROOT_ROLE_ID}/member?userEmail=${encodeURIComponent(email)}&password=${password}`, { token: app.adminToken, body: {} });
+      assert.equal(res.status, 200, res.text);
+      return res.body.member as { id: number; userEmail: string };
+    };
+    const upper = await member('Émile@Site.test', 'first-password-1');
+    assert.equal(upper.userEmail, 'Émile@Site.test');
+    assert.deepEqual(await member('ÉMILE@SITE.TEST', 'ignored-password'), upper);
+    const lower = await member('émile@site.test', 'second-password-2');
+    assert.notEqual(lower.id, upper.id);
+    assert.equal(await count(app, 'users'), users + 2);
+    const login = (username: string, password: string) => app.request('POST', '/auth/login', { body: { username, password } });
+    assert.equal((await login('éMILE@sItE.TeSt', 'second-password-2')).status, 200);
+    assert.equal((await login('ÉmIlE@site.TEST', 'first-password-1')).status, 200);
+    assertError(await login('émile@site.test', 'first-password-1'), 401, 'PASSWORD_INCORRECT');
+    const filtered = await app.request('POST', `/v1/role/${ROOT_ROLE_ID}/member/query`, { token: app.adminToken, body: { filter: { userEmail: ['éMILE@SITE.test'] } } });
+    assert.equal(filtered.status, 200, filtered.text);
+    assert.deepEqual(filtered.body.member.map((m: { id: number }) => m.id), [lower.id]);
+  });
+});
+
 function flags() {
   return { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false };
 }
