@@ -18,8 +18,8 @@ import { migrate } from '../src/db/migrate.ts';
 import { benchDatabase } from './lib/postgres.mjs';
 import { sql } from 'kysely';
 import { createDeps } from '../src/runtime.ts';
-import { parseConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
+import { parseConfig } from '../src/lib/config.ts';
+import { createLogger } from '../src/lib/logger.ts';
 
 const USERS = Number(process.env.USERS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);

@@ -1,7 +1,7 @@
 // What every route and service receives. Time is injected (tests use a fake clock); nothing reads Date.now() directly.
-import type { Config } from './config.ts';
+import type { Config } from './lib/config.ts';
 import type { Db } from './db/open.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from './lib/logger.ts';
 import type { KeyRing } from './auth/keys.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { TokenClaims } from './auth/tokens.ts';

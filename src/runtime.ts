@@ -1,7 +1,7 @@
 // Builds the dependencies of a running service: database (migrated), first-start bootstrap, keys, metrics.
 import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ConfigError, type Config } from './config.ts';
+import { ConfigError, type Config } from './lib/config.ts';
 import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from './auth/secret-box.ts';
 import { resealTotpSecrets } from './auth/two-factor.store.ts';
 import type { Deps } from './deps.ts';
@@ -14,7 +14,7 @@ import { KeyRing } from './auth/keys.ts';
 import { checkSealingKey } from './auth/sealing-check.ts';
 import { createSessionGuard } from './auth/sessions.ts';
 import { createMetrics } from './http/metrics.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger, type Logger } from './lib/logger.ts';
 import { addonFile, loadNativeBinding } from './native.ts';
 import { stagedEntries, startStaging } from './telemetry/staging.ts';
 import { setFoldLog, stagedBatches } from './telemetry/pg/pg-staging.ts';

@@ -4,8 +4,8 @@
 // the service's writes).
 import * as v from 'valibot';
 import { sql } from 'kysely';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Db } from '../db/open.ts';

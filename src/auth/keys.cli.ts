@@ -1,7 +1,7 @@
 // `gridkeeper keys rotate`: a new token signing key (keys.ts). The previous keys are retired, not deleted: the tokens
 // they signed keep verifying until they expire (refresh tokens: 14 days). Running nodes sign with the new key within
 // KEY_CHECK_MS, or at once when they meet a token it signed.
-import { parseFlags, type Command } from '../command.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { KEY_CHECK_MS, rotateSigningKey } from './keys.ts';

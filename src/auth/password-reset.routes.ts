@@ -3,7 +3,7 @@
 import type { RouteContext } from '../http/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
-import { publicUrlOf } from '../config.ts';
+import { publicUrlOf } from '../lib/config.ts';
 import { hashSecret } from './passwords.ts';
 import { findUserByEmail, findUserById, setPasswordHash } from './users.store.ts';
 import { revokeUserSessions } from './sessions.ts';

@@ -1,8 +1,8 @@
 // `gridkeeper user reset-link <email>`: prints a password reset link (valid 60 minutes, usable once) for an operator to
 // hand over — the way to reset a password on an appliance that sends no mail. Earlier links of the user stop working.
 import * as v from 'valibot';
-import { ConfigError, EMAIL, publicUrlOf } from '../config.ts';
-import type { Command } from '../command.ts';
+import { ConfigError, EMAIL, publicUrlOf } from '../lib/config.ts';
+import type { Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { findUserByEmail } from './users.store.ts';

@@ -3,8 +3,8 @@
 //   one transaction, then the file is rewritten with the new key alone. A crash at any step leaves every secret
 //   openable. A running server reads the file again when it meets the new key, and before it seals anything.
 // - GRIDKEEPER_SECRET_KEY: the operator puts the new key first (`new,old`), runs this, then drops the old key.
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from './secret-box.ts';

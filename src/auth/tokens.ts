@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
 import type { TokenType } from '../http/env.ts';
 import type { KeyRing } from './keys.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 import { DatabaseUnavailable } from '../db/unavailable.ts';
 
 /** Lifetimes in seconds (docs/api.md#tokens). */

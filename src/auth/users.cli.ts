@@ -1,7 +1,7 @@
 // `gridkeeper user add <email> [--password P] [--role ID]`
 import * as v from 'valibot';
-import { ConfigError, EMAIL } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
+import { ConfigError, EMAIL } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { generatePassword, hashSecret } from './passwords.ts';

@@ -4,8 +4,8 @@
 // per table and shard table; counts verified before the commit.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { checkDatabase } from '../runtime.ts';
 import { loadNativeBinding } from '../native.ts';
 import { openDatabase, type Db } from './open.ts';

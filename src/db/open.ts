@@ -16,7 +16,7 @@ import {
 } from 'kysely';
 import type { Schema } from './schema.ts';
 import { groupCommit } from './group-commit.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 import { WriteLock } from './write-lock.ts';
 
 export type Query<R> = Compilable<R> | RawBuilder<R>;

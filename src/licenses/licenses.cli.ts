@@ -3,8 +3,8 @@
 // line, on stdout (the output is meant for a script or a label printer; nothing is logged). With --customer the new
 // licenses go into one new order of that customer, in the same transaction.
 import * as v from 'valibot';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
 import { openConfiguredDatabase } from '../runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';

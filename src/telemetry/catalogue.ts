@@ -17,7 +17,7 @@ import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile }
 
 export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
 import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 /** SQLite allows 2000 columns per table; three hold the key. */
 export const MAX_FIELDS_PER_MEASUREMENT = 1997;

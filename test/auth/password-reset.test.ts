@@ -13,8 +13,8 @@ import { startSmtp, type TestSmtp } from '../support/smtp.ts';
 import { runCli } from '../../src/cli.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { createDeps } from '../../src/runtime.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createLogger, type Logger } from '../../src/logger.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { createLogger, type Logger } from '../../src/lib/logger.ts';
 import { createApp } from '../../src/app.ts';
 import { issueResetToken } from '../../src/auth/password-reset.ts';
 

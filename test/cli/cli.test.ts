@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql, type RawBuilder } from 'kysely';
 import { runCli } from '../../src/cli.ts';
-import { parseConfig, ConfigError } from '../../src/config.ts';
+import { parseConfig, ConfigError } from '../../src/lib/config.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import type { Db } from '../../src/db/open.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';

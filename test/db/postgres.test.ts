@@ -13,7 +13,7 @@ import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, parseConfig } from '../../src/config.ts';
+import { ConfigError, parseConfig } from '../../src/lib/config.ts';
 import { databaseUrl, freshPostgres, emptyPostgres } from '../support/postgres.ts';
 
 /** An empty database on the test server, dropped when the test ends. */

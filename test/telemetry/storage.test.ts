@@ -9,7 +9,7 @@ import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { databaseUrl, freshPostgres, testBackend } from '../support/postgres.ts';
 import { runCli } from '../../src/cli.ts';
-import { ConfigError, parseConfig } from '../../src/config.ts';
+import { ConfigError, parseConfig } from '../../src/lib/config.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { migrate } from '../../src/db/migrate.ts';

@@ -17,7 +17,7 @@ import type { Db } from '../../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
 import { chargeBucket, readingAt, type Bucket, type BucketKey } from './leaky-bucket.ts';
 import type { RateLimiter } from './limiter.ts';
-import { LruCache } from '../../lru-cache.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 /** How often a node deletes idle rows (as the in-memory store sweeps). */
 const SWEEP_EVERY_MS = 60_000;
