@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
+import { createDeps } from '../src/boot/runtime.ts';
 import { parseConfig } from '../src/lib/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import {

@@ -5,8 +5,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig } from '../src/lib/config.ts';
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
-import { startServer } from '../src/server.ts';
+import { createDeps } from '../src/boot/runtime.ts';
+import { startServer } from '../src/boot/server.ts';
 import { noAuditLog } from '../src/audit/record.ts';
 
 const mode = process.env.BENCH_SYNC ?? 'FULL';

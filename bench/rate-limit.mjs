@@ -17,7 +17,7 @@ import { openPostgres } from '../src/db/postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { benchDatabase } from './lib/postgres.mjs';
 import { sql } from 'kysely';
-import { createDeps } from '../src/runtime.ts';
+import { createDeps } from '../src/boot/runtime.ts';
 import { parseConfig } from '../src/lib/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
+import { createDeps } from '../src/boot/runtime.ts';
 import { parseConfig } from '../src/lib/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { hashSecret } from '../src/auth/passwords.ts';

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import { sql } from 'kysely';
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import type { Db } from '../db/open.ts';
 import { IsoTime, toAuditEntry } from './audit.schemas.ts';

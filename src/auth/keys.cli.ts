@@ -2,7 +2,7 @@
 // they signed keep verifying until they expire (refresh tokens: 14 days). Running nodes sign with the new key within
 // KEY_CHECK_MS, or at once when they meet a token it signed.
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { KEY_CHECK_MS, rotateSigningKey } from './keys.ts';
 

@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { ConfigError, EMAIL, publicUrlOf } from '../lib/config.ts';
 import type { Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { findUserByEmail } from './users.store.ts';
 import { issueResetToken, resetLink } from './password-reset.ts';

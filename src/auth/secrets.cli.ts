@@ -5,7 +5,7 @@
 // - GRIDKEEPER_SECRET_KEY: the operator puts the new key first (`new,old`), runs this, then drops the old key.
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from './secret-box.ts';
 import { resealTotpSecrets } from './two-factor.store.ts';

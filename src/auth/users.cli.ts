@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { ConfigError, EMAIL } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
 import { insertUser } from './users.store.ts';

@@ -5,7 +5,7 @@
 import * as v from 'valibot';
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { openConfiguredDatabase } from '../boot/runtime.ts';
 import { migrate } from '../db/migrate.ts';
 import { formatIssue } from '../http/validate.ts';
 import { CreateLicenseBody, licenseCreated } from './licenses.schemas.ts';

@@ -5,7 +5,7 @@ import { SignJWT, generateKeyPair, exportJWK } from 'jose';
 import { createHmac } from 'node:crypto';
 import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth, liveToken } from '../support/auth-helpers.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import type { TokenType } from '../../src/http/env.ts';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { sql, type RawBuilder } from 'kysely';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/boot/cli.ts';
 import { parseConfig, ConfigError } from '../../src/lib/config.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import type { Db } from '../../src/db/open.ts';

@@ -6,7 +6,7 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { TestApp } from '../support/app.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import type { Deps } from '../../src/deps.ts';
 
 const NO_RIGHTS = {

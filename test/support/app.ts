@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { databaseUrl, freshPostgres, testBackend } from './postgres.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { createDeps } from '../../src/runtime.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
 import { parseConfig } from '../../src/lib/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import { hashSecret, lighterHashesForTests } from '../../src/auth/passwords.ts';

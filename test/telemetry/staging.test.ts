@@ -16,7 +16,7 @@ import { T0 } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
 import { openDatabase, type Db, type SqliteConnection } from '../../src/db/open.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { addonFile } from '../../src/native.ts';
+import { addonFile } from '../../src/db/native.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
 import { runQueries } from '../../src/telemetry/query-exec.ts';

@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
 import { databaseUrl, freshPostgres, testBackend } from '../support/postgres.ts';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/boot/cli.ts';
 import { ConfigError, parseConfig } from '../../src/lib/config.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';

@@ -1,26 +1,26 @@
 // Builds the dependencies of a running service: database (migrated), first-start bootstrap, keys, metrics.
 import { dirname, join } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ConfigError, type Config } from './lib/config.ts';
-import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from './auth/secret-box.ts';
-import { resealTotpSecrets } from './auth/two-factor.store.ts';
-import type { Deps } from './deps.ts';
+import { ConfigError, type Config } from '../lib/config.ts';
+import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from '../auth/secret-box.ts';
+import { resealTotpSecrets } from '../auth/two-factor.store.ts';
+import type { Deps } from '../deps.ts';
 import { sql } from 'kysely';
-import { openDatabase, type Db } from './db/open.ts';
-import { DatabaseUnavailable, openPostgres } from './db/postgres.ts';
-import { migrate } from './db/migrate.ts';
+import { openDatabase, type Db } from '../db/open.ts';
+import { DatabaseUnavailable, openPostgres } from '../db/postgres.ts';
+import { migrate } from '../db/migrate.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
-import { KeyRing } from './auth/keys.ts';
-import { checkSealingKey } from './auth/sealing-check.ts';
-import { createSessionGuard } from './auth/sessions.ts';
-import { createMetrics } from './http/metrics.ts';
-import { createLogger, type Logger } from './lib/logger.ts';
-import { addonFile, loadNativeBinding } from './native.ts';
-import { stagedEntries, startStaging } from './telemetry/staging.ts';
-import { setFoldLog, stagedBatches } from './telemetry/pg/pg-staging.ts';
-import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
-import { createMailer } from './auth/mailer.ts';
-import { createAuditLog } from './audit/record.ts';
+import { KeyRing } from '../auth/keys.ts';
+import { checkSealingKey } from '../auth/sealing-check.ts';
+import { createSessionGuard } from '../auth/sessions.ts';
+import { createMetrics } from '../http/metrics.ts';
+import { createLogger, type Logger } from '../lib/logger.ts';
+import { addonFile, loadNativeBinding } from '../db/native.ts';
+import { stagedEntries, startStaging } from '../telemetry/staging.ts';
+import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
+import { createRateLimiter } from '../telemetry/rate-limit/rate-limiter.ts';
+import { createMailer } from '../auth/mailer.ts';
+import { createAuditLog } from '../audit/record.ts';
 
 export const VERSION = '0.1.0';
 
