@@ -3,8 +3,7 @@
 import * as v from 'valibot';
 import { ConfigError, EMAIL, publicUrlOf } from '../lib/config.ts';
 import type { Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../boot/runtime.ts';
-import { migrate } from '../db/migrate.ts';
+import { withMigratedDatabase } from '../db/configured.ts';
 import { findUserByEmail } from './users.store.ts';
 import { issueResetToken, resetLink } from './password-reset.ts';
 
@@ -16,15 +15,12 @@ export const resetLinkCommand: Command = {
   async run(config, args, io) {
     const email = v.safeParse(Email, args[0]);
     if (args.length !== 1 || !email.success) throw new ConfigError('user reset-link: expected one e-mail address');
-    const db = openConfiguredDatabase(config);
-    try {
-      await migrate(db, Date.now());
+    const token = await withMigratedDatabase(config, async (db) => {
       const user = await findUserByEmail(db, email.output);
       if (!user) throw new ConfigError(`user reset-link: no user ${email.output}`);
-      io.out(resetLink(publicUrlOf(config), await issueResetToken(db, user.id, Date.now())));
-      return 0;
-    } finally {
-      await db.close();
-    }
+      return issueResetToken(db, user.id, Date.now());
+    });
+    io.out(resetLink(publicUrlOf(config), token));
+    return 0;
   },
 };

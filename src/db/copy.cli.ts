@@ -6,7 +6,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { checkDatabase } from '../boot/runtime.ts';
+import { checkDatabase } from './configured.ts';
 import { loadNativeBinding } from './native.ts';
 import { openDatabase, type Db } from './open.ts';
 import { openPostgres } from './postgres.ts';

@@ -4,7 +4,7 @@
 // the shard list in their own snapshot, and a writer that meets a dropped table runs again with a fresh catalogue.
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { openConfiguredDatabase } from '../boot/runtime.ts';
+import { openConfiguredDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
 import { DURATION_HINT, parseDurationMs } from '../lib/duration.ts';
 import { pruneShards } from './telemetry.store.ts';
