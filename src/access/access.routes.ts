@@ -1,6 +1,6 @@
 // GET /v1/access/explain (ours, docs/api.md#explain): whether the caller holds a right, and the shortest chain that grants it.
 import * as v from 'valibot';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { qInt, qString } from '../http/validate.ts';
 import { RIGHTS } from './rights.ts';

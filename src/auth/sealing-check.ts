@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { ConfigError } from '../lib/config.ts';
 import type { Db } from '../db/open.ts';
-import { SealError, sealedKeyId, type SecretBox } from './secret-box.ts';
+import { SealError, sealedKeyId, type SecretBox } from '../lib/secret-box.ts';
 
 const SETTING = 'sealing_check';
 const PLACE = 'settings:sealing_check';

@@ -6,7 +6,7 @@
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
 import { withMigratedDatabase } from '../db/configured.ts';
-import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from './secret-box.ts';
+import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from '../lib/secret-box.ts';
 import { resealTotpSecrets } from './two-factor.store.ts';
 import { checkSealingKey } from './sealing-check.ts';
 

@@ -2,9 +2,9 @@
 import { dirname } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { ConfigError, type Config } from '../lib/config.ts';
-import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from '../auth/secret-box.ts';
+import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from '../lib/secret-box.ts';
 import { resealTotpSecrets } from '../auth/two-factor.store.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../context/deps.ts';
 import type { Db } from '../db/open.ts';
 import { checkDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../lib/logger.ts';
 import { stagedEntries, startStaging } from '../telemetry/staging.ts';
 import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
 import { createRateLimiter } from '../telemetry/rate-limit/rate-limiter.ts';
-import { createMailer } from '../auth/mailer.ts';
+import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
 
 export const VERSION = '0.1.0';

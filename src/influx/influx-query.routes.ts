@@ -3,7 +3,7 @@
 // string or, on POST, from a form body. `chunked=true` is answered with one un-chunked JSON document, which chunk-reading
 // clients read as a single chunk.
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8, joinBytes } from '../http/route.ts';

@@ -13,7 +13,7 @@ import { signToken } from '../../src/auth/tokens.ts';
 import { hashSecret, lighterHashesForTests } from '../../src/auth/passwords.ts';
 import { insertUser, tokenGeneration } from '../../src/auth/users.store.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import type { Deps } from '../../src/deps.ts';
+import type { Deps } from '../../src/context/deps.ts';
 import type { TokenType } from '../../src/http/env.ts';
 import { ROOT_ROLE_ID } from '../../src/access/root.ts';
 

@@ -9,7 +9,7 @@
 // It rejects with the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
 // (a dry run charges nothing and gets the body to answer with).
 import type { Context } from 'hono';
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../context/deps.ts';
 import type { AppEnv } from '../../http/env.ts';
 import { ApiError } from '../../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
