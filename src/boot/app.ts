@@ -10,7 +10,7 @@ import type { AppEnv } from '../http/env.ts';
 import type { Deps } from '../context/deps.ts';
 import { registerSystemRoutes } from '../http/system.routes.ts';
 import { registerAuthRoutes } from '../auth/auth.routes.ts';
-import { registerAccessRoutes } from '../access/access.routes.ts';
+import { registerExplainRoutes } from '../roles/explain.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerDeviceRoutes } from '../devices/devices.routes.ts';
 import { registerLicenseRoutes } from '../licenses/licenses.routes.ts';
@@ -34,7 +34,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
 
   registerSystemRoutes(ctx);
   registerAuthRoutes(ctx);
-  registerAccessRoutes(ctx);
+  registerExplainRoutes(ctx);
   registerRoleRoutes(ctx);
   registerDeviceRoutes(ctx);
   registerLicenseRoutes(ctx);
