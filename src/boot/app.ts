@@ -14,7 +14,7 @@ import { registerExplainRoutes } from '../roles/explain.routes.ts';
 import { registerRoleRoutes } from '../roles/roles.routes.ts';
 import { registerDeviceRoutes } from '../devices/devices.routes.ts';
 import { registerLicenseRoutes } from '../licenses/licenses.routes.ts';
-import { registerCustomerRoutes } from '../customers/customers.routes.ts';
+import { registerCustomerRoutes } from '../licenses/customers.routes.ts';
 import { registerTelemetryRoutes } from '../telemetry/telemetry.routes.ts';
 import { registerAssetRoutes } from '../assets/assets.routes.ts';
 import { registerInfluxRoutes } from '../influx/influx.routes.ts';

@@ -12,7 +12,7 @@ import { recordCommandAudit } from '../audit/record.ts';
 import { createLicenses } from './licenses.service.ts';
 import { ApiError } from '../http/errors.ts';
 import { uuid } from '../http/validate.ts';
-import { createOrder } from '../customers/customers.service.ts';
+import { createOrder } from './customers.service.ts';
 
 const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
   + '[--ev-kw N] [--count N] [--key K] [--customer UUID]';

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { canSeeCustomersOf, customerRoles, requireCustomerCreation, requireOrderRights } from '../access/customers.ts';
-import { toLicense } from '../licenses/licenses.schemas.ts';
+import { toLicense } from './licenses.schemas.ts';
 import { createOrder } from './customers.service.ts';
 import { customersOfRoles, datalinksOf, findCustomer, insertCustomer, licensesOfCustomer } from './customers.store.ts';
 import {
