@@ -16,7 +16,7 @@ import { createMetrics } from '../http/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { stagedEntries, startStaging } from '../telemetry/staging.ts';
 import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
-import { createRateLimiter } from '../telemetry/rate-limit/rate-limiter.ts';
+import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
 

@@ -10,7 +10,7 @@ import type { Db } from '../db/open.ts';
 import type { AuditInsert, Tier } from '../db/schema.ts';
 import type { TokenClaims } from '../http/env.ts';
 import type { Metrics } from '../http/metrics.ts';
-import type { RateLimiter } from '../telemetry/rate-limit/rate-limiter.ts';
+import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 
 /** The token signing keys (src/auth/keys.ts KeyRing): the key to sign with now, and any key's public half. */
 export interface SigningKeys {

@@ -8,7 +8,7 @@ import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8, joinBytes } from '../http/route.ts';
 import { estimateRequest } from '../telemetry/cost.ts';
-import { enforceQueryCost } from '../telemetry/rate-limit/query-cost.ts';
+import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { parseQuery, ParseError, type Params } from '../influxql/parser.ts';
 import { executeQuery } from '../influxql/execute.ts';

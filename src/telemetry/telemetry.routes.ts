@@ -10,7 +10,7 @@ import { namespaceFromWriteParams } from './namespaces.ts';
 import { runQueries } from './query-exec.ts';
 import { resultsJson } from './query-result.ts';
 import { estimateRequest } from './cost.ts';
-import { enforceQueryCost } from './rate-limit/query-cost.ts';
+import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
   NamespacesResponseSchema, QueryBodySchema, QueryParamsSchema, QueryResponseSchema, WriteParamsSchema,
