@@ -3,10 +3,10 @@
 //    session guard's revocation lookup — cold (every token new: full Ed25519 verification) and warm (cache hit);
 //  - login latency for a wrong password of a known user vs an unknown user (timing parity, scrypt both ways).
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
-import { parseConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
-import { createApp } from '../src/app.ts';
+import { createDeps } from '../src/boot/runtime.ts';
+import { parseConfig } from '../src/lib/config.ts';
+import { createLogger } from '../src/lib/logger.ts';
+import { createApp } from '../src/boot/app.ts';
 import { signToken, verifyToken } from '../src/auth/tokens.ts';
 import { openSession } from '../src/auth/sessions.ts';
 import { hashSecret } from '../src/auth/passwords.ts';

@@ -10,9 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
-import { parseConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
+import { createDeps } from '../src/boot/runtime.ts';
+import { parseConfig } from '../src/lib/config.ts';
+import { createLogger } from '../src/lib/logger.ts';
 import {
   companiesManaging, descendantsOf, devicesMonitoredByCompanies, memberCompanies, visibleCompanyIds,
 } from '../src/access/companies.ts';

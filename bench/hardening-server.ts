@@ -3,10 +3,10 @@
 // Settings from the usual environment; BENCH_SYNC = FULL | NORMAL | OFF, BENCH_AUDIT = on | off.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseConfig } from '../src/config.ts';
+import { parseConfig } from '../src/lib/config.ts';
 import { openDatabase } from '../src/db/open.ts';
-import { createDeps } from '../src/runtime.ts';
-import { startServer } from '../src/server.ts';
+import { createDeps } from '../src/boot/runtime.ts';
+import { startServer } from '../src/boot/server.ts';
 import { noAuditLog } from '../src/audit/record.ts';
 
 const mode = process.env.BENCH_SYNC ?? 'FULL';

@@ -7,19 +7,19 @@
 // 4. The same on PostgreSQL, where the buckets and bans are shared by every node (shared-limits.ts): one caller, then
 //    16 at once (NO_PG=1 skips it; the server at GRIDKEEPER_TEST_DATABASE_URL, default this machine's).
 // Reports the median of ROUNDS rounds in µs per call.
-import { LeakyBuckets } from '../src/telemetry/rate-limit/leaky-bucket.ts';
-import { IpBans } from '../src/telemetry/rate-limit/ip-bans.ts';
-import { bucketKey } from '../src/telemetry/rate-limit/rate-limiter.ts';
-import { TIERS } from '../src/telemetry/rate-limit/tiers.ts';
-import { enforceQueryCost } from '../src/telemetry/rate-limit/query-cost.ts';
+import { LeakyBuckets } from '../src/rate-limit/leaky-bucket.ts';
+import { IpBans } from '../src/rate-limit/ip-bans.ts';
+import { bucketKey } from '../src/rate-limit/rate-limiter.ts';
+import { TIERS } from '../src/rate-limit/tiers.ts';
+import { enforceQueryCost } from '../src/rate-limit/query-cost.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { benchDatabase } from './lib/postgres.mjs';
 import { sql } from 'kysely';
-import { createDeps } from '../src/runtime.ts';
-import { parseConfig } from '../src/config.ts';
-import { createLogger } from '../src/logger.ts';
+import { createDeps } from '../src/boot/runtime.ts';
+import { parseConfig } from '../src/lib/config.ts';
+import { createLogger } from '../src/lib/logger.ts';
 
 const USERS = Number(process.env.USERS ?? 100_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);

@@ -1,7 +1,7 @@
 // Entry point of the bundle, the single executable and `npm start`.
-import './tuning.ts'; // first: the thread pool's size and V8's heap growth, before anything uses them
-import { runCli } from './cli.ts';
-import { createLogger, flushLogLines } from './logger.ts';
+import './boot/tuning.ts'; // first: the thread pool's size and V8's heap growth, before anything uses them
+import { runCli } from './boot/cli.ts';
+import { createLogger, flushLogLines } from './lib/logger.ts';
 
 void runCli(process.argv.slice(2), process.env, {
   // the log's waiting lines first: what a command prints comes after what it logged

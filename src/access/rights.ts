@@ -9,7 +9,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { inValues } from '../db/in-list.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 export const RIGHTS = ['roleManagement', 'userManagement', 'viewManagement', 'deviceManagement', 'reportManagement', 'alarmManagement'] as const;
 export type Right = (typeof RIGHTS)[number];

@@ -1,6 +1,6 @@
 // GET /assets/estimateCost.ts and /assets/estimateCost.py (docs/api.md#cost): the standalone cost scripts, served verbatim
 // from the bundle (no files beside the executable), no token needed.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import tsScript from './estimateCost.ts?raw';
 import pyScript from './estimateCost.py';
 

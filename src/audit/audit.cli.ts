@@ -4,11 +4,9 @@
 // the service's writes).
 import * as v from 'valibot';
 import { sql } from 'kysely';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
-import { migrate } from '../db/migrate.ts';
-import type { Db } from '../db/open.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { withMigratedDatabase } from '../db/configured.ts';
 import { IsoTime, toAuditEntry } from './audit.schemas.ts';
 import { iterateAuditEntries } from './audit.store.ts';
 
@@ -29,17 +27,11 @@ export const exportAuditCommand: Command = {
     const from = time('from', values.from) ?? 0;
     const to = time('to', values.to) ?? Date.now() + 1;
     if (from >= to) throw new ConfigError('audit export: --from must be before --to');
-    const db = openConfiguredDatabase(config);
-    try {
-      await migrate(db, Date.now());
-      // one read-only snapshot (Db.read), read in pages: entries committed or pruned meanwhile do not tear the export,
-      // and the service's writes never wait for it
-      await db.read(async (snapshot) => {
-        for await (const row of iterateAuditEntries(snapshot, from, to)) io.out(JSON.stringify(toAuditEntry(row)));
-      });
-    } finally {
-      await db.close();
-    }
+    // one read-only snapshot (Db.read), read in pages: entries committed or pruned meanwhile do not tear the export,
+    // and the service's writes never wait for it
+    await withMigratedDatabase(config, (db) => db.read(async (snapshot) => {
+      for await (const row of iterateAuditEntries(snapshot, from, to)) io.out(JSON.stringify(toAuditEntry(row)));
+    }));
     return 0;
   },
 };

@@ -2,7 +2,7 @@
 // the entries about what it can read today — roles in its reach (a role's creation: the parent's), member relations of
 // roles over which it holds userManagement (and its own memberships as they are today), devices it can read (only the properties it can read), licenses linked to a controller
 // it can read, itself as a user — and its own actions. The rights engine (src/access) answers each of these.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { isRootMember } from '../access/root.ts';
 import { canReadProperty, memberRoles, allReadableDevices, rightsOverReach, type DeviceAccess } from '../access/rights.ts';
 import { queryAuditEntries, type AuditRow, type AuditVisibility } from './audit.store.ts';

@@ -1,7 +1,7 @@
 // Request and response schemas of the audit log (validation and the OpenAPI document), and the one serializer.
 import * as v from 'valibot';
 import { jsonId } from '../http/validate.ts';
-import { parseIsoWithOffset } from '../licenses/licenses.schemas.ts';
+import { parseIsoWithOffset } from '../lib/time-text.ts';
 import type { AuditRow } from './audit.store.ts';
 
 export const MAX_LIMIT = 1000;

@@ -2,11 +2,10 @@
 // the pages an export reads, and the retention prune.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
-import type { AuditLogTable } from '../db/schema.ts';
+import type { AuditInsert, AuditLogTable } from '../db/schema.ts';
 import { inValues } from '../db/in-list.ts';
 
 export type AuditRow = Omit<AuditLogTable, 'id'> & { id: number };
-export type AuditInsert = Omit<AuditLogTable, 'id' | 'actor_email'>;
 
 const COLUMN_NAMES = ['id', 'at', 'actor_user_id', 'actor_email', 'actor_token', 'actor_api_token', 'client_address', 'request_id', 'action',
   'target_kind', 'target_id', 'role_id', 'device_id', 'user_id', 'changes'] as const;

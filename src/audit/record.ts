@@ -8,11 +8,12 @@
 // and tokens `changes` says THAT they changed, never a value or a hash.
 import type { Context } from 'hono';
 import type { AppEnv, TokenType } from '../http/env.ts';
-import type { AuditLog, Deps } from '../deps.ts';
+import type { AuditLog, Deps } from '../context/deps.ts';
 import type { Db } from '../db/open.ts';
 import type { AuditLogTable } from '../db/schema.ts';
 import { clientIp } from '../http/client-ip.ts';
-import { insertAuditEntry, pruneAuditEntries, type AuditInsert } from './audit.store.ts';
+import { insertAuditEntry, pruneAuditEntries } from './audit.store.ts';
+import type { AuditInsert } from '../db/schema.ts';
 
 export type AuditAction =
   | 'role.create' | 'role.update' | 'manages.put' | 'manages.delete' | 'member.put' | 'member.delete'
@@ -134,4 +135,3 @@ export function createAuditLog(options: { retentionMs: number | null; now: () =>
 /** For the benchmark's comparison only (bench/audit.mjs): records nothing. The service always uses createAuditLog. */
 export const noAuditLog: AuditLog = { async write() {} };
 
-export type { AuditInsert };

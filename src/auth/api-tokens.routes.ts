@@ -1,7 +1,7 @@
 // /user/tokens (issue 14): the caller's long-lived API tokens. Managed with a session token only (never with an API
 // token); creating one needs a sudo token when the user has 2FA on, so a stolen access token cannot mint a credential
 // that outlives it by years.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { isTwoFactorEnabled } from './two-factor.store.ts';
 import {

@@ -1,7 +1,7 @@
 // API tokens (issue 14): long-lived credentials with scopes, stored only as the SHA-256 of the secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
-import type { Tier } from './users.store.ts';
+import type { Tier } from '../db/schema.ts';
 
 export const API_TOKEN_SCOPES = ['api', 'telemetry:write', 'telemetry:read'] as const;
 export type ApiTokenScope = (typeof API_TOKEN_SCOPES)[number];

@@ -1,5 +1,5 @@
 // The authentication API (docs/api.md#authentication) and user settings: each group lives in its own routes file.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { registerLoginRoutes } from './login.routes.ts';
 import { registerTwoFactorRoutes } from './two-factor.routes.ts';
 import { registerPasswordRoutes } from './password.routes.ts';

@@ -1,6 +1,6 @@
 // Request and response schemas of the authentication API (validation and the OpenAPI document).
 import * as v from 'valibot';
-import { EMAIL } from '../config.ts';
+import { EMAIL } from '../lib/config.ts';
 import { qString } from '../http/validate.ts';
 
 const MAX_SECRET = 256;

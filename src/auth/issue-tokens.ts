@@ -1,6 +1,6 @@
 // Minting the tokens a caller walks away with. A refresh token opens a session (its sid); access and sudo tokens
 // minted from it carry that sid, so revoking the session revokes them too.
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../context/deps.ts';
 import { openSession, type InUnit } from './sessions.ts';
 import { signToken } from './tokens.ts';
 import { tokenGeneration } from './users.store.ts';

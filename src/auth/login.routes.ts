@@ -1,5 +1,5 @@
 // Login and the token endpoints: /auth/login, /auth/accesstoken, /auth/refreshtoken, their validators, /auth/logout.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
 import { dummyHash, rehashed, verifySecret } from './passwords.ts';

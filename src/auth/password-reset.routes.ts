@@ -1,9 +1,9 @@
 // Forgot password (Eniris op 1) and reset (ours): no token needed. The forgot answer is the same 204 whether or not the
 // address has an account, and comes back before any mail is sent, so neither its body nor its timing tells them apart.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
-import { publicUrlOf } from '../config.ts';
+import { publicUrlOf } from '../lib/config.ts';
 import { hashSecret } from './passwords.ts';
 import { findUserByEmail, findUserById, setPasswordHash } from './users.store.ts';
 import { revokeUserSessions } from './sessions.ts';

@@ -1,6 +1,6 @@
 // PUT /user/password: with an access token and the current password, or with a sudo token alone.
 // Every session of the user ends (all refresh tokens, and the access/sudo tokens minted from them).
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
 import { hashSecret, verifySecret } from './passwords.ts';

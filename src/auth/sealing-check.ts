@@ -5,9 +5,9 @@
 // setting). `gridkeeper secrets rotate` seals it again under the new key, as it does the TOTP secrets.
 // PostgreSQL only: an embedded SQLite database has one process and keeps its key file beside it.
 import { randomBytes } from 'node:crypto';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from '../lib/config.ts';
 import type { Db } from '../db/open.ts';
-import { SealError, sealedKeyId, type SecretBox } from './secret-box.ts';
+import { SealError, sealedKeyId, type SecretBox } from '../lib/secret-box.ts';
 
 const SETTING = 'sealing_check';
 const PLACE = 'settings:sealing_check';

@@ -3,11 +3,10 @@
 //   one transaction, then the file is rewritten with the new key alone. A crash at any step leaves every secret
 //   openable. A running server reads the file again when it meets the new key, and before it seals anything.
 // - GRIDKEEPER_SECRET_KEY: the operator puts the new key first (`new,old`), runs this, then drops the old key.
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
-import { migrate } from '../db/migrate.ts';
-import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from './secret-box.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { withMigratedDatabase } from '../db/configured.ts';
+import { createSecretBox, keySourceOf, KEY_FILE, newSecretKey, readKeys, SealError, writeKeyFile } from '../lib/secret-box.ts';
 import { resealTotpSecrets } from './two-factor.store.ts';
 import { checkSealingKey } from './sealing-check.ts';
 
@@ -18,9 +17,7 @@ export const rotateSecretsCommand: Command = {
   usage: USAGE,
   async run(config, args, io) {
     parseFlags('secrets rotate', USAGE, args, []);
-    const db = openConfiguredDatabase(config);
-    try {
-      await migrate(db, Date.now());
+    return withMigratedDatabase(config, async (db) => {
       let report: string;
       let result: Awaited<ReturnType<typeof resealTotpSecrets>>;
       try {
@@ -53,8 +50,6 @@ export const rotateSecretsCommand: Command = {
         io.err(`secrets rotate: no key opens the TOTP secret of user(s) ${result.unreadable.join(', ')}: their 2FA must be reset`);
       }
       return 0;
-    } finally {
-      await db.close();
-    }
+    });
   },
 };

@@ -10,9 +10,9 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import type { SessionGuard } from '../deps.ts';
-import type { TokenClaims } from './tokens.ts';
-import type { Tier } from './users.store.ts';
+import type { SessionGuard } from '../context/deps.ts';
+import type { TokenClaims } from '../http/env.ts';
+import type { Tier } from '../db/schema.ts';
 import { TOKEN_LIFETIME } from './tokens.ts';
 
 /** Derived tokens (access 10 min, sudo 5 min) may outlive their refresh token; keep its row well past that. */

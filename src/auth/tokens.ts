@@ -3,9 +3,9 @@
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
-import type { TokenType } from '../http/env.ts';
-import type { KeyRing } from './keys.ts';
-import { LruCache } from '../lru-cache.ts';
+import type { TokenClaims, TokenType } from '../http/env.ts';
+import type { SigningKeys } from '../context/deps.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 import { DatabaseUnavailable } from '../db/unavailable.ts';
 
 /** Lifetimes in seconds (docs/api.md#tokens). */
@@ -16,22 +16,8 @@ export const TOKEN_LIFETIME: Record<TokenType, number> = {
   sudo: 5 * 60,
 };
 
-export interface TokenClaims {
-  typ: TokenType;
-  sub: number;
-  /** token id */
-  jti: string;
-  /** the refresh-token session this token descends from */
-  sid?: string;
-  /** the user's token generation at issue: a password change increments it, voiding every earlier token */
-  gen: number;
-  /** issued at, Unix seconds */
-  iat: number;
-  exp: number;
-}
-
 export async function signToken(
-  keys: KeyRing,
+  keys: SigningKeys,
   claims: { typ: TokenType; sub: number; sid?: string; jti?: string; gen?: number },
   nowMs: number,
 ): Promise<{ token: string; claims: TokenClaims }> {
@@ -61,16 +47,16 @@ const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', mes
  * least recently used entry goes first.
  */
 const CACHE_SIZE = 4096;
-const verified = new WeakMap<KeyRing, LruCache<string, TokenClaims>>();
+const verified = new WeakMap<SigningKeys, LruCache<string, TokenClaims>>();
 
-function cacheFor(keys: KeyRing): LruCache<string, TokenClaims> {
+function cacheFor(keys: SigningKeys): LruCache<string, TokenClaims> {
   let cache = verified.get(keys);
   if (!cache) verified.set(keys, (cache = new LruCache(CACHE_SIZE)));
   return cache;
 }
 
 /** Verifies signature, expiry and kind. Every failure is a 401 that does not say more than needed. */
-export async function verifyToken(keys: KeyRing, token: string, accepted: readonly TokenType[], nowMs: number): Promise<TokenClaims> {
+export async function verifyToken(keys: SigningKeys, token: string, accepted: readonly TokenType[], nowMs: number): Promise<TokenClaims> {
   const cache = cacheFor(keys);
   let claims = cache.get(token);
   if (claims) {
@@ -87,7 +73,7 @@ export async function verifyToken(keys: KeyRing, token: string, accepted: readon
   return claims;
 }
 
-async function verifySignedToken(keys: KeyRing, token: string, nowMs: number): Promise<TokenClaims> {
+async function verifySignedToken(keys: SigningKeys, token: string, nowMs: number): Promise<TokenClaims> {
   let payload: Record<string, unknown>;
   try {
     const result = await jwtVerify(token, async (header) => {

@@ -1,8 +1,8 @@
 // Two-factor authentication: status, TOTP setup/enable, the second-factor step (TOTP or recovery code), recovery-code
 // regeneration and switching 2FA off.
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
-import type { Deps } from '../deps.ts';
+import type { RouteContext } from '../context/route-context.ts';
+import type { Deps } from '../context/deps.ts';
 import type { Db } from '../db/open.ts';
 import type { Actor, AppEnv } from '../http/env.ts';
 import type { Authenticator } from '../http/route.ts';

@@ -1,7 +1,7 @@
 // Two-factor state: the TOTP secret (pending and active, sealed at rest: secret-box.ts), the last accepted time step,
 // and the recovery codes.
 import type { Db } from '../db/open.ts';
-import { isSealed, sealedKeyId, SealError, type SecretBox } from './secret-box.ts';
+import { isSealed, sealedKeyId, SealError, type SecretBox } from '../lib/secret-box.ts';
 import type { TwoFactorTable } from '../db/schema.ts';
 import { protectRecoveryCode, type StoredRecoveryCode } from './recovery-codes.ts';
 

@@ -1,9 +1,8 @@
 // `gridkeeper user add <email> [--password P] [--role ID]`
 import * as v from 'valibot';
-import { ConfigError, EMAIL } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
-import { migrate } from '../db/migrate.ts';
+import { ConfigError, EMAIL } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { withMigratedDatabase } from '../db/configured.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
 import { insertUser } from './users.store.ts';
 import { recordCommandAudit } from '../audit/record.ts';
@@ -21,9 +20,7 @@ export const addUserCommand: Command = {
     if (positionals.length !== 1 || !email.success) throw new ConfigError('user add: expected one e-mail address');
     if (password !== undefined && password.length < 10) throw new ConfigError('user add: --password needs at least 10 characters');
     if (roleId !== undefined && !(Number.isSafeInteger(roleId) && roleId >= 0)) throw new ConfigError('user add: --role expects a role id');
-    const db = openConfiguredDatabase(config);
-    try {
-      await migrate(db, Date.now());
+    return withMigratedDatabase(config, async (db) => {
       const clear = password ?? generatePassword();
       const hash = await hashSecret(clear);
       const now = Date.now();
@@ -47,8 +44,6 @@ export const addUserCommand: Command = {
       io.out(`created user ${result} ${email.output}${roleId !== undefined ? ` in role ${roleId}` : ''}`);
       if (!password) io.err(`password for ${email.output}: ${clear} (shown once)`);
       return 0;
-    } finally {
-      await db.close();
-    }
+    });
   },
 };

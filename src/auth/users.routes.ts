@@ -1,5 +1,5 @@
 // PUT /v1/user/{email}/tier: the telemetry tier of a user (docs/api.md#rate-limit), set by members of the root role.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { findUserByEmail, setTier } from './users.store.ts';
 import { recordAudit } from '../audit/record.ts';

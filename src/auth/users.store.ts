@@ -1,9 +1,7 @@
 // Users as the authentication domain sees them: lookup by e-mail, password and tier updates, root membership.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import type { UsersTable } from '../db/schema.ts';
-
-export type Tier = 'free' | 'basic' | 'premium';
+import type { Tier, UsersTable } from '../db/schema.ts';
 
 export interface UserRow {
   id: number;

@@ -2,7 +2,7 @@
 // The console is a client of the public API like any other: these routes serve files only and need no token.
 import * as v from 'valibot';
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { ApiError } from '../http/errors.ts';
 import { CONSOLE_CSP, consoleAssets } from './assets.ts';

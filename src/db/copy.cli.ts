@@ -4,10 +4,10 @@
 // per table and shard table; counts verified before the commit.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { checkDatabase } from '../runtime.ts';
-import { loadNativeBinding } from '../native.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { checkDatabase } from './configured.ts';
+import { loadNativeBinding } from './native.ts';
 import { openDatabase, type Db } from './open.ts';
 import { openPostgres } from './postgres.ts';
 import { migrate } from './migrate.ts';

@@ -16,7 +16,7 @@ import {
 } from 'kysely';
 import type { Schema } from './schema.ts';
 import { groupCommit } from './group-commit.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 import { WriteLock } from './write-lock.ts';
 
 export type Query<R> = Compilable<R> | RawBuilder<R>;
@@ -108,9 +108,9 @@ export interface SqliteConnection {
 export interface OpenOptions {
   /** file path, or ':memory:' */
   file: string;
-  /** loaded better-sqlite3 addon, needed once bundled (see src/native.ts) */
+  /** loaded better-sqlite3 addon, needed once bundled (see db/native.ts) */
   nativeBinding?: unknown;
-  /** the addon's file, for a connection in a worker thread (src/native.ts addonFile) */
+  /** the addon's file, for a connection in a worker thread (db/native.ts addonFile) */
   addonFile?: string;
   readonly?: boolean;
   /**

@@ -19,7 +19,7 @@
 // answers 26000 (no such prepared statement) or 42P05 (already exists), and the process stops naming statements for
 // good (postgres.ts runs the failed statement or transaction again, unnamed).
 import { createHash } from 'node:crypto';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 /** Texts with a name, at most; each connection prepares at most these. */
 export const MAX_NAMES = 500;

@@ -14,11 +14,14 @@ export interface SigningKeysTable {
   retired_at: number | null;
 }
 
+/** A user's telemetry query tier (docs/api.md#rate-limit). */
+export type Tier = 'free' | 'basic' | 'premium';
+
 export interface UsersTable {
   id: Generated<number>;
   email: string;
   password_hash: string;
-  tier: Generated<'free' | 'basic' | 'premium'>;
+  tier: Generated<Tier>;
   password_changed_at: number;
   /** incremented by a password change: tokens carry it as `gen` (sql/0008_security.sql) */
   token_generation: Generated<number>;
@@ -248,6 +251,9 @@ export interface AuditLogTable {
   /** JSON text of the changes object */
   changes: string;
 }
+
+/** An audit entry as written: the id is generated, and the actor's e-mail is read by the insert itself. */
+export type AuditInsert = Omit<AuditLogTable, 'id' | 'actor_email'>;
 
 export interface SchemaMigrationsTable { name: string; applied_at: number }
 

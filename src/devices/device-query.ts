@@ -14,7 +14,7 @@ import type { Db } from '../db/open.ts';
 import { canReadProperty, readableDevicesOf, type DeviceAccess } from '../access/rights.ts';
 import { devicesMonitoredByCompanies, visibleCompanyIds } from '../access/companies.ts';
 import { deviceTimesText, parseTimes, scanDevices, type ScanMode, type ScannedDevice } from './devices.store.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 import { isoTime, toDeviceJson } from './serialize.ts';
 import { jsonEqual } from './patch.ts';
 

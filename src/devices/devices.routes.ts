@@ -1,7 +1,7 @@
 // Devices (docs/api.md#devices): create, query (and its deprecated GET), PATCH (RFC 6902), PUT, nodeType schemas.
 // Monitors relations live in monitors.routes.ts and are mounted from here.
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { oneOrMany } from '../http/validate.ts';

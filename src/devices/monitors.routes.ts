@@ -1,6 +1,6 @@
 // Monitors relations (docs/api.md#monitors): upsert on devices, update and delete by id, query (and its deprecated GET).
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import type { Db } from '../db/open.ts';
 import { reach } from '../access/rights.ts';

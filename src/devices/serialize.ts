@@ -2,7 +2,7 @@
 // the caller's access from the rights engine, which properties the caller may see.
 import { canEditProperty, canReadProperty, type DeviceAccess } from '../access/rights.ts';
 import type { DeviceRow } from './devices.store.ts';
-import { isoMillis } from '../time-text.ts';
+import { isoMillis } from '../lib/time-text.ts';
 import type { MonitorsRow } from './monitors.store.ts';
 
 export interface Device {
@@ -21,7 +21,7 @@ export interface Monitors {
   edits: string[];
 }
 
-/** lastUpdate's text (Date.toISOString's, made faster for listings: see time-text.ts) */
+/** lastUpdate's text (Date.toISOString's, made faster for listings: see lib/time-text.ts) */
 export function isoTime(ms: number): string {
   return isoMillis(ms);
 }

@@ -4,9 +4,9 @@
 import type { Context } from 'hono';
 import { isIP } from 'node:net';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import type { Deps } from '../deps.ts';
+import type { Config } from '../lib/config.ts';
 
-export function clientIp(c: Context, deps: Pick<Deps, 'config'>): string {
+export function clientIp(c: Context, deps: { config: Pick<Config, 'trustProxy'> }): string {
   if (deps.config.trustProxy) {
     const forwarded = c.req.header('x-forwarded-for');
     const first = forwarded?.split(',')[0]?.trim();

@@ -1,6 +1,22 @@
 // Types of the per-request context shared by middleware and routes.
-import type { Tier } from '../auth/users.store.ts';
+import type { Tier } from '../db/schema.ts';
+
 export type TokenType = 'refresh' | 'access' | 'partial' | 'sudo';
+
+/** What a verified JWT says (src/auth/tokens.ts signs and verifies them). */
+export interface TokenClaims {
+  typ: TokenType;
+  sub: number;
+  /** token id */
+  jti: string;
+  /** the refresh-token session this token descends from */
+  sid?: string;
+  /** the user's token generation at issue: a password change increments it, voiding every earlier token */
+  gen: number;
+  /** issued at, Unix seconds */
+  iat: number;
+  exp: number;
+}
 
 /** The authenticated caller. Users hold no rights themselves; src/access resolves what this user may do. */
 export interface Actor {

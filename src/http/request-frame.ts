@@ -13,7 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './env.ts';
-import type { Deps } from '../deps.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from './metrics.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import { nodeResponse } from './route.ts';
 
@@ -23,7 +24,7 @@ const WELL_FORMED_ID = /^[\w.=-]{1,128}$/;
 type Child = { inc(): void };
 type TimedChild = { observe(seconds: number): void };
 
-export function requestFrame(deps: Deps): MiddlewareHandler<AppEnv> {
+export function requestFrame(deps: { metrics: Metrics; log: Logger }): MiddlewareHandler<AppEnv> {
   const counted = new Map<string, Child>();
   const timed = new Map<string, TimedChild>();
   const { requests, latency } = deps.metrics;

@@ -1,7 +1,9 @@
 // Operational endpoints: health, metrics, the OpenAPI document and the offline reference page. No token needed.
 import * as v from 'valibot';
 import { CompiledQuery, type Compilable } from 'kysely';
-import type { RouteContext } from './route-context.ts';
+import type { Db } from '../db/open.ts';
+import type { Api } from './route.ts';
+import type { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
 import { asApiError } from './database-errors.ts';
 import { ApiError } from './errors.ts';
@@ -20,7 +22,7 @@ const Health = v.object({
   database: v.pipe(v.literal('reachable'), v.description('the database answered a statement just now (otherwise: 503 DATABASE_UNAVAILABLE, with backend and database: "unreachable")')),
 });
 
-export function registerSystemRoutes({ api, deps }: RouteContext): void {
+export function registerSystemRoutes({ api, deps }: { api: Api; deps: { db: Db; metrics: Metrics; version: string } }): void {
   api.route({
     method: 'get', path: '/healthz', tag: 'operations', summary: 'Liveness: the process serves and its database answers',
     responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'DATABASE_UNAVAILABLE: the database cannot be reached' } },

@@ -2,13 +2,13 @@
 // and the credentials InfluxDB clients send (Bearer / Token header, HTTP Basic, ?u=&p=), resolved by the same
 // authenticators as every other route.
 import type { Context } from 'hono';
-import type { Deps } from '../deps.ts';
+import type { Deps } from '../context/deps.ts';
 import { ApiError } from '../http/errors.ts';
 import type { AppEnv } from '../http/env.ts';
-import { actorOfToken } from '../http/auth.ts';
+import { actorOfToken } from '../auth/authenticate.ts';
 import type { ApiTokenScope } from '../auth/api-tokens.store.ts';
 import type { Authenticator } from '../http/route.ts';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 
 /** Clients check the major version; 1.8 is the last 1.x line. */
 export const INFLUX_VERSION = '1.8.10';

@@ -3,12 +3,12 @@
 // string or, on POST, from a form body. `chunked=true` is answered with one un-chunked JSON document, which chunk-reading
 // clients read as a single chunk.
 import type { Context } from 'hono';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8, joinBytes } from '../http/route.ts';
 import { estimateRequest } from '../telemetry/cost.ts';
-import { enforceQueryCost } from '../telemetry/rate-limit/query-cost.ts';
+import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { parseQuery, ParseError, type Params } from '../influxql/parser.ts';
 import { executeQuery } from '../influxql/execute.ts';

@@ -2,7 +2,7 @@
 // so Grafana, Telegraf, the `influx` shell and the client libraries work unchanged — with gridkeeper's rights, costs
 // and bucket in force. Writes go through the telemetry write path (src/telemetry/ingest.ts); queries through the
 // InfluxQL engine built on the telemetry query layer (src/influxql/).
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { decodeUtf8Lines } from '../http/route.ts';
 import type { Precision } from '../telemetry/line-scanner.ts';

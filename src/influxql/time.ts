@@ -1,7 +1,7 @@
 // Time in InfluxQL answers and conditions: RFC3339 output (UTC, or a tz() zone's offset), epoch output in a unit,
 // time zone offsets, and GROUP BY time windows aligned the way InfluxDB aligns them.
 import { StatementError } from './errors.ts';
-import { PAD3, secondsText } from '../time-text.ts';
+import { PAD3, secondsText } from '../lib/time-text.ts';
 
 /** Milliseconds per `epoch=` unit. */
 export const EPOCH_UNITS: Record<string, number> = { ns: 1e-6, n: 1e-6, u: 1e-3, 'µ': 1e-3, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -39,7 +39,7 @@ export function zoneOffsetMs(zone: string | undefined, ms: number): number {
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
-/** UTC: the day's text is computed once for consecutive times of one day (time-text.ts). */
+/** UTC: the day's text is computed once for consecutive times of one day (lib/time-text.ts). */
 function rfc3339Utc(ms: number, subNs: number): string {
   const milli = ms - Math.floor(ms / 1000) * 1000;
   let text = secondsText(ms);

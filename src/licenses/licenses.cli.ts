@@ -3,17 +3,16 @@
 // line, on stdout (the output is meant for a script or a label printer; nothing is logged). With --customer the new
 // licenses go into one new order of that customer, in the same transaction.
 import * as v from 'valibot';
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
-import { migrate } from '../db/migrate.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { withMigratedDatabase } from '../db/configured.ts';
 import { formatIssue } from '../http/validate.ts';
 import { CreateLicenseBody, licenseCreated } from './licenses.schemas.ts';
 import { recordCommandAudit } from '../audit/record.ts';
 import { createLicenses } from './licenses.service.ts';
 import { ApiError } from '../http/errors.ts';
 import { uuid } from '../http/validate.ts';
-import { createOrder } from '../customers/customers.service.ts';
+import { createOrder } from './customers.service.ts';
 
 const USAGE = 'license create --type residential|commercial --duration DAYS [--grid-kw N] [--solar-kw N] [--battery-kw N] '
   + '[--ev-kw N] [--count N] [--key K] [--customer UUID]';
@@ -70,9 +69,7 @@ export const createLicenseCommand: Command = {
       const missing = issue.input === undefined && issue.path?.length === 1;
       throw new ConfigError(`license create: ${missing ? `${message.split(':')[0]} is required` : message}`);
     }
-    const db = openConfiguredDatabase(config);
-    try {
-      await migrate(db, Date.now());
+    return withMigratedDatabase(config, async (db) => {
       const now = Date.now();
       const created = await db.tx(async (tx) => {
         const licenses = await createLicenses(tx, parsed.output, now);
@@ -91,8 +88,6 @@ export const createLicenseCommand: Command = {
       if (!created) throw new ConfigError('license create: a license with this key already exists');
       for (const license of created) io.out(license.key);
       return 0;
-    } finally {
-      await db.close();
-    }
+    });
   },
 };

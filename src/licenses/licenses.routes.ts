@@ -1,7 +1,7 @@
 // Licenses and controllers (docs/api.md#licenses): create (root members), activate, claim, list a controller's licenses.
 // License keys are secrets: none of this code logs them, and the request log line carries the path only (keys travel
 // in bodies, never in paths).
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { isRootMember } from '../access/root.ts';
 import {

@@ -1,6 +1,7 @@
 // Request and response schemas of the license API (validation and the OpenAPI document), and the one serializer.
 import * as v from 'valibot';
 import type { LicensesTable } from '../db/schema.ts';
+import { parseIsoWithOffset } from '../lib/time-text.ts';
 import { created, type AuditEvent } from '../audit/record.ts';
 
 const DAY_MS = 86_400_000;
@@ -36,27 +37,6 @@ export const CreateLicenseBody = v.pipe(
   v.forward(v.check((b) => b.key === undefined || b.count === 1, 'a chosen key creates one license: count must be 1'), ['count']),
 );
 export type CreateLicenseInput = v.InferOutput<typeof CreateLicenseBody>;
-
-// RFC 3339 date-time with a mandatory offset: a time without one would depend on the server's zone.
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))$/;
-
-/** Unix ms of an ISO 8601 date-time with any UTC offset; undefined when it is not a real calendar instant. */
-export function parseIsoWithOffset(text: string): number | undefined {
-  const m = ISO_WITH_OFFSET.exec(text);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number);
-  const ms = Number((m[7] ?? '0').padEnd(3, '0').slice(0, 3));
-  const offsetH = m[10] === undefined ? 0 : Number(m[10]);
-  const offsetM = m[11] === undefined ? 0 : Number(m[11]);
-  if (hour > 23 || minute > 59 || second > 59 || offsetH > 23 || offsetM > 59) return undefined;
-  const local = new Date(0);
-  local.setUTCFullYear(year, month - 1, day); // setUTCFullYear keeps years 0-99 literal (Date.UTC would add 1900)
-  local.setUTCHours(hour, minute, second, ms);
-  // Date rolls 31 April over to 1 May: a changed day means the date does not exist.
-  if (local.getUTCFullYear() !== year || local.getUTCMonth() !== month - 1 || local.getUTCDate() !== day) return undefined;
-  const sign = m[9] === '-' ? -1 : 1;
-  return local.getTime() - sign * (offsetH * 60 + offsetM) * 60_000;
-}
 
 export const ActivateBody = v.strictObject({
   key: TypedKey,

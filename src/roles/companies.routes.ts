@@ -1,5 +1,5 @@
 // GET /v1/company (Eniris): the companies the caller belongs to. A company is a role marked as one (PUT /v1/role).
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { companiesManaging, memberCompanies, visibleRoleIds } from '../access/companies.ts';
 import { CompaniesResponse, CompanyListQuery } from './roles.schemas.ts';

@@ -1,6 +1,6 @@
 // Manages relations (docs/api.md#manages): upsert with or without the child's join password, query (and its deprecated GET),
 // flag updates by id, and delete with the cascade.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { dummyHash, rehashed, verifySecret } from '../auth/passwords.ts';

@@ -1,6 +1,6 @@
 // Member relations (docs/api.md#members): upsert by e-mail (creating unknown users), query (and its deprecated GET), PUT by id,
 // and delete (own membership allowed; never the last member of the root role).
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';

@@ -1,6 +1,6 @@
 // Roles (docs/api.md#roles): create under a parent, update, query (and its deprecated GET). Manages and member relations
 // live in manages.routes.ts and members.routes.ts. Every handler first states the right it needs and asks src/access.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import type { Db } from '../db/open.ts';
 import { hashSecret } from '../auth/passwords.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';

@@ -1,7 +1,7 @@
 // Request and response schemas of roles, manages and member relations (docs/api.md#roles, #manages, #members): the same objects validate
 // requests and feed /openapi.json.
 import * as v from 'valibot';
-import { EMAIL } from '../config.ts';
+import { EMAIL } from '../lib/config.ts';
 import { RIGHTS, type Right } from '../access/rights.ts';
 import { qBool, qInt, qIntList, qString, qStringList, idList, idListOrStar, pathInt, UUID_PATTERN } from '../http/validate.ts';
 

@@ -10,7 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { FieldInfo, ShardInfo } from './catalogue-types.ts';
 import { FLOAT, INTEGER, UNSIGNED } from './line-scanner.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 export const BLOCKS_PER_SHARD = 24;
 

@@ -2,7 +2,7 @@
 // owns (block statistics) can name them without importing the catalogue back.
 import type { FieldKind } from './line-scanner.ts';
 import type { Namespace, NamespaceProfile } from './namespaces.ts';
-import type { LruCache } from '../lru-cache.ts';
+import type { LruCache } from '../lib/lru-cache.ts';
 
 export interface FieldInfo {
   name: string;

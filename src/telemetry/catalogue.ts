@@ -17,7 +17,7 @@ import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile }
 
 export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
 import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
-import { LruCache } from '../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 // The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
 const MAX_CACHED_SERIES_TEXTS = 200_000;

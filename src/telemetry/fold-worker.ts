@@ -2,7 +2,7 @@
 // (telemetry_staged, written by the requests that acknowledged them) into their shard tables, so the B-tree inserts
 // of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
 //
-// Bundled on its own (src/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
+// Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
 // better-sqlite3, the shared rows code and the write lock. Messages in: 'kick' (something was staged), 'stop'. Message
 // out: { error } after a failed slice (retried later).
 import { statSync } from 'node:fs';

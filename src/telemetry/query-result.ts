@@ -2,7 +2,7 @@
 // read (no array per row, no Date per row: a 1,000-row answer allocated more for its rows than SQLite spent reading
 // them). Integers keep every digit, like InfluxDB's answers: JSON.stringify could not write an int64 exactly.
 import { BOOLEAN, FLOAT, STRING, type FieldKind } from './line-scanner.ts';
-import { PAD3, secondsText } from '../time-text.ts';
+import { PAD3, secondsText } from '../lib/time-text.ts';
 
 export interface SeriesResult {
   name: string;

@@ -18,7 +18,7 @@
 import { Worker } from 'node:worker_threads';
 import type { SqliteConnection } from '../db/open.ts';
 import type { Db } from '../db/open.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../lib/logger.ts';
 import { foldStaged, STAGED_TABLE_SQL, statementCache } from './shard-rows.ts';
 import foldWorkerSource from 'gridkeeper:fold-worker';
 import type { FoldWorkerData } from './fold-worker.ts';

@@ -2,11 +2,11 @@
 // duration (default: the retention setting), on either backend. Safe while the service runs: on SQLite the service
 // notices the dropped tables through the schema cookie before its next telemetry request; on PostgreSQL queries read
 // the shard list in their own snapshot, and a writer that meets a dropped table runs again with a fresh catalogue.
-import { ConfigError } from '../config.ts';
-import { parseFlags, type Command } from '../command.ts';
-import { openConfiguredDatabase } from '../runtime.ts';
+import { ConfigError } from '../lib/config.ts';
+import { parseFlags, type Command } from '../lib/command.ts';
+import { openConfiguredDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
-import { DURATION_HINT, parseDurationMs } from './duration.ts';
+import { DURATION_HINT, parseDurationMs } from '../lib/duration.ts';
 import { pruneShards } from './telemetry.store.ts';
 
 const USAGE = 'telemetry prune [--older-than DURATION]';

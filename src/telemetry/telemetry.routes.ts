@@ -1,7 +1,7 @@
 // Telemetry (docs/api.md#telemetry): line-protocol writes, batched queries, the namespace list.
 // Authorization is by each line's / query's nodeId tag, so it happens inside the services (ingest.ts, query-exec.ts)
 // through the rules in authorize.ts — once per distinct nodeId per request.
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8Lines } from '../http/route.ts';
 import { decodeContentEncoding } from './gunzip.ts';
@@ -10,7 +10,7 @@ import { namespaceFromWriteParams } from './namespaces.ts';
 import { runQueries } from './query-exec.ts';
 import { resultsJson } from './query-result.ts';
 import { estimateRequest } from './cost.ts';
-import { enforceQueryCost } from './rate-limit/query-cost.ts';
+import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
   NamespacesResponseSchema, QueryBodySchema, QueryParamsSchema, QueryResponseSchema, WriteParamsSchema,

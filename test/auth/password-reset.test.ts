@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
 import { startSmtp, type TestSmtp } from '../support/smtp.ts';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/boot/cli.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { createDeps } from '../../src/runtime.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createLogger, type Logger } from '../../src/logger.ts';
-import { createApp } from '../../src/app.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { createLogger, type Logger } from '../../src/lib/logger.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { issueResetToken } from '../../src/auth/password-reset.ts';
 
 const PUBLIC = 'https://grid.example.test';

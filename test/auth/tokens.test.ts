@@ -5,7 +5,7 @@ import { SignJWT, generateKeyPair, exportJWK } from 'jose';
 import { createHmac } from 'node:crypto';
 import { makeTestApp, assertError, type TestApp } from '../support/app.ts';
 import { assertRequiresAuth, liveToken } from '../support/auth-helpers.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import type { TokenType } from '../../src/http/env.ts';
 
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -27,7 +27,8 @@ describe('tokens: forgeries', () => {
   test('alg "none" is refused', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const token = `${b64({ alg: 'none', typ: 'JWT', kid: app.deps.keys.kid })}.${b64(claimsNow(app))}.`;
+    const { kid } = await app.deps.keys.signer(app.clock.now());
+    const token = `${b64({ alg: 'none', typ: 'JWT', kid })}.${b64(claimsNow(app))}.`;
     assertError(await validate(app, token), 401, 'UNAUTHENTICATED');
   });
 
@@ -35,7 +36,7 @@ describe('tokens: forgeries', () => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const { privateKey } = await generateKeyPair('Ed25519');
-    for (const kid of [app.deps.keys.kid, 'someone-else']) {
+    for (const kid of [(await app.deps.keys.signer(app.clock.now())).kid, 'someone-else']) {
       const token = await new SignJWT(claimsNow(app)).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' }).sign(privateKey);
       assertError(await validate(app, token), 401, 'UNAUTHENTICATED');
     }
@@ -44,8 +45,9 @@ describe('tokens: forgeries', () => {
   test('HS256 keyed with our public key (algorithm confusion) is refused', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
-    const jwk = await exportJWK(app.deps.keys.publicKeys.get(app.deps.keys.kid)!);
-    const head = `${b64({ alg: 'HS256', typ: 'JWT', kid: app.deps.keys.kid })}.${b64(claimsNow(app))}`;
+    const { kid } = await app.deps.keys.signer(app.clock.now());
+    const jwk = await exportJWK((await app.deps.keys.publicKey(kid))!);
+    const head = `${b64({ alg: 'HS256', typ: 'JWT', kid })}.${b64(claimsNow(app))}`;
     for (const secret of [JSON.stringify(jwk), String(jwk.x)]) {
       const sig = createHmac('sha256', secret).update(head).digest('base64url');
       assertError(await validate(app, `${head}.${sig}`), 401, 'UNAUTHENTICATED');

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { runCli } from '../../src/cli.ts';
-import { parseConfig } from '../../src/config.ts';
+import { runCli } from '../../src/boot/cli.ts';
+import { parseConfig } from '../../src/lib/config.ts';
 import { verifySecret } from '../../src/auth/passwords.ts';
 import { BACKEND, databaseEnv, dropDatabases, openCheckDb } from '../support/harness.ts';
 

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import type Database from 'better-sqlite3';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { bootstrap } from '../../src/bootstrap.ts';
+import { bootstrap } from '../../src/boot/bootstrap.ts';
 import { verifySecret } from '../../src/auth/passwords.ts';
 import { freshPostgres, testBackend } from '../support/postgres.ts';
 

@@ -84,7 +84,7 @@ describe('console routes', () => {
 });
 
 async function fetchBytes(t: Awaited<ReturnType<typeof makeTestApp>>, path: string, headers: Record<string, string>) {
-  const { app } = await import('../../src/app.ts').then((m) => m.createApp(t.deps));
+  const { app } = await import('../../src/boot/app.ts').then((m) => m.createApp(t.deps));
   const res = await app.request(path, { headers });
   return { headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }

@@ -9,11 +9,11 @@ import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
 import { arrayParam, decodeArray, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { valuesIn, inValues } from '../../src/db/in-list.ts';
-import { checkDatabase, openConfiguredDatabase } from '../../src/runtime.ts';
+import { checkDatabase, openConfiguredDatabase } from '../../src/db/configured.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, parseConfig } from '../../src/config.ts';
+import { ConfigError, parseConfig } from '../../src/lib/config.ts';
 import { databaseUrl, freshPostgres, emptyPostgres } from '../support/postgres.ts';
 
 /** An empty database on the test server, dropped when the test ends. */

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { serve } from '@hono/node-server';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { makeTestApp, T0, type TestApp } from '../support/app.ts';
 import { addDevice, addMonitors, iso, storedDevice } from './fixtures.ts';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { serve } from '@hono/node-server';
 import { Utf8Chunks } from '../../src/devices/device-query.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { makeTestApp } from '../support/app.ts';
 import { addDevice, addMonitors, addRole, userIn } from './fixtures.ts';
 

@@ -8,7 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { makeTestApp } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
 import { requestFor, type FuzzRequest } from './fuzz-requests.ts';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 
 // The SQLite pass sends all 50,000; the PostgreSQL pass (whose requests each wait on the server sharing the machine's
 // cores) the first 20,000 of the same seeded sequence, to keep the suite in its time budget.

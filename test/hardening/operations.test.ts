@@ -15,7 +15,7 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
-import { KEY_FILE } from '../../src/auth/secret-box.ts';
+import { KEY_FILE } from '../../src/lib/secret-box.ts';
 import { httpClient, type HttpClient } from '../support/http-client.ts';
 import {
   ADMIN_EMAIL, ADMIN_PASSWORD, assertIntact, serverErrors, attachDatabase, dataDbFile, databaseEnv, dropDatabases, envInt, kill9, loginOver,

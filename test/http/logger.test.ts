@@ -2,7 +2,7 @@
 // at once after those before it (logger.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchedLines, createLogger } from '../../src/logger.ts';
+import { batchedLines, createLogger } from '../../src/lib/logger.ts';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -33,7 +33,7 @@ test('the lines of one turn go out together, in order; a warning flushes at once
 test('a command\'s output comes after what it logged, and the lines of an exiting process are written', async () => {
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
-  const logger = fileURLToPath(new URL('../../src/logger.ts', import.meta.url));
+  const logger = fileURLToPath(new URL('../../src/lib/logger.ts', import.meta.url));
   const register = fileURLToPath(new URL('../support/register.mjs', import.meta.url));
   const script = `
     import { createLogger, flushLogLines } from ${JSON.stringify(logger)};

@@ -16,7 +16,7 @@ import { FREE_PER_ADDRESS } from '../../src/roles/password-throttle.ts';
 import { addDevice, addMonitors, storedDevice } from '../devices/fixtures.ts';
 import { createLicense, datalinks } from '../licenses/fixtures.ts';
 import { rotateSigningKey } from '../../src/auth/keys.ts';
-import { ConfigError } from '../../src/config.ts';
+import { ConfigError } from '../../src/lib/config.ts';
 import { createHash, randomBytes } from 'node:crypto';
 
 const skip = testBackend() !== 'postgres' && 'several nodes share a PostgreSQL database';

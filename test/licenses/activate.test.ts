@@ -3,7 +3,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestApp, assertError, T0 } from '../support/app.ts';
 import { assertRequiresAuth } from '../support/auth-helpers.ts';
-import { parseIsoWithOffset } from '../../src/licenses/licenses.schemas.ts';
+import { parseIsoWithOffset } from '../../src/lib/time-text.ts';
 import { claim, controllerScene, createLicense, licenseRow } from './fixtures.ts';
 
 const DAY = 86_400_000;

@@ -4,12 +4,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/boot/cli.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { createDeps } from '../../src/runtime.ts';
-import { parseConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createApp } from '../../src/app.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import { GENERATED_KEY } from '../../src/licenses/license-keys.ts';
 

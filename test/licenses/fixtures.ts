@@ -6,8 +6,8 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { TestApp } from '../support/app.ts';
-import { createApp } from '../../src/app.ts';
-import type { Deps } from '../../src/deps.ts';
+import { createApp } from '../../src/boot/app.ts';
+import type { Deps } from '../../src/context/deps.ts';
 
 const NO_RIGHTS = {
   self_role_management: 0, self_user_management: 0, self_view_management: 0,

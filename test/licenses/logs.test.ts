@@ -2,8 +2,8 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { makeTestApp } from '../support/app.ts';
-import { createApp } from '../../src/app.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createApp } from '../../src/boot/app.ts';
+import { createLogger } from '../../src/lib/logger.ts';
 import { controllerScene, createLicenses } from './fixtures.ts';
 
 describe('license keys and logs', () => {

@@ -1,7 +1,7 @@
 // IP bans as a pure module, on a fake clock: strikes only while a Retry-After is unexpired, 10 in 60 s → 300 s.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { BAN_RULE, IpBans } from '../../src/telemetry/rate-limit/ip-bans.ts';
+import { BAN_RULE, IpBans } from '../../src/rate-limit/ip-bans.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 

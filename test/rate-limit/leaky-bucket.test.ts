@@ -2,8 +2,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { LeakyBuckets } from '../../src/telemetry/rate-limit/leaky-bucket.ts';
-import { effectiveTier, TIERS } from '../../src/telemetry/rate-limit/tiers.ts';
+import { LeakyBuckets } from '../../src/rate-limit/leaky-bucket.ts';
+import { effectiveTier, TIERS } from '../../src/rate-limit/tiers.ts';
 import { ApiError } from '../../src/http/errors.ts';
 
 const T0 = Date.UTC(2026, 0, 1);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { makeTestApp } from '../support/app.ts';
-import { startServer } from '../../src/server.ts';
+import { startServer } from '../../src/boot/server.ts';
 import { API_POLICY } from '../../src/http/security-headers.ts';
 
 test('security headers on answers of every kind', async (t) => {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { generateSync } from 'otplib';
-import { runCli } from '../../src/cli.ts';
-import { KEY_FILE, createSecretBox, parseSecretKeys } from '../../src/auth/secret-box.ts';
+import { runCli } from '../../src/boot/cli.ts';
+import { KEY_FILE, createSecretBox, parseSecretKeys } from '../../src/lib/secret-box.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/app.ts';
 import { restartableApp } from '../support/auth-helpers.ts';
 

@@ -3,17 +3,17 @@
 import assert from 'node:assert/strict';
 import { after } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { databaseUrl, freshPostgres, testBackend } from './postgres.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
-import { createDeps } from '../../src/runtime.ts';
-import { parseConfig } from '../../src/config.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
+import { parseConfig } from '../../src/lib/config.ts';
 import { signToken } from '../../src/auth/tokens.ts';
 import { hashSecret, lighterHashesForTests } from '../../src/auth/passwords.ts';
 import { insertUser, tokenGeneration } from '../../src/auth/users.store.ts';
-import { createLogger } from '../../src/logger.ts';
-import type { Deps } from '../../src/deps.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import type { Deps } from '../../src/context/deps.ts';
 import type { TokenType } from '../../src/http/env.ts';
 import { ROOT_ROLE_ID } from '../../src/access/root.ts';
 

@@ -7,7 +7,7 @@
 // - `import.meta.url` is the source file's own URL (each file's text is rewritten before esbuild sees it), so a test
 //   finds the files beside it, and createRequire(import.meta.url) resolves from there;
 // - .sql/.py/.txt/.html and `?raw` imports are text, `gridkeeper:console-assets` is the console's built assets
-//   (src/esbuild-plugins.mjs, as in build.mjs);
+//   (src/build/esbuild-plugins.mjs, as in build.mjs);
 // - stack traces name the bundle's lines; run with GRIDKEEPER_TEST_SOURCE_MAPS=1 to have them name the sources
 //   (Node's --enable-source-maps: ~0.35 s more per test file, so not by default).
 import { build } from 'esbuild';
@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { consoleAssetsModule } from '../../src/console/build-ui.mjs';
-import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from '../../src/esbuild-plugins.mjs';
+import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from '../../src/build/esbuild-plugins.mjs';
 
 // Kept in node_modules: native addons and packages that read files of their own at run time, or are large and used by
 // one test file (typescript).

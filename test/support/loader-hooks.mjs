@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transform, version as esbuildVersion } from 'esbuild';
-import { FOLD_WORKER_MODULE, TEXT_LOADERS, foldWorkerModule } from '../../src/esbuild-plugins.mjs';
+import { FOLD_WORKER_MODULE, TEXT_LOADERS, foldWorkerModule } from '../../src/build/esbuild-plugins.mjs';
 
 // The console's assets (src/console/build-ui.mjs), built on first import like build.mjs inlines them in the bundle.
 const CONSOLE_ASSETS = 'gridkeeper:console-assets';

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { createApp } from '../../src/app.ts';
+import { createApp } from '../../src/boot/app.ts';
 import { sql } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../src/db/open.ts';
 import { makeTestApp, assertError, T0, type TestApp } from '../support/app.ts';

@@ -6,7 +6,7 @@ import { measurementOf } from '../catalogue.ts';
 import type { FieldInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-scanner.ts';
 import { namespaceProfile, type Namespace } from '../namespaces.ts';
-import { LruCache } from '../../lru-cache.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 interface NamespaceRow { id: number; key: string; namespace: string; created_at: number }
 interface FieldRow { namespace_id: number; measurement: string; field: string; ordinal: number; type: string }

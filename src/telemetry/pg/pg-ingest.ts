@@ -26,7 +26,7 @@ import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../catalogue-typ
 import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
 import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
 import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
-import { LruCache } from '../../lru-cache.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
 import { createShardTable, matrixParam, rowsParam, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
 import { folderOf } from './pg-staging.ts';

@@ -25,7 +25,7 @@ import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
 import { unwrapStateRows, withSnapshotState, type SnapshotState } from './pg-staging.ts';
-import { LruCache } from '../../lru-cache.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 
 /** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */

@@ -19,7 +19,7 @@
 //   for the folder, so what a read may have to fold, like the space the staged rows take, stays bounded.
 import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
-import type { Logger } from '../../logger.ts';
+import type { Logger } from '../../lib/logger.ts';
 
 /** pg_advisory_xact_lock(FOLD_LOCK, namespace id): folding a namespace's staged batches ('gtfl' in ASCII) */
 export const FOLD_LOCK = 0x6774_666c;

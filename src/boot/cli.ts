@@ -3,21 +3,22 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { dirname, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ConfigError, parseConfig, type Config } from './config.ts';
-import { createDeps, openConfiguredDatabase, VERSION } from './runtime.ts';
-import { migrate } from './db/migrate.ts';
+import { ConfigError, parseConfig, type Config } from '../lib/config.ts';
+import { createDeps, VERSION } from './runtime.ts';
+import { openConfiguredDatabase } from '../db/configured.ts';
+import { migrate } from '../db/migrate.ts';
 import { startServer } from './server.ts';
 import { tuneHeapGrowth } from './tuning.ts';
-import { addUserCommand } from './auth/users.cli.ts';
-import { resetLinkCommand } from './auth/reset-link.cli.ts';
-import { createLicenseCommand } from './licenses/licenses.cli.ts';
-import { pruneTelemetryCommand } from './telemetry/telemetry.cli.ts';
-import { rotateSecretsCommand } from './auth/secrets.cli.ts';
-import { rotateKeysCommand } from './auth/keys.cli.ts';
-import { exportAuditCommand } from './audit/audit.cli.ts';
-import { copyCommand } from './db/copy.cli.ts';
+import { addUserCommand } from '../auth/users.cli.ts';
+import { resetLinkCommand } from '../auth/reset-link.cli.ts';
+import { createLicenseCommand } from '../licenses/licenses.cli.ts';
+import { pruneTelemetryCommand } from '../telemetry/telemetry.cli.ts';
+import { rotateSecretsCommand } from '../auth/secrets.cli.ts';
+import { rotateKeysCommand } from '../auth/keys.cli.ts';
+import { exportAuditCommand } from '../audit/audit.cli.ts';
+import { copyCommand } from '../db/copy.cli.ts';
 
-import type { Command, CommandIo } from './command.ts';
+import type { Command, CommandIo } from '../lib/command.ts';
 
 const HELP = `gridkeeper ${VERSION} — device, role and license management for energy installations
 

@@ -1,10 +1,10 @@
 // Customers and orders (ours), and a customer's licenses (Eniris: GET /v1/license/customer/{customerId}).
 // A customer belongs to a role; orders hand licenses to customers. Rights come from src/access/customers.ts.
 import { randomUUID } from 'node:crypto';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { canSeeCustomersOf, customerRoles, requireCustomerCreation, requireOrderRights } from '../access/customers.ts';
-import { toLicense } from '../licenses/licenses.schemas.ts';
+import { toLicense } from './licenses.schemas.ts';
 import { createOrder } from './customers.service.ts';
 import { customersOfRoles, datalinksOf, findCustomer, insertCustomer, licensesOfCustomer } from './customers.store.ts';
 import {

@@ -2,7 +2,7 @@
 // and the serializers.
 import * as v from 'valibot';
 import { jsonId, qBool, qInt, uuid } from '../http/validate.ts';
-import { License } from '../licenses/licenses.schemas.ts';
+import { License } from './licenses.schemas.ts';
 import type { CustomersTable } from '../db/schema.ts';
 
 const MAX_LIST = 1000;

@@ -1,25 +1,25 @@
 // createApp(deps): request id, one log line per request, metrics, the one error renderer, and every domain's routes.
 import { Hono, type Context } from 'hono';
-import { ApiError, errorBody } from './http/errors.ts';
-import { asApiError } from './http/database-errors.ts';
-import { Api } from './http/route.ts';
-import { makeAuthenticators } from './http/auth.ts';
-import type { RouteContext } from './http/route-context.ts';
-import { requestFrame } from './http/request-frame.ts';
-import type { AppEnv } from './http/env.ts';
-import type { Deps } from './deps.ts';
-import { registerSystemRoutes } from './http/system.routes.ts';
-import { registerAuthRoutes } from './auth/auth.routes.ts';
-import { registerAccessRoutes } from './access/access.routes.ts';
-import { registerRoleRoutes } from './roles/roles.routes.ts';
-import { registerDeviceRoutes } from './devices/devices.routes.ts';
-import { registerLicenseRoutes } from './licenses/licenses.routes.ts';
-import { registerCustomerRoutes } from './customers/customers.routes.ts';
-import { registerTelemetryRoutes } from './telemetry/telemetry.routes.ts';
-import { registerAssetRoutes } from './assets/assets.routes.ts';
-import { registerInfluxRoutes } from './influx/influx.routes.ts';
-import { registerConsoleRoutes } from './console/console.routes.ts';
-import { registerAuditRoutes } from './audit/audit.routes.ts';
+import { ApiError, errorBody } from '../http/errors.ts';
+import { asApiError } from '../http/database-errors.ts';
+import { Api } from '../http/route.ts';
+import { makeAuthenticators } from '../auth/authenticate.ts';
+import type { RouteContext } from '../context/route-context.ts';
+import { requestFrame } from '../http/request-frame.ts';
+import type { AppEnv } from '../http/env.ts';
+import type { Deps } from '../context/deps.ts';
+import { registerSystemRoutes } from '../http/system.routes.ts';
+import { registerAuthRoutes } from '../auth/auth.routes.ts';
+import { registerExplainRoutes } from '../roles/explain.routes.ts';
+import { registerRoleRoutes } from '../roles/roles.routes.ts';
+import { registerDeviceRoutes } from '../devices/devices.routes.ts';
+import { registerLicenseRoutes } from '../licenses/licenses.routes.ts';
+import { registerCustomerRoutes } from '../licenses/customers.routes.ts';
+import { registerTelemetryRoutes } from '../telemetry/telemetry.routes.ts';
+import { registerAssetRoutes } from '../assets/assets.routes.ts';
+import { registerInfluxRoutes } from '../influx/influx.routes.ts';
+import { registerConsoleRoutes } from '../console/console.routes.ts';
+import { registerAuditRoutes } from '../audit/audit.routes.ts';
 
 export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   const app = new Hono<AppEnv>();
@@ -34,7 +34,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
 
   registerSystemRoutes(ctx);
   registerAuthRoutes(ctx);
-  registerAccessRoutes(ctx);
+  registerExplainRoutes(ctx);
   registerRoleRoutes(ctx);
   registerDeviceRoutes(ctx);
   registerLicenseRoutes(ctx);

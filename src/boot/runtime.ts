@@ -1,57 +1,26 @@
 // Builds the dependencies of a running service: database (migrated), first-start bootstrap, keys, metrics.
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ConfigError, type Config } from './config.ts';
-import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from './auth/secret-box.ts';
-import { resealTotpSecrets } from './auth/two-factor.store.ts';
-import type { Deps } from './deps.ts';
-import { sql } from 'kysely';
-import { openDatabase, type Db } from './db/open.ts';
-import { DatabaseUnavailable, openPostgres } from './db/postgres.ts';
-import { migrate } from './db/migrate.ts';
+import { ConfigError, type Config } from '../lib/config.ts';
+import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from '../lib/secret-box.ts';
+import { resealTotpSecrets } from '../auth/two-factor.store.ts';
+import type { Deps } from '../context/deps.ts';
+import type { Db } from '../db/open.ts';
+import { checkDatabase } from '../db/configured.ts';
+import { migrate } from '../db/migrate.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
-import { KeyRing } from './auth/keys.ts';
-import { checkSealingKey } from './auth/sealing-check.ts';
-import { createSessionGuard } from './auth/sessions.ts';
-import { createMetrics } from './http/metrics.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { addonFile, loadNativeBinding } from './native.ts';
-import { stagedEntries, startStaging } from './telemetry/staging.ts';
-import { setFoldLog, stagedBatches } from './telemetry/pg/pg-staging.ts';
-import { createRateLimiter } from './telemetry/rate-limit/rate-limiter.ts';
-import { createMailer } from './auth/mailer.ts';
-import { createAuditLog } from './audit/record.ts';
+import { KeyRing } from '../auth/keys.ts';
+import { checkSealingKey } from '../auth/sealing-check.ts';
+import { createSessionGuard } from '../auth/sessions.ts';
+import { createMetrics } from '../http/metrics.ts';
+import { createLogger, type Logger } from '../lib/logger.ts';
+import { stagedEntries, startStaging } from '../telemetry/staging.ts';
+import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
+import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
+import { createMailer } from '../lib/mailer.ts';
+import { createAuditLog } from '../audit/record.ts';
 
 export const VERSION = '0.1.0';
-
-export function databaseFile(config: Config): string {
-  return join(config.dataDir, 'gridkeeper.db');
-}
-
-/**
- * Opens the configured database: PostgreSQL when GRIDKEEPER_DATABASE_URL is set, else the embedded SQLite file in the
- * data dir (creating the dir), loading the embedded addon when bundled. PostgreSQL connects on first use; see
- * checkDatabase for the start-up check.
- */
-export function openConfiguredDatabase(config: Config): Db {
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl, poolSize: config.databasePool });
-  const nativeDir = config.nativeDir ?? join(config.dataDir, '.native');
-  return openDatabase({ file: databaseFile(config), nativeBinding: loadNativeBinding(nativeDir), addonFile: addonFile(nativeDir) });
-}
-
-/** Fails with a ConfigError naming the setting when the configured database cannot be used (checked at start). */
-export async function checkDatabase(db: Db, setting = 'GRIDKEEPER_DATABASE_URL / --database-url'): Promise<void> {
-  if (db.backend !== 'postgres') return;
-  try {
-    await db.get(sql`SELECT 1 AS ok`);
-  } catch (err) {
-    if (err instanceof DatabaseUnavailable) {
-      throw new ConfigError(`${setting}: ${err.message}`);
-    }
-    throw err;
-  }
-}
 
 /**
  * The secret box of a configuration: GRIDKEEPER_SECRET_KEY, or the key file beside the database file in the data dir

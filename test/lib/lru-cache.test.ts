@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LruCache } from '../src/lru-cache.ts';
+import { LruCache } from '../../src/lib/lru-cache.ts';
 
 test('LruCache: the least recently used entry goes first, get refreshes, peek does not', () => {
   const evicted: string[] = [];

@@ -1,7 +1,7 @@
 // Outgoing mail through SMTP with nodemailer (GRIDKEEPER_SMTP_URL). Without that setting the mailer is "not configured":
 // callers log that no mail could be sent and operators hand out links with `gridkeeper user reset-link`.
 import nodemailer from 'nodemailer';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 export interface MailMessage {
   to: string;

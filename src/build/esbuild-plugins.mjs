@@ -9,7 +9,7 @@ import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONSOLE_ASSETS_MODULE } from './console/build-ui.mjs';
+import { CONSOLE_ASSETS_MODULE } from '../console/build-ui.mjs';
 
 /** esbuild's `loader` option: the file kinds imported as text. */
 export const TEXT_LOADERS = { '.sql': 'text', '.html': 'text', '.py': 'text', '.txt': 'text' };
@@ -34,7 +34,7 @@ export function consoleAssetsPlugin(source) {
 }
 
 export const FOLD_WORKER_MODULE = 'gridkeeper:fold-worker';
-const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), 'telemetry/fold-worker.ts');
+const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '../telemetry/fold-worker.ts');
 
 /**
  * The fold worker as one CommonJS script (better-sqlite3's JavaScript included: a thread started from text has no

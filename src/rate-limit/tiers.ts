@@ -1,7 +1,7 @@
 // The tiers of docs/api.md#rate-limit: a bucket holds up to `capacity` cost units and leaks `capacity` units per `windowMs`,
 // continuously. A request may name a lower tier than its user's (`?apiTier=`), never a higher one.
-import type { Tier } from '../../auth/users.store.ts';
-import { ApiError } from '../../http/errors.ts';
+import type { Tier } from '../db/schema.ts';
+import { ApiError } from '../http/errors.ts';
 
 export type { Tier };
 

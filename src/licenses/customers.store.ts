@@ -2,8 +2,8 @@
 // wrap multi-step sequences in db.tx and pass its handle down.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import type { LicenseRow } from '../licenses/licenses.schemas.ts';
-import { LICENSE_COLUMNS } from '../licenses/licenses.store.ts';
+import type { LicenseRow } from './licenses.schemas.ts';
+import { LICENSE_COLUMNS } from './licenses.store.ts';
 import type { CustomerRow } from './customers.schemas.ts';
 import { inValues } from '../db/in-list.ts';
 

@@ -1,11 +1,11 @@
 // First start on an empty database: the root role (id 1, all six selfRights), the admin user as its member, and the
 // signing keys. Idempotent: a database that already has a root role is left alone.
 import { sql } from 'kysely';
-import type { Db } from './db/open.ts';
-import { ROOT_ROLE_ID } from './access/root.ts';
-import { ensureSigningKey } from './auth/keys.ts';
-import { generatePassword, hashSecret } from './auth/passwords.ts';
-import { findUserByEmail, insertUser } from './auth/users.store.ts';
+import type { Db } from '../db/open.ts';
+import { ROOT_ROLE_ID } from '../access/root.ts';
+import { ensureSigningKey } from '../auth/keys.ts';
+import { generatePassword, hashSecret } from '../auth/passwords.ts';
+import { findUserByEmail, insertUser } from '../auth/users.store.ts';
 
 /** pg_advisory_xact_lock key of the first-start bootstrap ('gk' 'boot') */
 const BOOTSTRAP_LOCK = 0x676b626f6f74;

@@ -3,7 +3,7 @@
 // memory (nothing persisted, a restart starts empty). On PostgreSQL several nodes may serve one installation, so the
 // state lives in the database (shared-limits.ts) and a limit holds whatever node takes the requests. Both apply the
 // same rules (leaky-bucket.ts chargeBucket, ip-bans.ts admitEntry).
-import type { Db } from '../../db/open.ts';
+import type { Db } from '../db/open.ts';
 import { IpBans, type IpBanOptions } from './ip-bans.ts';
 import { LeakyBuckets, type LeakyBucketOptions } from './leaky-bucket.ts';
 import type { RateLimiter } from './limiter.ts';

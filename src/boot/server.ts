@@ -4,7 +4,7 @@ import { serve } from '@hono/node-server';
 import net, { type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createApp } from './app.ts';
-import type { Deps } from './deps.ts';
+import type { Deps } from '../context/deps.ts';
 
 export interface Running {
   url: string;

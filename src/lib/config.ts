@@ -3,7 +3,7 @@
 import * as v from 'valibot';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
-import { DURATION_HINT, parseDurationMs } from './telemetry/duration.ts';
+import { DURATION_HINT, parseDurationMs } from './duration.ts';
 
 /** Local addresses (admin@localhost) are normal on an appliance, so no TLD is required. */
 export const EMAIL = /^[^\s@]{1,128}@[^\s@]{1,128}$/;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makeTestApp, assertError, ROOT_ROLE_ID, T0, type TestApp } from '../support/app.ts';
 import { ALL, NONE, addChild, addDevice, addMonitors, count, flags, rows, userIn } from '../roles/fixtures.ts';
-import { runCli } from '../../src/cli.ts';
+import { runCli } from '../../src/boot/cli.ts';
 import { openDatabase } from '../../src/db/open.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

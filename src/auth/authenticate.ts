@@ -2,13 +2,14 @@
 // token, or an API token with scope `api`) is the one almost every route uses. The kind of token decides where it is
 // accepted: API tokens never reach token, password, 2FA or sudo operations (`requireSession`).
 import type { Context } from 'hono';
-import { ApiError } from './errors.ts';
-import type { Actor, AppEnv, TokenType } from './env.ts';
-import type { Authenticator } from './route.ts';
-import { bearerToken, verifyToken, type TokenClaims } from '../auth/tokens.ts';
-import { verifyApiToken } from '../auth/api-token-auth.ts';
-import { isApiTokenText, type ApiTokenScope } from '../auth/api-tokens.store.ts';
-import type { Deps } from '../deps.ts';
+import { ApiError } from '../http/errors.ts';
+import type { Actor, AppEnv, TokenClaims, TokenType } from '../http/env.ts';
+import type { Authenticator } from '../http/route.ts';
+import type { Deps } from '../context/deps.ts';
+import type { Authenticators } from '../context/route-context.ts';
+import { bearerToken, verifyToken } from './tokens.ts';
+import { verifyApiToken } from './api-token-auth.ts';
+import { isApiTokenText, type ApiTokenScope } from './api-tokens.store.ts';
 
 /**
  * The actor of a token taken from a request: an API token (`gk_...`) when `apiScopes` names the scopes accepted here,
@@ -35,22 +36,6 @@ async function authenticate(deps: Deps, c: Context<AppEnv>, accepted: readonly T
   const { actor, claims } = await actorOfToken(deps, token, accepted, apiScopes);
   c.set('actor', actor);
   return claims;
-}
-
-export interface Authenticators {
-  /** access or sudo token (a sudo token is accepted wherever an access token is), or an API token with scope `api` */
-  requireActor: Authenticator;
-  /** access or sudo token only: token, password and 2FA operations never take an API token */
-  requireSession: Authenticator;
-  /** sudo token only; a plain access token gets 403 SUDO_REQUIRED */
-  requireSudo: Authenticator;
-  requireRefresh: Authenticator;
-  /** partial (2FA login) or access/sudo token */
-  requirePartialOrActor: Authenticator;
-  /** telemetry writes: access/sudo token, or an API token with scope `api` or `telemetry:write` */
-  requireTelemetryWrite: Authenticator;
-  /** telemetry queries: access/sudo token, or an API token with scope `api` or `telemetry:read` */
-  requireTelemetryRead: Authenticator;
 }
 
 export function makeAuthenticators(deps: Deps): Authenticators {

@@ -13,11 +13,11 @@
 // that row and with the address having no row, in one statement, one round trip; when another node wrote since,
 // nothing is written and the request goes the long way.
 import { sql } from 'kysely';
-import type { Db } from '../../db/open.ts';
+import type { Db } from '../db/open.ts';
 import { admitEntry, type Ban, type IpEntry } from './ip-bans.ts';
 import { chargeBucket, readingAt, type Bucket, type BucketKey } from './leaky-bucket.ts';
 import type { RateLimiter } from './limiter.ts';
-import { LruCache } from '../../lru-cache.ts';
+import { LruCache } from '../lib/lru-cache.ts';
 
 /** How often a node deletes idle rows (as the in-memory store sweeps). */
 const SWEEP_EVERY_MS = 60_000;

@@ -1,13 +1,14 @@
 // GET /v1/access/explain (ours, docs/api.md#explain): whether the caller holds a right, and the shortest chain that grants it.
+// The chain is found by the rights engine (access/explain.ts) and shown with the relations' own serializers.
 import * as v from 'valibot';
-import type { RouteContext } from '../http/route-context.ts';
+import type { RouteContext } from '../context/route-context.ts';
 import { ApiError } from '../http/errors.ts';
 import { qInt, qString } from '../http/validate.ts';
-import { RIGHTS } from './rights.ts';
-import { explainDeviceAccess, explainRoleRight, type Step } from './explain.ts';
-import { toManages, toMember } from '../roles/serialize.ts';
+import { RIGHTS } from '../access/rights.ts';
+import { explainDeviceAccess, explainRoleRight, type Step } from '../access/explain.ts';
+import { toManages, toMember } from './serialize.ts';
 import { toMonitors } from '../devices/serialize.ts';
-import { requireVisibleRole } from './guards.ts';
+import { requireVisibleRole } from '../access/guards.ts';
 
 const ExplainQuery = v.strictObject({
   deviceId: v.optional(qInt),
@@ -47,7 +48,7 @@ function toStep(step: Step): Record<string, unknown> {
   }
 }
 
-export function registerAccessRoutes({ api, deps, auth }: RouteContext): void {
+export function registerExplainRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
 
   api.route({

@@ -9,11 +9,14 @@
 // It rejects with the 403/422/429 ApiErrors, or charges the bucket and sets the X-RateLimit-* and RateLimit headers on `c`
 // (a dry run charges nothing and gets the body to answer with).
 import type { Context } from 'hono';
-import type { Deps } from '../../deps.ts';
-import type { AppEnv } from '../../http/env.ts';
-import { ApiError } from '../../http/errors.ts';
-import { clientIp, ipThrottleKey } from '../../http/client-ip.ts';
-import type { RequestEstimate } from '../cost.ts';
+import type { AppEnv } from '../http/env.ts';
+import { ApiError } from '../http/errors.ts';
+import { clientIp, ipThrottleKey } from '../http/client-ip.ts';
+import type { Db } from '../db/open.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Metrics } from '../http/metrics.ts';
+import type { RateLimiter } from './limiter.ts';
 import { costHeaders, setQuotaHeaders } from './headers.ts';
 import { bucketKey } from './rate-limiter.ts';
 import { findUserTier } from './tier.store.ts';
@@ -26,6 +29,23 @@ export interface RateLimitOptions {
   dryRun?: boolean;
 }
 
+/** The parts of a running service the limiter uses (the route's Deps). */
+export interface LimiterDeps {
+  db: Db;
+  config: Pick<Config, 'trustProxy'>;
+  now: () => number;
+  log: Logger;
+  metrics: Metrics;
+  rateLimiter: RateLimiter;
+}
+
+/** What a request will cost, estimated before it runs (src/telemetry/cost.ts estimateRequest). */
+export interface CostEstimate {
+  cost: number;
+  estimatedDatapoints: number;
+  scannedShards: number;
+}
+
 export interface DryRunAnswer {
   cost: number;
   estimatedDatapoints: number;
@@ -33,7 +53,7 @@ export interface DryRunAnswer {
   remainingCapacity: number;
 }
 
-export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate: RequestEstimate, options: RateLimitOptions): Promise<DryRunAnswer | undefined> {
+export async function enforceQueryCost(c: Context<AppEnv>, deps: LimiterDeps, estimate: CostEstimate, options: RateLimitOptions): Promise<DryRunAnswer | undefined> {
   const limiter = deps.rateLimiter;
   const now = deps.now();
   const ip = ipThrottleKey(clientIp(c, deps));
@@ -89,7 +109,7 @@ export async function enforceQueryCost(c: Context<AppEnv>, deps: Deps, estimate:
 }
 
 /** Answers 429 IP_BANNED for the ban in force. */
-function banned(c: Context<AppEnv>, deps: Deps, ip: string, ban: Ban): never {
+function banned(c: Context<AppEnv>, deps: LimiterDeps, ip: string, ban: Ban): never {
   if (ban.started) deps.log.warn('address banned for ignoring Retry-After', { requestId: c.get('requestId'), ip });
   deps.metrics.bucketRejections.inc({ reason: 'ip_banned' });
   const retryAfter = Math.ceil(ban.msLeft / 1000);

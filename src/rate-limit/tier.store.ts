@@ -2,7 +2,7 @@
 // Kysely query on every telemetry query cost several times the whole charge, while the template compiles in about
 // half a microsecond to the same text every time (so its prepared statement comes from the connection's cache).
 import { sql } from 'kysely';
-import type { Db } from '../../db/open.ts';
+import type { Db } from '../db/open.ts';
 import type { Tier } from './tiers.ts';
 
 export async function findUserTier(db: Db, userId: number): Promise<Tier | undefined> {

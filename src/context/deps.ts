@@ -1,0 +1,52 @@
+// What every route and service receives: the parts of one running service. Time is injected (tests use a fake clock);
+// nothing reads Date.now() directly. Parts built higher up (auth/, audit/) are named here by the small interface their
+// users need, so that this file, and every route that receives it, imports nothing above it.
+import type { CryptoKey } from 'jose';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Mailer } from '../lib/mailer.ts';
+import type { SecretBox } from '../lib/secret-box.ts';
+import type { Db } from '../db/open.ts';
+import type { AuditInsert, Tier } from '../db/schema.ts';
+import type { TokenClaims } from '../http/env.ts';
+import type { Metrics } from '../http/metrics.ts';
+import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
+
+/** The token signing keys (src/auth/keys.ts KeyRing): the key to sign with now, and any key's public half. */
+export interface SigningKeys {
+  signer(now: number): Promise<{ kid: string; privateKey: CryptoKey }>;
+  publicKey(kid: string): Promise<CryptoKey | undefined>;
+}
+
+/**
+ * Decides whether a verified token was revoked (logout, password change): undefined when it was; else what the
+ * same read tells of its user (the rate-limit tier, which a telemetry query then needs no read of its own for).
+ */
+export interface SessionGuard {
+  liveUser(claims: TokenClaims): Promise<{ tier: Tier } | undefined>;
+}
+
+/** Where audit entries go (src/audit/record.ts); write() runs inside the unit of work of the change it records. */
+export interface AuditLog {
+  write(tx: Db, rows: readonly AuditInsert[]): Promise<void>;
+}
+
+export interface Deps {
+  db: Db;
+  config: Config;
+  /** current time, Unix milliseconds */
+  now: () => number;
+  log: Logger;
+  keys: SigningKeys;
+  /** seals secrets the server reads back (TOTP) under a key kept outside the database */
+  secrets: SecretBox;
+  sessions: SessionGuard;
+  metrics: Metrics;
+  /** telemetry query buckets and IP bans: in process memory on SQLite, in the database on PostgreSQL */
+  rateLimiter: RateLimiter;
+  /** outgoing mail (password reset); `configured` is false without GRIDKEEPER_SMTP_URL */
+  mailer: Mailer;
+  /** the audit log (recordAudit in src/audit/record.ts writes through it) */
+  audit: AuditLog;
+  version: string;
+}
