@@ -1,7 +1,9 @@
 // Builds gridkeeper:
 //   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text) + better_sqlite3.node beside it
 //   dist/gridkeeper              a Node single executable application: the bundle and the addon embedded in a copy of node
-// Usage: node build.mjs [--no-sea]   (--no-sea stops after the bundle: what `npm start` needs)
+//   dist/release/                with --release: the executables for linux-x64 and linux-arm64, their Debian packages
+//                                and SHA256SUMS (src/packaging/release.mjs)
+// Usage: node build.mjs [--no-sea | --release]   (--no-sea stops after the bundle: what `npm start` needs)
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -10,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { consoleAssetsModule } from './src/console/build-ui.mjs';
 import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from './src/build/esbuild-plugins.mjs';
 import { makeExecutable } from './src/packaging/sea.mjs';
+import { buildRelease, packageVersion } from './src/packaging/release.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -49,3 +52,8 @@ if (process.argv.includes('--no-sea')) process.exit(0);
 makeExecutable({ bundle: join(dist, 'gridkeeper.cjs'), addon, node: process.execPath, out: join(dist, 'gridkeeper') });
 say('wrote dist/gridkeeper');
 
+if (process.argv.includes('--release')) {
+  for (const { file, bytes } of buildRelease({ dist, version: packageVersion(root), say })) {
+    console.log(`  dist/release/${file.padEnd(36)} ${(bytes / 1e6).toFixed(1).padStart(6)} MB`);
+  }
+}
