@@ -2,7 +2,7 @@
 //   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text) + better_sqlite3.node beside it
 //   dist/gridkeeper              a Node single executable application: the bundle and the addon embedded in a copy of node
 //   dist/release/                with --release: the executables for linux-x64 and linux-arm64, their Debian packages
-//                                and SHA256SUMS (src/packaging/release.mjs)
+//                                and SHA256SUMS (src/build/release.mjs)
 // Usage: node build.mjs [--no-sea | --release]   (--no-sea stops after the bundle: what `npm start` needs)
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync } from 'node:fs';
@@ -11,8 +11,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleAssetsModule } from './src/console/build-ui.mjs';
 import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from './src/build/esbuild-plugins.mjs';
-import { makeExecutable } from './src/packaging/sea.mjs';
-import { buildRelease, packageVersion } from './src/packaging/release.mjs';
+import { makeExecutable } from './src/build/sea.mjs';
+import { buildRelease, packageVersion } from './src/build/release.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');

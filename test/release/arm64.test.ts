@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { BINARY, startBinary } from '../support/binary.ts';
-import { targetExecutable } from '../../src/packaging/release.mjs';
-import { emulator } from '../../src/packaging/targets.mjs';
+import { targetExecutable } from '../../src/build/release.mjs';
+import { emulator } from '../../src/build/targets.mjs';
 
 const BUNDLE = fileURLToPath(new URL('../../dist/gridkeeper.cjs', import.meta.url));
 const PASSWORD = 'arm64-admin-password';

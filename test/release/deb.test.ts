@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { BINARY, startBinary } from '../support/binary.ts';
 import { debianRoot, type DebianRoot } from '../support/debian-root.ts';
 import { buildDeb } from '../../src/packaging/deb.mjs';
-import { packageVersion } from '../../src/packaging/release.mjs';
+import { packageVersion } from '../../src/build/release.mjs';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const ADDON = join(ROOT, 'dist/better_sqlite3.node');

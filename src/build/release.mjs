@@ -3,7 +3,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { makeExecutable } from './sea.mjs';
-import { buildDeb } from './deb.mjs';
+import { buildDeb } from '../packaging/deb.mjs';
 import { CACHE, TARGETS, emulator, requireTools, sha256File, targetAddon, targetNode } from './targets.mjs';
 
 /**

@@ -1,4 +1,4 @@
-// A Node single executable application: the bundle, with better-sqlite3's addon as an asset (src/native.ts loads it),
+// A Node single executable application: the bundle, with better-sqlite3's addon as an asset (src/db/native.ts loads it),
 // injected by postject into a stripped copy of a node binary. The same steps make every architecture's executable; for
 // another architecture, `runNode` is that node under an emulator, so the blob's code cache is made by the V8 that runs it.
 import { execFileSync } from 'node:child_process';
