@@ -101,15 +101,19 @@ export function targetAddon(name) {
   const { nodeDir, version } = targetNode(name);
   const cxx = `${target.triplet}-g++`;
   const compiler = execFileSync(cxx, ['--version'], { encoding: 'utf8' }).split('\n')[0];
-  const key = sha256(readFileSync(join(pkg, 'package.json')), version, name, compiler).slice(0, 16);
+  const gypArgs = ['rebuild', '--release', `--arch=${target.gyp}`, `--nodedir=${nodeDir}`, '--jobs=1'];
+  const key = sha256(readFileSync(join(pkg, 'package.json')), version, name, compiler, gypArgs.join(' '), 'npm_config_nodedir').slice(0, 16);
   const dir = once(join(CACHE, `better-sqlite3-${name}-${key}`), (tmp) => {
     const src = join(tmp, 'src');
     cpSync(pkg, src, { recursive: true, filter: (from) => !from.startsWith(join(pkg, 'build')) });
     const t = target.triplet;
-    execFileSync(process.execPath, [nodeGyp(), 'rebuild', '--release', `--arch=${target.gyp}`, `--nodedir=${nodeDir}`, '--jobs=max'], {
+    execFileSync(process.execPath, [nodeGyp(), ...gypArgs], {
       cwd: src,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, CC: `${t}-gcc`, CXX: cxx, LINK: cxx, AR: `${t}-ar`, STRIP: `${t}-strip` },
+      // its chatter is shown only when it fails (in the error)
+      stdio: ['ignore', 'ignore', 'pipe'],
+      maxBuffer: 1 << 26,
+      // npm run sets npm_config_nodedir (this machine's headers), which node-gyp would take over --nodedir
+      env: { ...process.env, npm_config_nodedir: nodeDir, CC: `${t}-gcc`, CXX: cxx, LINK: cxx, AR: `${t}-ar`, STRIP: `${t}-strip` },
     });
     renameSync(join(src, 'build/Release/better_sqlite3.node'), join(tmp, 'better_sqlite3.node'));
     rmSync(src, { recursive: true, force: true });
