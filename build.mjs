@@ -1,15 +1,18 @@
 // Builds gridkeeper:
 //   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text) + better_sqlite3.node beside it
 //   dist/gridkeeper              a Node single executable application: the bundle and the addon embedded in a copy of node
-// Usage: node build.mjs [--no-sea]   (--no-sea stops after the bundle: what `npm start` needs)
+//   dist/release/                with --release: the executables for linux-x64 and linux-arm64, their Debian packages
+//                                and SHA256SUMS (src/build/release.mjs)
+// Usage: node build.mjs [--no-sea | --release]   (--no-sea stops after the bundle: what `npm start` needs)
 import { build } from 'esbuild';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleAssetsModule } from './src/console/build-ui.mjs';
 import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from './src/build/esbuild-plugins.mjs';
+import { makeExecutable } from './src/build/sea.mjs';
+import { buildRelease, packageVersion } from './src/build/release.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -46,30 +49,11 @@ say('bundled dist/gridkeeper.cjs');
 
 if (process.argv.includes('--no-sea')) process.exit(0);
 
-const exe = join(dist, 'gridkeeper');
-const blob = join(dist, 'sea-prep.blob');
-const seaConfig = join(dist, 'sea-config.json');
-writeFileSync(seaConfig, JSON.stringify({
-  main: join(dist, 'gridkeeper.cjs'),
-  output: blob,
-  disableExperimentalSEAWarning: true,
-  useCodeCache: true,
-  assets: { 'better_sqlite3.node': addon },
-}, null, 2));
-execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { stdio: 'inherit' });
-say('prepared the SEA blob');
+makeExecutable({ bundle: join(dist, 'gridkeeper.cjs'), addon, node: process.execPath, out: join(dist, 'gridkeeper') });
+say('wrote dist/gridkeeper');
 
-rmSync(exe, { force: true });
-copyFileSync(process.execPath, exe);
-chmodSync(exe, 0o755);
-try {
-  // The debug symbols of node are of no use on an appliance: ~12 MB smaller.
-  execFileSync('strip', [exe], { stdio: 'ignore' });
-} catch {
-  console.log('build: strip not available, keeping symbols');
+if (process.argv.includes('--release')) {
+  for (const { file, bytes } of buildRelease({ dist, version: packageVersion(root), say })) {
+    console.log(`  dist/release/${file.padEnd(36)} ${(bytes / 1e6).toFixed(1).padStart(6)} MB`);
+  }
 }
-const postject = join(dirname(require.resolve('postject/package.json')), 'dist', 'cli.js');
-execFileSync(process.execPath, [postject, exe, 'NODE_SEA_BLOB', blob,
-  '--sentinel-fuse', 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'], { stdio: ['ignore', 'ignore', 'inherit'] });
-rmSync(blob, { force: true });
-say(`wrote dist/gridkeeper`);

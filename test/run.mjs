@@ -26,7 +26,7 @@ const files = [];
 // The files that take longest (tens of seconds each) start first, so that the run does not end waiting on one of them
 // while the other workers sit idle; the rest follow in name order.
 const LONGEST_FIRST = [
-  'test/hardening/concurrency.test.ts', 'test/access/oracle.test.ts', 'test/hardening/cross-tenant.test.ts',
+  'test/release/arm64.test.ts', 'test/release/deb.test.ts', 'test/hardening/concurrency.test.ts', 'test/access/oracle.test.ts', 'test/hardening/cross-tenant.test.ts',
   'test/hardening/durability.test.ts', 'test/hardening/operations.test.ts', 'test/hardening/fuzz.test.ts',
   'test/console/browser.test.ts', 'test/hardening/cluster.test.ts', 'test/access/readable-cache.test.ts',
   'test/access/explain.test.ts', 'test/hardening/login-concurrency.test.ts', 'test/code/',
@@ -49,6 +49,7 @@ const SQLITE_ONLY = [
   ['test/influxql/', 'the parser alone: no database'],
   ['test/e2e/', 'drives the built executable on its data dir'],
   ['test/console/browser.test.ts', 'drives the built executable in Chromium'],
+  ['test/release/', 'builds and drives the release\'s executables and packages'],
 ];
 
 const TEST_SERVER_URL = process.env.GRIDKEEPER_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -10,6 +10,7 @@ import { revokeSession } from './sessions.ts';
 import { RULES, releaseAttempt, reserveAttemptWaiting, resetThrottle, type ThrottleKey } from './throttle.ts';
 import { LoginBody, ThrottledError, TwoFactorRequiredError, UserIdResponse } from './auth.schemas.ts';
 import { recordAudit } from '../audit/record.ts';
+import { forgetPasswordFile } from './first-password.ts';
 
 const TEXT = 'text/plain';
 export const TWO_FACTOR_MESSAGE = '2FA required: send the partialAuthToken to /user/2fa/totp/authenticate';
@@ -53,6 +54,7 @@ export function registerLoginRoutes({ api, deps, auth }: RouteContext): void {
       }, { userId: null, token: null }));
       throw new ApiError('PASSWORD_INCORRECT', 'username or password incorrect');
     }
+    forgetPasswordFile(deps.config, user.email);
     const twoFactor = await isTwoFactorEnabled(db, user.id);
     // The password is known to be right here: a hash made with older parameters is made again with today's.
     const upgraded = await rehashed(body.password, user.password_hash);

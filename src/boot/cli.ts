@@ -10,6 +10,7 @@ import { migrate } from '../db/migrate.ts';
 import { startServer } from './server.ts';
 import { tuneHeapGrowth } from './tuning.ts';
 import { addUserCommand } from '../auth/users.cli.ts';
+import { writePasswordFile } from '../auth/first-password.ts';
 import { resetLinkCommand } from '../auth/reset-link.cli.ts';
 import { createLicenseCommand } from '../licenses/licenses.cli.ts';
 import { pruneTelemetryCommand } from '../telemetry/telemetry.cli.ts';
@@ -54,6 +55,8 @@ Options (flags win over environment variables):
   --trust-proxy   GRIDKEEPER_TRUST_PROXY   take the client IP from X-Forwarded-For
                   GRIDKEEPER_ADMIN_EMAIL   default admin@localhost (first start only)
                   GRIDKEEPER_ADMIN_PASSWORD  first start only; generated and printed once when unset
+                  GRIDKEEPER_ADMIN_PASSWORD_FILE  a generated first password goes to this file (0600) instead of stderr;
+                                           removed at the admin's first login
   --native-dir D  GRIDKEEPER_NATIVE_DIR    where the single executable unpacks its SQLite addon (default <data-dir>/.native)
   --telemetry-retention R  GRIDKEEPER_TELEMETRY_RETENTION  drop telemetry older than R (e.g. 90d); default off
                   GRIDKEEPER_SECRET_KEY    key(s) sealing TOTP secrets (32 bytes, base64/hex, comma-separated; first seals);
@@ -72,8 +75,15 @@ const serveCommand: Command = {
     const db = openConfiguredDatabase(config);
     const { deps, migrated } = await createDeps({
       config, db,
-      announcePassword: (email, password) =>
-        io.err(`gridkeeper: created admin user ${email} with password ${password} (shown once; change it with PUT /user/password)`),
+      announcePassword: (email, password) => {
+        const file = config.adminPasswordFile;
+        if (file === undefined) {
+          io.err(`gridkeeper: created admin user ${email} with password ${password} (shown once; change it with PUT /user/password)`);
+          return;
+        }
+        writePasswordFile(file, password);
+        io.err(`gridkeeper: created admin user ${email}; its password is in ${file} (readable by this user and root; removed at the admin's first login)`);
+      },
     });
     if (migrated.length) deps.log.info('migrated', { applied: migrated });
     // Handlers go in before the port opens: a signal that arrives the moment the URL is printed still stops cleanly.

@@ -1,5 +1,5 @@
 // What every request gets, in one middleware: its id (X-Request-Id), the headers every answer carries
-// (security-headers.ts), one log line and the request metrics.
+// (security-headers.ts), one log line (at debug for a successful poll of /healthz or /metrics) and the request metrics.
 //
 // Served by @hono/node-server, the fixed headers go straight onto the Node response (setHeader) before anything else
 // runs. Node merges them with those of the answer when it writes the head, and the answer's own win, so a route can
@@ -17,6 +17,9 @@ import type { Logger } from '../lib/logger.ts';
 import type { Metrics } from './metrics.ts';
 import { SECURITY_HEADERS } from './security-headers.ts';
 import { nodeResponse } from './route.ts';
+
+/** Routes polled by monitors: logged at debug when they succeed. */
+const POLLED = new Set(['/healthz', '/metrics']);
 
 /** An incoming X-Request-Id that is echoed: word characters, '-', '=' and '.', at most 128 (else a new UUID). */
 const WELL_FORMED_ID = /^[\w.=-]{1,128}$/;
@@ -57,7 +60,10 @@ export function requestFrame(deps: { metrics: Metrics; log: Logger }): Middlewar
     const route = c.get('routePattern') ?? 'unmatched';
     const seconds = (performance.now() - started) / 1000;
     count(c.req.method, route, c.res.status, seconds);
-    deps.log.info('request', {
+    // Health checks and metric scrapes come every few seconds (the console's Operations page, Prometheus): at info
+    // they would fill the journal, and a gateway's SD card, with lines that say nothing. Their failures still show.
+    const polled = c.res.status < 400 && POLLED.has(route);
+    deps.log[polled ? 'debug' : 'info']('request', {
       requestId: id, method: c.req.method, route, path: c.req.path, status: c.res.status,
       ms: Math.round(seconds * 10000) / 10, userId: c.get('actor')?.userId,
     });

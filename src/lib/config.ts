@@ -93,6 +93,8 @@ export const ConfigSchema = v.strictObject({
   dataDir: v.optional(v.pipe(v.string(), v.nonEmpty('expected a directory'), v.transform((d) => resolve(d))), './data'),
   adminEmail: v.optional(v.pipe(v.string(), v.trim(), v.toLowerCase(), v.regex(EMAIL, 'expected an e-mail address')), 'admin@localhost'),
   adminPassword: v.optional(v.pipe(v.string(), v.minLength(10, 'expected at least 10 characters'))),
+  /** where a generated first admin password goes instead of stderr (a service has no terminal); see auth/first-password.ts */
+  adminPasswordFile: v.optional(v.pipe(v.string(), v.nonEmpty('expected a file path'), v.transform((f) => resolve(f)))),
   trustProxy: v.optional(bool, 'false'),
   log: v.optional(v.picklist(['debug', 'info', 'warn', 'error'], 'expected debug, info, warn or error'), 'info'),
   /** where the embedded native addon is written before loading; must allow exec (a noexec /tmp breaks dlopen) */
@@ -131,6 +133,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_DATA_DIR: 'dataDir',
   GRIDKEEPER_ADMIN_EMAIL: 'adminEmail',
   GRIDKEEPER_ADMIN_PASSWORD: 'adminPassword',
+  GRIDKEEPER_ADMIN_PASSWORD_FILE: 'adminPasswordFile',
   GRIDKEEPER_TRUST_PROXY: 'trustProxy',
   GRIDKEEPER_LOG: 'log',
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',

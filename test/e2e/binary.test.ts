@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
 
@@ -56,6 +56,29 @@ test('first start without an admin password prints a generated one once, on stde
     t.after(() => second.stop('SIGKILL'));
     assert.doesNotMatch(second.stderr.join(''), /password/);
     assert.equal(await second.stop(), 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('first start with GRIDKEEPER_ADMIN_PASSWORD_FILE writes the generated password there (0600), never to stderr', async (t) => {
+  const { dir, exe } = isolatedBinary();
+  try {
+    const file = join(dir, 'data', 'admin-password');
+    const run = await startBinary(exe, ['--data-dir', join(dir, 'data')], { GRIDKEEPER_ADMIN_PASSWORD_FILE: file });
+    t.after(() => run.stop('SIGKILL'));
+    const password = readFileSync(file, 'utf8').trim();
+    assert.match(password, /^\S{20}$/);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const said = run.stderr.join('') + run.stdout.join('');
+    assert.ok(!said.includes(password), 'the password is in no output');
+    assert.match(said, new RegExp(`created admin user admin@localhost; its password is in ${file}`));
+    const login = await fetch(`${run.url}/auth/login`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin@localhost', password }),
+    });
+    assert.equal(login.status, 200);
+    assert.equal(existsSync(file), false, 'removed at the first login');
+    assert.equal(await run.stop(), 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -3,6 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { batchedLines, createLogger } from '../../src/lib/logger.ts';
+import { createApp } from '../../src/boot/app.ts';
+import { makeTestApp } from '../support/app.ts';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -50,4 +52,19 @@ test('a command\'s output comes after what it logged, and the lines of an exitin
   assert.equal(JSON.parse(out[0]!).msg, 'logged');
   assert.equal(out[1], 'printed');
   assert.equal(JSON.parse(out[2]!).msg, 'at exit');
+});
+
+test('a successful poll of /healthz or /metrics is logged at debug; other requests, and failed polls, at info', async (t) => {
+  const testApp = await makeTestApp();
+  t.after(() => testApp.close());
+  const lines: { level: string; route: string; status: number }[] = [];
+  const { app } = createApp({ ...testApp.deps, log: createLogger('debug', (line) => lines.push(JSON.parse(line))) });
+  const get = async (path: string) => (await app.request(path, {}, { incoming: { socket: { remoteAddress: '127.0.0.1' } } })).status;
+  assert.equal(await get('/healthz'), 200);
+  assert.equal(await get('/metrics'), 200);
+  assert.equal(await get('/v1/nothing'), 404);
+  assert.equal(await get('/v1/device'), 401);
+  assert.deepEqual(lines.filter((l) => (l as { msg?: string }).msg === 'request').map((l) => [l.level, l.route, l.status]), [
+    ['debug', '/healthz', 200], ['debug', '/metrics', 200], ['info', 'unmatched', 404], ['info', '/v1/device', 401],
+  ]);
 });

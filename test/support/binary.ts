@@ -25,7 +25,8 @@ export function isolatedBinary(): { dir: string; exe: string } {
   return { dir, exe };
 }
 
-export function startBinary(exe: string, args: string[], env: Record<string, string> = {}, cwd?: string): Promise<RunningBinary> {
+/** `timeoutMs`: how long it may take to print its listening line (an emulated executable starts slowly). */
+export function startBinary(exe: string, args: string[], env: Record<string, string> = {}, cwd?: string, timeoutMs = 15_000): Promise<RunningBinary> {
   const child = spawn(exe, args, {
     cwd,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', GRIDKEEPER_PORT: '0', ...env },
@@ -35,7 +36,7 @@ export function startBinary(exe: string, args: string[], env: Record<string, str
   const stderr: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no listening line within 15 s: ${stderr.join('')}`)); }, 15_000);
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no listening line within ${timeoutMs / 1000} s: ${stderr.join('')}`)); }, timeoutMs);
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       buffer += chunk.toString();

@@ -11,6 +11,12 @@ export const SYSTEM_PACKAGES = [
   { file: '/usr/bin/influxd', pkg: 'influxdb', for: 'InfluxDB 1.x door: the differential test against InfluxDB 1.6.7 (test/influx/differential.test.ts)' },
   { file: '/usr/bin/chromium', pkg: 'chromium', for: 'console browser tests' },
   { file: '/usr/sbin/pgbouncer', pkg: 'pgbouncer', for: 'nodes behind a pooler in transaction mode (test/http/pooler.test.ts)' },
+  { file: '/usr/bin/aarch64-linux-gnu-g++', pkg: 'g++-aarch64-linux-gnu', for: 'the linux-arm64 executable: better-sqlite3 cross-compiled (test/release/arm64.test.ts)' },
+  { file: '/usr/bin/qemu-aarch64-static', pkg: 'qemu-user-static', for: 'the linux-arm64 executable run under emulation (test/release/arm64.test.ts)' },
+  { file: '/usr/bin/lintian', pkg: 'lintian', for: 'the Debian package checked (test/release/deb.test.ts)' },
+  { file: '/usr/sbin/debootstrap', pkg: 'debootstrap', for: 'a throw-away Debian root to install the package into (test/release/deb.test.ts)' },
+  { file: '/usr/bin/dpkg-deb', pkg: 'dpkg', for: 'the Debian package built (test/release/deb.test.ts)' },
+  { file: '/usr/bin/file', pkg: 'file', for: 'the architecture of the arm64 executable (test/release/arm64.test.ts)' },
 ];
 
 export function ensureSystemPackages(list = SYSTEM_PACKAGES) {
