@@ -16,8 +16,8 @@
 import { sql } from 'kysely';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.ts';
-import { createShardTableSql } from '../telemetry/catalogue.ts';
-import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-scanner.ts';
+import { createShardTableSql } from '../telemetry/sqlite/catalogue.ts';
+import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-protocol/line-scanner.ts';
 import { settleReads } from '../telemetry/reads.ts';
 import { arrayParam, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES } from '../telemetry/pg/pg-shards.ts';
 

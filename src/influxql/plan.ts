@@ -9,9 +9,9 @@ import { checkZone } from './time.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
-import { shardsOverlapping } from '../telemetry/query-plan.ts';
-import type { SeriesRef, TelemetryReads } from '../telemetry/reads-types.ts';
-import { seriesKeyOf } from '../telemetry/query-points.ts';
+import { shardsOverlapping } from '../telemetry/query/plan.ts';
+import type { SeriesRef, TelemetryReads } from '../telemetry/query/reads-types.ts';
+import { seriesKeyOf } from '../telemetry/query/series-key.ts';
 
 /** One attempt at a request (execute.ts): synchronous, over the backend's reads (telemetry/reads.ts). */
 export interface QueryContext {

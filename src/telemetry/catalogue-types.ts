@@ -1,6 +1,6 @@
 // The shapes of the telemetry catalogue's in-memory mirror (catalogue.ts), apart so that the pieces the catalogue
 // owns (block statistics) can name them without importing the catalogue back.
-import type { FieldKind } from './line-scanner.ts';
+import type { FieldKind } from './line-protocol/line-scanner.ts';
 import type { Namespace, NamespaceProfile } from './namespaces.ts';
 import type { LruCache } from '../lib/lru-cache.ts';
 

@@ -3,8 +3,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { allReadableDevices } from '../access/rights.ts';
-import { catalogueOf } from './catalogue.ts';
-import { forgetStaged } from './staging.ts';
+import { catalogueOf } from './sqlite/catalogue.ts';
+import { forgetStaged } from './sqlite/staging.ts';
 import { catalogueChanging } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';

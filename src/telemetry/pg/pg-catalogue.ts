@@ -2,9 +2,9 @@
 // the SQLite mirror has (catalogue-types.ts), for the reads and the writer of the PostgreSQL backend.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
-import { measurementOf } from '../catalogue.ts';
+import { measurementOf } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
-import { FIELD_TYPES, type FieldKind } from '../line-scanner.ts';
+import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { namespaceProfile, type Namespace } from '../namespaces.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 

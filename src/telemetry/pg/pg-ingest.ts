@@ -21,11 +21,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { requireTelemetryWrite } from '../authorize.ts';
-import { measurementOf, shardTableName } from '../catalogue.ts';
+import { measurementOf, shardTableName } from '../sqlite/catalogue.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
-import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
+import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
-import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
+import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../line-protocol/write-request.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
 import { createShardTable, matrixParam, rowsParam, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';

@@ -10,17 +10,17 @@
 // query then reads its points or statistics alone: two round trips fewer.
 import { sql, type Compilable, type CompiledQuery } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../db/open.ts';
-import { compareTagSets } from '../catalogue.ts';
+import { compareTagSets } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from '../catalogue-types.ts';
-import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../block-stats.ts';
-import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-scanner.ts';
+import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, type Namespace } from '../namespaces.ts';
-import { aggregateRowJson } from '../query-aggregate.ts';
-import { isInteger, StatementError, type Column } from '../query-columns.ts';
-import type { PlannedQuery } from '../query-types.ts';
-import { bySeriesKey } from '../query-points.ts';
-import { isoTimeJson, rfc3339NanoJson } from '../query-result.ts';
-import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../reads-types.ts';
+import { aggregateRowJson } from '../query/result.ts';
+import { isInteger, StatementError, type Column } from '../query/columns.ts';
+import type { PlannedQuery } from '../query/types.ts';
+import { bySeriesKey } from '../query/series-key.ts';
+import { isoTimeJson, rfc3339NanoJson } from '../query/result.ts';
+import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../query/reads-types.ts';
 import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './pg-block-stats.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';

@@ -1,10 +1,11 @@
 // Plain-field queries: a series' points as JSON rows, read from its shard tables page by page.
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
-import { BOOLEAN, FLOAT } from './line-scanner.ts';
-import { columnIn, LITERAL_LIMITS, statement, type Column } from './query-columns.ts';
+import { BOOLEAN, FLOAT } from '../line-protocol/line-scanner.ts';
+import { type Column } from '../query/columns.ts';
+import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { blockMs, firstAtOrAfter, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
-import type { PlannedQuery } from './query-types.ts';
-import { isoTimeJson } from './query-result.ts';
+import type { PlannedQuery } from '../query/types.ts';
+import { isoTimeJson } from '../query/result.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */
 const PAGE_ROWS = 10_000;

@@ -1,39 +1,20 @@
 // The telemetry query layer's point reader for InfluxQL (src/influxql/): every series of a measurement, and a series'
 // points of some fields over [fromMs, toMs) read from the same shard tables (and the same statement cache) as the
 // JSON queries. Values come back typed: floats and integers as numbers, booleans as booleans, strings as strings.
-import type { SqliteConnection } from '../db/open.ts';
+import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
-import { BOOLEAN } from './line-scanner.ts';
-import { columnIn, LITERAL_LIMITS, statement } from './query-columns.ts';
-import { jsonColumn } from './query-rows.ts';
+import { BOOLEAN } from '../line-protocol/line-scanner.ts';
+import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
+import { jsonColumn } from './rows.ts';
 
-import type { PointValue, SeriesPoints, SeriesRef } from './reads-types.ts';
-
-export type { PointValue, SeriesPoints, SeriesRef } from './reads-types.ts';
+import type { SeriesPoints, SeriesRef } from '../query/reads-types.ts';
+import { bySeriesKey } from '../query/series-key.ts';
 
 /** Every series of a measurement, in series-key order (tags by key, a prefix first). Inside an exclusive section. */
 export function seriesOfMeasurement(conn: SqliteConnection, ns: NamespaceInfo, measurement: string): SeriesRef[] {
   const rows = conn.prepare('SELECT id, node_id, tags FROM telemetry_series WHERE namespace_id = ? AND measurement = ?')
     .raw(true).all(ns.id, measurement) as Array<[number, string, string]>;
   return bySeriesKey(measurement, rows);
-}
-
-/** Series rows (id, node_id, tags as stored) as SeriesRefs in series-key order (InfluxDB's). */
-export function bySeriesKey(measurement: string, rows: ReadonlyArray<readonly [number, string, string]>): SeriesRef[] {
-  const list = rows.map(([id, nodeId, text]) => {
-    const tags = JSON.parse(text) as Record<string, string>;
-    return { id, nodeId, tags, key: seriesKeyOf(measurement, tags) };
-  });
-  list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return list.map(({ id, nodeId, tags }) => ({ id, nodeId, tags }));
-}
-
-/** InfluxDB's series key: `measurement,k=v,...` with tags sorted by key and `,`, `=`, ` ` escaped. */
-export function seriesKeyOf(measurement: string, tags: Record<string, string>): string {
-  const esc = (s: string) => s.replace(/([, =])/g, '\\$1');
-  let key = measurement.replace(/([, ])/g, '\\$1');
-  for (const k of Object.keys(tags).sort()) key += `,${esc(k)}=${esc(tags[k])}`;
-  return key;
 }
 
 /**

@@ -12,10 +12,10 @@
 // Integers and booleans are bound as numbers (or bigint beyond 2^53) and CAST to INTEGER in SQL, so they are stored
 // as compact exact integers.
 import type { Catalogue, FieldInfo, MeasurementInfo, NamespaceInfo, SeriesInfo, ShardInfo } from './catalogue.ts';
-import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind, type LineScanner } from './line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind, type LineScanner } from '../line-protocol/line-scanner.ts';
 import { blockOf } from './block-stats.ts';
-import { floorDiv } from './namespaces.ts';
-import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, storedUnsigned, typeConflict } from './write-request.ts';
+import { floorDiv } from '../namespaces.ts';
+import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, storedUnsigned, typeConflict } from '../line-protocol/write-request.ts';
 import { insertSql, STAGED_ROWS, stagedEntry, writeRows, type RowGroup } from './shard-rows.ts';
 
 interface Group {

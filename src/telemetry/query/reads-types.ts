@@ -3,11 +3,11 @@
 // answers from what the request has fetched so far and notes what it lacks (pg/pg-reads.ts). A query request therefore
 // runs as attempts (reads.ts): an attempt that lacked something is thrown away, the missing reads are fetched together,
 // and the attempt runs again — the query code itself stays synchronous and the same on both backends.
-import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from './catalogue-types.ts';
-import type { Stats } from './block-stats.ts';
-import type { Namespace } from './namespaces.ts';
-import type { Column } from './query-columns.ts';
-import type { PlannedQuery } from './query-types.ts';
+import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from '../catalogue-types.ts';
+import type { Stats } from './stats.ts';
+import type { Namespace } from '../namespaces.ts';
+import type { Column } from './columns.ts';
+import type { PlannedQuery } from './types.ts';
 
 export type PointValue = number | string | boolean | null;
 

@@ -1,11 +1,13 @@
 // Queries with functions (sum, min, max, mean): one row per series, timed at the start of the range. Whole blocks of
 // a shard come from the block statistics (block-stats.ts); the partial blocks at the range's edges are scanned.
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
-import { blockMs, emptyStats, IntegerOverflow, mergeStats, statsFromRow, statsSql, type Stats } from './block-stats.ts';
-import { FLOAT } from './line-scanner.ts';
-import { columnIn, columnsKey, isInteger, statement, StatementError, type Column } from './query-columns.ts';
-import type { PlannedQuery } from './query-types.ts';
-import { isoTimeJson, valueJson } from './query-result.ts';
+import { blockMs, statsSql } from './block-stats.ts';
+import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
+import { FLOAT } from '../line-protocol/line-scanner.ts';
+import { columnsKey, isInteger, StatementError, type Column } from '../query/columns.ts';
+import { columnIn, statement } from './statements.ts';
+import type { PlannedQuery } from '../query/types.ts';
+import { aggregateRowJson } from '../query/result.ts';
 
 /** The one row of a query with functions: `["<range start>",agg,...]`; '' when no selected field has a value. */
 export function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
@@ -19,19 +21,6 @@ export function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: nu
     stats = scanAll(catalogue, q, seriesId, columns);
   }
   return aggregateRowJson(q, columns, stats);
-}
-
-/** The row of a query with functions from each column's stats over the range; '' when none has a value. */
-export function aggregateRowJson(q: PlannedQuery, columns: readonly Column[], stats: readonly Stats[]): string {
-  if (stats.every((s) => s.count === 0)) return '';
-  let row = `[${isoTimeJson(q.fromMs, 0)}`;
-  columns.forEach((c, i) => {
-    const s = stats[i];
-    let v: number | bigint | undefined;
-    if (s.count > 0) v = c.fn === 'min' ? s.min : c.fn === 'max' ? s.max : c.fn === 'sum' ? s.sum : Number(s.sum) / s.count;
-    row += `,${v === undefined ? 'null' : valueJson(c.fn === 'mean' ? FLOAT : c.field.kind, v)}`;
-  });
-  return `${row}]`;
 }
 
 /**

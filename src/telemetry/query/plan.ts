@@ -1,14 +1,14 @@
 // Plans a query request (docs/api.md#telemetry-query) before anything executes: per query its namespace, its half-open time range,
 // the estimate of docs/api.md#cost and the shard tables the range overlaps. The cost limiter reads `estimate` (equal to
 // estimateRequest() of the same body and clock), the executor reads the rest. Planning touches only the catalogue.
-import type { NamespaceInfo, ShardInfo } from './catalogue-types.ts';
-import { estimateQuery, estimateRequest, queryRange } from './cost.ts';
-import { normalizeNamespace, shardWindowsOverlapping } from './namespaces.ts';
-import type { PlannedQuery, QueryPlan } from './query-types.ts';
+import type { NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
+import { estimateQuery, estimateRequest, queryRange } from '../cost.ts';
+import { normalizeNamespace, shardWindowsOverlapping } from '../namespaces.ts';
+import type { PlannedQuery, QueryPlan } from './types.ts';
 import type { TelemetryReads } from './reads-types.ts';
-import type { QueryBody } from './telemetry.schemas.ts';
+import type { QueryBody } from '../telemetry.schemas.ts';
 
-export type { PlannedQuery, QueryPlan } from './query-types.ts';
+export type { PlannedQuery, QueryPlan } from './types.ts';
 
 /** Plans with the catalogue as the reads know it. */
 export function planQueries(reads: TelemetryReads, body: QueryBody, nowMs: number): QueryPlan {

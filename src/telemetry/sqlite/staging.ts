@@ -16,9 +16,9 @@
 // Without a worker (a database in memory, a read-only file, a thread that could not start), writes insert their rows
 // directly as before.
 import { Worker } from 'node:worker_threads';
-import type { SqliteConnection } from '../db/open.ts';
-import type { Db } from '../db/open.ts';
-import type { Logger } from '../lib/logger.ts';
+import type { SqliteConnection } from '../../db/open.ts';
+import type { Db } from '../../db/open.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { foldStaged, STAGED_TABLE_SQL, statementCache } from './shard-rows.ts';
 import foldWorkerSource from 'gridkeeper:fold-worker';
 import type { FoldWorkerData } from './fold-worker.ts';

@@ -1,13 +1,13 @@
 // The telemetry reads of the embedded SQLite backend: every call answered at once, synchronously, from the connection
 // (inside an exclusive section) through the catalogue mirror, its statement cache and its block statistics.
-import type { SqliteConnection } from '../db/open.ts';
+import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue } from './catalogue.ts';
-import type { Namespace } from './namespaces.ts';
-import { aggregateRow, rangeStats } from './query-aggregate.ts';
-import { addWindowSums, readPoints, seriesOfMeasurement } from './query-points.ts';
-import { jsonRows, rawRows } from './query-rows.ts';
-import { rfc3339NanoJson } from './query-result.ts';
-import type { TelemetryReads } from './reads-types.ts';
+import type { Namespace } from '../namespaces.ts';
+import { aggregateRow, rangeStats } from './aggregate.ts';
+import { addWindowSums, readPoints, seriesOfMeasurement } from './points.ts';
+import { jsonRows, rawRows } from './rows.ts';
+import { rfc3339NanoJson } from '../query/result.ts';
+import type { TelemetryReads } from '../query/reads-types.ts';
 
 export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): TelemetryReads {
   return {

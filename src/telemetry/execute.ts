@@ -11,15 +11,15 @@
 //   is an error, as is a function of a string or boolean field, or functions mixed with plain fields.
 import type { Db } from '../db/open.ts';
 import { nodeRights } from './authorize.ts';
-import { resolveColumns, StatementError } from './query-columns.ts';
-import { planQueries } from './query-plan.ts';
-import type { PlannedQuery, QueryPlan } from './query-types.ts';
+import { resolveColumns, StatementError } from './query/columns.ts';
+import { planQueries } from './query/plan.ts';
+import type { PlannedQuery, QueryPlan } from './query/types.ts';
 import type { QueryBody } from './telemetry.schemas.ts';
 import { inReadSnapshot, readAttempts } from './reads.ts';
-import type { TelemetryReads } from './reads-types.ts';
-import type { SeriesResult, StatementResult } from './query-result.ts';
+import type { TelemetryReads } from './query/reads-types.ts';
+import type { SeriesResult, StatementResult } from './query/result.ts';
 
-export { appendRows } from './query-rows.ts';
+export { appendRows } from './sqlite/rows.ts';
 
 /** Plans against the catalogue as it is now (what a query request would read; runQueries plans in its own snapshot). */
 export async function planQueryRequest(db: Db, body: QueryBody, nowMs: number): Promise<QueryPlan> {

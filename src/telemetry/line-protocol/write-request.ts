@@ -1,7 +1,7 @@
 // A telemetry write request (POST /v1/telemetry, POST /write) as both storage backends take it, and the rules of its
 // lines that both writers check, worded once.
 import { FIELD_TYPES, INT64_MAX, LineProtocolError, type FieldKind, type LineScanner } from './line-scanner.ts';
-import type { Namespace } from './namespaces.ts';
+import type { Namespace } from '../namespaces.ts';
 import type { Precision } from './line-scanner.ts';
 
 export interface WriteRequest {

@@ -9,15 +9,15 @@
 // `gridkeeper telemetry prune` run from another process (which drops shard tables) is noticed; and since a write
 // commits after its last exclusive section, the next request first checks that a row the write added (its witness)
 // exists, resetting when it does not — so a failed COMMIT, too, resets the mirror before anyone uses it again.
-import type { SqliteConnection } from '../db/open.ts';
+import type { SqliteConnection } from '../../db/open.ts';
 import type { Statement } from 'better-sqlite3';
 import { BlockStats } from './block-stats.ts';
-import { FIELD_TYPES, type FieldKind } from './line-scanner.ts';
-import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from './namespaces.ts';
+import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
+import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from '../namespaces.ts';
 
-export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
-import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from './catalogue-types.ts';
-import { LruCache } from '../lib/lru-cache.ts';
+export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from '../catalogue-types.ts';
+import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from '../catalogue-types.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 // The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
 const MAX_CACHED_SERIES_TEXTS = 200_000;

@@ -1,8 +1,8 @@
 // Content-Encoding of telemetry writes (docs/api.md#bodies, #telemetry-write): gzip is decompressed with a hard output limit, so a
 // "gzip bomb" stops at the limit (413) instead of allocating whatever it expands to.
 import { gunzipSync } from 'node:zlib';
-import { ApiError } from '../http/errors.ts';
-import { joinBytes } from '../http/route.ts';
+import { ApiError } from '../../http/errors.ts';
+import { joinBytes } from '../../http/route.ts';
 
 /** The request body after its Content-Encoding: identity (none) or gzip; anything else is 415. */
 export function decodeContentEncoding(raw: Uint8Array[], encoding: string | undefined, limit: number): Uint8Array[] {

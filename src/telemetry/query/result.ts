@@ -1,8 +1,11 @@
 // The Influx-style answer of a query (docs/api.md#telemetry-query) and its JSON text. Rows are written as JSON text while they are
 // read (no array per row, no Date per row: a 1,000-row answer allocated more for its rows than SQLite spent reading
 // them). Integers keep every digit, like InfluxDB's answers: JSON.stringify could not write an int64 exactly.
-import { BOOLEAN, FLOAT, STRING, type FieldKind } from './line-scanner.ts';
-import { PAD3, secondsText } from '../lib/time-text.ts';
+import { BOOLEAN, FLOAT, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
+import { PAD3, secondsText } from '../../lib/time-text.ts';
+import type { Column } from './columns.ts';
+import type { Stats } from './stats.ts';
+import type { PlannedQuery } from './types.ts';
 
 export interface SeriesResult {
   name: string;
@@ -64,4 +67,17 @@ export function isoTimeJson(ms: number, subNs: number): string {
   const frac = PAD3[ms - Math.floor(ms / 1000) * 1000];
   const sub = subNs === 0 ? '' : String(subNs).padStart(6, '0');
   return `"${secondsText(ms)}.${frac}${sub}Z"`;
+}
+
+/** The row of a query with functions from each column's stats over the range; '' when none has a value. */
+export function aggregateRowJson(q: PlannedQuery, columns: readonly Column[], stats: readonly Stats[]): string {
+  if (stats.every((s) => s.count === 0)) return '';
+  let row = `[${isoTimeJson(q.fromMs, 0)}`;
+  columns.forEach((c, i) => {
+    const s = stats[i];
+    let v: number | bigint | undefined;
+    if (s.count > 0) v = c.fn === 'min' ? s.min : c.fn === 'max' ? s.max : c.fn === 'sum' ? s.sum : Number(s.sum) / s.count;
+    row += `,${v === undefined ? 'null' : valueJson(c.fn === 'mean' ? FLOAT : c.field.kind, v)}`;
+  });
+  return `${row}]`;
 }

@@ -1,9 +1,9 @@
 // The shapes of a planned query request (query-plan.ts), apart so that the readers of the plan (the backends' reads,
 // the executor) can name them without importing the planner.
-import type { NamespaceInfo, ShardInfo } from './catalogue-types.ts';
-import type { QueryEstimate, RequestEstimate } from './cost.ts';
-import type { Namespace } from './namespaces.ts';
-import type { Query } from './telemetry.schemas.ts';
+import type { NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
+import type { QueryEstimate, RequestEstimate } from '../cost.ts';
+import type { Namespace } from '../namespaces.ts';
+import type { Query } from '../telemetry.schemas.ts';
 
 export interface PlannedQuery {
   /** statement_id: the query's position in the request */

@@ -8,46 +8,16 @@
 // rows when next needed. The cache lives in the catalogue mirror, so a rolled-back write or a schema change elsewhere
 // (prune) clears it with everything else.
 import type { Statement } from 'better-sqlite3';
-import type { FieldInfo, ShardInfo } from './catalogue-types.ts';
-import { FLOAT, INTEGER, UNSIGNED } from './line-scanner.ts';
-import { LruCache } from '../lib/lru-cache.ts';
-
-export const BLOCKS_PER_SHARD = 24;
-
-export interface Stats {
-  count: number;
-  /** number for floats; bigint (exact) for integers */
-  sum: number | bigint;
-  min: number | bigint | undefined;
-  max: number | bigint | undefined;
-}
-
-export const emptyStats = (): Stats => ({ count: 0, sum: 0, min: undefined, max: undefined });
-
-/** Adds b into a. */
-export function mergeStats(a: Stats, b: Stats): void {
-  if (b.count === 0) return;
-  a.count += b.count;
-  a.sum = typeof a.sum === 'bigint' || typeof b.sum === 'bigint' ? BigInt(a.sum) + BigInt(b.sum) : a.sum + b.sum;
-  if (a.min === undefined || (b.min !== undefined && b.min < a.min)) a.min = b.min;
-  if (a.max === undefined || (b.max !== undefined && b.max > a.max)) a.max = b.max;
-}
+import type { FieldInfo, ShardInfo } from '../catalogue-types.ts';
+import { FLOAT, INTEGER, UNSIGNED } from '../line-protocol/line-scanner.ts';
+import { BLOCKS_PER_SHARD, emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
+import { LruCache } from '../../lib/lru-cache.ts';
 
 /** The SQL reading Stats of column `col` (in the order statsFromRow expects); integers as decimal text (exact). */
 export function statsSql(col: string, field: FieldInfo): string {
   const exact = (e: string) => (field.kind === INTEGER || field.kind === UNSIGNED ? `CAST(${e} AS TEXT)` : e);
   return `count(${col}), ${exact(`sum(${col})`)}, ${exact(`min(${col})`)}, ${exact(`max(${col})`)}`;
 }
-
-export function statsFromRow(r: readonly unknown[], at: number, field: FieldInfo): Stats {
-  const count = r[at] as number;
-  if (count === 0) return emptyStats();
-  const int = field.kind === INTEGER || field.kind === UNSIGNED;
-  const value = (v: unknown) => (int ? BigInt(v as string) : v as number);
-  return { count, sum: value(r[at + 1]), min: value(r[at + 2]), max: value(r[at + 3]) };
-}
-
-export class IntegerOverflow extends Error {}
 
 // Bounds the memory: (shard, series, field) entries of 24 blocks each.
 const MAX_ENTRIES = 20_000;

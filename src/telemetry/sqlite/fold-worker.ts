@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { WriteLock } from '../db/write-lock.ts';
+import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
 
 export interface FoldWorkerData {
