@@ -213,6 +213,21 @@ export interface TelemetryShardsTable {
   /** value columns c0 .. c<columns - 1> */
   columns: number;
   created_at: number;
+  /** 1 while the shard table exists */
+  head: Generated<number>;
+  /** 1 once points of the window are in telemetry_blocks */
+  sealed: Generated<number>;
+}
+
+export interface TelemetryBlocksTable {
+  series_id: number;
+  start_ms: number;
+  namespace_id: number;
+  rows: number;
+  first_ms: number;
+  last_ms: number;
+  stats: Uint8Array;
+  data: Uint8Array;
 }
 
 export interface TelemetrySeriesTable {
@@ -279,6 +294,7 @@ export interface Schema {
   telemetry_shards: TelemetryShardsTable;
   telemetry_series: TelemetrySeriesTable;
   telemetry_fields: TelemetryFieldsTable;
+  telemetry_blocks: TelemetryBlocksTable;
   customers: CustomersTable;
   orders: OrdersTable;
   order_licenses: OrderLicensesTable;

@@ -64,7 +64,11 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
       const rows = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}
         ORDER BY namespace_id, shard_window`);
       for (const r of rows) await tx.run(sql`DROP TABLE IF EXISTS ${sql.id(r.table_name)}`);
-      if (rows.length > 0) await tx.run(sql`DELETE FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
+      if (rows.length > 0) {
+        await tx.run(sql`DELETE FROM telemetry_blocks b USING telemetry_shards s
+          WHERE s.end_ms <= ${cutoffMs} AND b.namespace_id = s.namespace_id AND b.start_ms = s.start_ms`);
+        await tx.run(sql`DELETE FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
+      }
       return rows.map((r) => r.table_name);
     });
   }
@@ -77,6 +81,8 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
           .pluck().all(cutoffMs) as string[];
         for (const table of tables) conn.sqlite.exec(`DROP TABLE IF EXISTS "${table}"`);
         if (tables.length > 0) {
+          conn.prepare(`DELETE FROM telemetry_blocks WHERE (namespace_id, start_ms) IN
+            (SELECT namespace_id, start_ms FROM telemetry_shards WHERE end_ms <= ?)`).run(cutoffMs);
           conn.prepare('DELETE FROM telemetry_shards WHERE end_ms <= ?').run(cutoffMs);
           forgetStaged(conn, tables);
         }

@@ -1,6 +1,6 @@
 // One field's values in a block: which rows have a value (booleans.ts; nothing when all do), then the values of those
 // rows with the codec of the field's kind.
-import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import type { ByteReader, ByteWriter } from './bits.ts';
 import { decodeBools, encodeBools } from './booleans.ts';
 import { decodeFloats, encodeFloats } from './floats.ts';

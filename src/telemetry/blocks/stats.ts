@@ -2,7 +2,7 @@
 // aggregate over whole blocks reads these and decodes nothing. Stored beside the block and read far more often, so
 // they are compact: numbers as short decimals or safe integers where they are, times of the last row relative to
 // the first.
-import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { ByteReader, ByteWriter } from './bits.ts';
 import type { Column } from './column.ts';
 import { MAX_DECIMAL_EXPONENT, decimalOf, fromDecimal } from './floats.ts';

@@ -1,5 +1,5 @@
 // Columns from rows as the query layer holds them (one value or null per row), and back.
-import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { presentCount, type Column } from './column.ts';
 
 export type RowValue = number | bigint | string | boolean | null;

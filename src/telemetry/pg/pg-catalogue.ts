@@ -10,7 +10,7 @@ import { LruCache } from '../../lib/lru-cache.ts';
 
 interface NamespaceRow { id: number; key: string; namespace: string; created_at: number }
 interface FieldRow { namespace_id: number; measurement: string; field: string; ordinal: number; type: string }
-interface ShardRow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
+interface ShardRow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number; head: number; sealed: number }
 
 // Requests build their own NamespaceInfo; its caches stay small.
 const SMALL_CACHE = 1_000;
@@ -33,7 +33,7 @@ export async function loadNamespaces(tx: Db, keys: readonly string[]): Promise<M
       (SELECT json_agg(json_build_object('namespace_id', f.namespace_id, 'measurement', f.measurement, 'field', f.field, 'ordinal', f.ordinal, 'type', f.type)
         ORDER BY f.measurement, f.ordinal) FROM telemetry_fields f WHERE f.namespace_id = n.id) AS fields,
       (SELECT json_agg(json_build_object('namespace_id', s.namespace_id, 'shard_window', s.shard_window, 'table_name', s.table_name,
-        'start_ms', s.start_ms, 'end_ms', s.end_ms, 'columns', s.columns)) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS shards
+        'start_ms', s.start_ms, 'end_ms', s.end_ms, 'columns', s.columns, 'head', s.head, 'sealed', s.sealed)) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS shards
     FROM telemetry_namespaces n WHERE n.key = ANY(${[...keys]})`);
   if (rows.length === 0) return out;
   const fields = rows.flatMap((r) => r.fields ?? []);
@@ -64,5 +64,5 @@ export function addField(ns: NamespaceInfo, f: Omit<FieldRow, 'namespace_id'>): 
 }
 
 export function shardOf(s: Omit<ShardRow, 'namespace_id'>): ShardInfo {
-  return { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns };
+  return { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns, head: s.head === 1, sealed: s.sealed === 1 };
 }

@@ -358,7 +358,7 @@ async function ensureShards(tx: Db, info: NamespaceInfo, groups: Map<string, Gro
       const columns = Math.max(width, info.maxFields);
       const table = shardTableName(info.id, window);
       const startMs = window * info.profile.shardDurationMs;
-      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns };
+      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns, head: true, sealed: false };
       await tx.run(createShardTable(table, columns));
       await tx.run(sql`INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at)
         VALUES (${info.id}, ${window}, ${table}, ${created.startMs}, ${created.endMs}, ${columns}, ${now})`);

@@ -3,7 +3,8 @@
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import { blockMs, statsSql } from './block-stats.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
-import { FLOAT } from '../line-protocol/line-scanner.ts';
+import { FLOAT, INT64_MAX, INT64_MIN } from '../line-protocol/line-scanner.ts';
+import { windowStats } from './blocks.ts';
 import { columnsKey, isInteger, StatementError, type Column } from '../query/columns.ts';
 import { columnIn, statement } from './statements.ts';
 import type { PlannedQuery } from '../query/types.ts';
@@ -20,6 +21,10 @@ export function aggregateRow(catalogue: Catalogue, q: PlannedQuery, seriesId: nu
     if (!(err instanceof IntegerOverflow)) throw err;
     stats = scanAll(catalogue, q, seriesId, columns);
   }
+  // sealed windows sum integers exactly: past int64 is InfluxDB's overflow, as for the rows
+  columns.forEach((c, i) => {
+    if ((c.fn === 'sum' || c.fn === 'mean') && outOfInt64(stats[i].sum)) throw new StatementError('integer overflow in sum()');
+  });
   return aggregateRowJson(q, columns, stats);
 }
 
@@ -32,7 +37,12 @@ export function rangeStats(catalogue: Catalogue, shards: readonly ShardInfo[], s
   const stats = [emptyStats()];
   const columns: Column[] = [{ field, fn: 'sum', name: 'sum' }];
   for (const shard of shards) addShardRange(catalogue, fromMs, toMs, shard, seriesId, columns, stats);
+  if (outOfInt64(stats[0].sum)) throw new IntegerOverflow();
   return stats[0];
+}
+
+function outOfInt64(sum: number | bigint): boolean {
+  return typeof sum === 'bigint' && (sum > INT64_MAX || sum < INT64_MIN);
 }
 
 /** Adds the part of [fromMs, toMs) inside one shard: whole blocks from the block statistics, the edges scanned. */
@@ -44,6 +54,10 @@ function addShardRange(catalogue: Catalogue, fromMs: number, toMs: number, shard
   const from = Math.max(fromMs, shard.startMs);
   const to = Math.min(toMs, shard.endMs);
   if (from >= to) return;
+  if (shard.sealed) {
+    columns.forEach((c, i) => mergeStats(stats[i], windowStats(catalogue, shard, seriesId, c.field, from, to)));
+    return;
+  }
   const size = blockMs(shard);
   const first = Math.ceil((from - shard.startMs) / size);
   const last = Math.floor((to - shard.startMs) / size);
@@ -87,10 +101,14 @@ function scanRange(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fro
  */
 function scanAll(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): Stats[] {
   const stats = columns.map(() => emptyStats());
-  if (q.shards.length === 0) return stats;
+  for (const shard of q.shards) {
+    if (shard.sealed) columns.forEach((c, i) => mergeStats(stats[i], windowStats(catalogue, shard, seriesId, c.field, q.fromMs, q.toMs)));
+  }
+  const heads = q.shards.filter((s) => !s.sealed);
+  if (heads.length === 0) return stats;
   const shape = `a${columnsKey(columns)}`;
-  const key = `${q.shards.map((s) => `${s.table}/${s.columns}`).join('+')}/${shape}`;
-  const stmt = statement(catalogue, key, () => q.shards.map((shard) => {
+  const key = `${heads.map((s) => `${s.table}/${s.columns}`).join('+')}/${shape}`;
+  const stmt = statement(catalogue, key, () => heads.map((shard) => {
     const exprs = columns.map((c) => {
       const col = columnIn(shard, c.field) ?? 'NULL';
       const value = c.fn === 'min' ? `min(${col})` : c.fn === 'max' ? `max(${col})` : `sum(${col})`;

@@ -12,17 +12,21 @@
 import type { SqliteConnection } from '../../db/open.ts';
 import type { Statement } from 'better-sqlite3';
 import { BlockStats } from './block-stats.ts';
+import { SEAL_GENERATION_KEY } from './seal.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, namespaceProfile, type Namespace, type NamespaceProfile } from '../namespaces.ts';
 
 export type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from '../catalogue-types.ts';
-import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText } from '../catalogue-types.ts';
+import type { FieldInfo, MeasurementInfo, SeriesInfo, SeriesTags, ShardInfo, NamespaceInfo, SeriesText, SealedBlockEntry } from '../catalogue-types.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 
 // The text -> series map is a cache (a miss costs one indexed lookup); this bounds its memory.
 const MAX_CACHED_SERIES_TEXTS = 200_000;
 
 const MAX_CACHED_STATEMENTS = 2_000;
+/** sealed blocks kept between queries, and their decoded values at most (~8 bytes each: 32 MB) */
+const MAX_SEALED_BLOCKS = 50_000;
+const MAX_SEALED_CELLS = 4_000_000;
 
 let nextUid = 1;
 
@@ -55,6 +59,8 @@ export class Catalogue {
   private schemaVersion = -1;
   /** SQLite's data_version when last synced: it changes when another connection commits */
   private dataVersion = -1;
+  /** the sealing generation last seen (sealedGeneration): moves with every transaction that seals points */
+  private sealGeneration: string | undefined;
   /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
   generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
@@ -62,6 +68,10 @@ export class Catalogue {
 
   /** statistics per block of a shard window, for aggregate queries (block-stats.ts) */
   readonly blockStats: BlockStats;
+  /** sealed blocks read by queries, `${seriesId}/${window start}` -> the block (null: the series has none there) */
+  readonly sealedBlocks = new LruCache<string, SealedBlockEntry | null>(MAX_SEALED_BLOCKS, undefined, {
+    of: (b) => 1 + (b?.decoded === undefined ? 0 : b.rows * b.decoded.columns.filter((c) => c !== undefined).length), max: MAX_SEALED_CELLS,
+  });
   /** set by the last addition to the mirror; checked (and dropped) by the next sync() */
   private witness: Witness | undefined;
   /** inside withoutWrites: an addition to the catalogue ends the call */
@@ -88,12 +98,19 @@ export class Catalogue {
       this.reset();
       this.schemaVersion = version;
     }
-    // Points written by another connection (another process on the same file) mark no block stale: what is kept per
-    // block is dropped whenever another connection committed anything.
+    // Points written by another connection (another process on the same file, the fold worker) mark no block stale:
+    // what is kept per block is dropped whenever another connection committed anything. A commit that sealed points
+    // (sqlite/seal.ts) also changed which windows hold sealed blocks.
     const data = this.conn.prepare('PRAGMA data_version').pluck().get() as number;
     if (data !== this.dataVersion) {
       this.blockStats.clear();
+      this.sealedBlocks.clear();
       this.dataVersion = data;
+      const sealed = sealedGeneration(this.conn);
+      if (sealed !== this.sealGeneration) {
+        this.sealGeneration = sealed;
+        this.refreshShards();
+      }
     }
   }
 
@@ -122,11 +139,20 @@ export class Catalogue {
     this.schemaVersion = this.readSchemaVersion();
   }
 
+  /** The loaded namespaces' shards as stored now (another connection sealed some). */
+  private refreshShards(): void {
+    if (this.byKey.size === 0) return;
+    this.generation++;
+    this.statements.clear();
+    for (const info of this.byKey.values()) loadShards(this.conn, info);
+  }
+
   reset(): void {
     this.generation++;
     this.byKey.clear();
     this.statements.clear();
     this.blockStats.clear();
+    this.sealedBlocks.clear();
     this.schemaVersion = -1;
     this.witness = undefined;
   }
@@ -175,11 +201,7 @@ export class Catalogue {
       m.list[f.ordinal] = field;
       info.maxFields = Math.max(info.maxFields, m.list.length);
     }
-    const shards = this.conn.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards WHERE namespace_id = ?')
-      .all(id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }>;
-    for (const s of shards) {
-      info.shards.set(s.shard_window, { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns });
-    }
+    loadShards(this.conn, info);
     return info;
   }
 
@@ -244,9 +266,23 @@ export class Catalogue {
     return list;
   }
 
-  /** The shard table of a window, created (with at least `columns` value columns) when it does not exist yet. */
+  /**
+   * The shard table of a window, created (with at least `columns` value columns) when it does not exist yet, or again
+   * when sealing dropped it (a late point for a sealed window).
+   */
   ensureShard(ns: NamespaceInfo, window: number, columns: number, now: number): ShardInfo {
     const existing = ns.shards.get(window);
+    if (existing !== undefined && !existing.head) {
+      this.mayWrite();
+      this.generation++;
+      const width = Math.max(columns, ns.maxFields);
+      this.conn.sqlite.exec(createShardTableSql(existing.table, width));
+      this.conn.prepare('UPDATE telemetry_shards SET head = 1, columns = ? WHERE namespace_id = ? AND shard_window = ?').run(width, ns.id, window);
+      existing.head = true;
+      existing.columns = width;
+      this.witness = shardWitness(ns, existing);
+      return existing;
+    }
     if (existing !== undefined) {
       if (existing.columns < columns) this.widen(ns, existing, columns);
       return existing;
@@ -256,7 +292,7 @@ export class Catalogue {
     const table = shardTableName(ns.id, window);
     const width = Math.max(columns, ns.maxFields);
     const startMs = window * ns.profile.shardDurationMs;
-    const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width };
+    const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width, head: true, sealed: false };
     this.conn.sqlite.exec(createShardTableSql(table, width));
     this.conn.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(ns.id, window, table, shard.startMs, shard.endMs, width, now);
@@ -294,9 +330,25 @@ export class Catalogue {
   }
 }
 
-/** The shard's catalogue row as this transaction left it (created or widened). */
+/** The shard's catalogue row as this transaction left it (created, made again or widened). */
 function shardWitness(ns: NamespaceInfo, shard: ShardInfo): Witness {
-  return { sql: 'SELECT 1 FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ? AND columns = ?', params: [ns.id, shard.window, shard.columns] };
+  return { sql: 'SELECT 1 FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ? AND columns = ? AND head = 1', params: [ns.id, shard.window, shard.columns] };
+}
+
+/** The namespace's shards as stored. */
+function loadShards(conn: SqliteConnection, info: NamespaceInfo): void {
+  const shards = conn.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns, head, sealed FROM telemetry_shards WHERE namespace_id = ?')
+    .all(info.id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number; head: number; sealed: number }>;
+  info.shards.clear();
+  for (const s of shards) {
+    info.shards.set(s.shard_window, {
+      window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns, head: s.head === 1, sealed: s.sealed === 1,
+    });
+  }
+}
+
+function sealedGeneration(conn: SqliteConnection): string | undefined {
+  return conn.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(SEAL_GENERATION_KEY) as string | undefined;
 }
 
 function nodeKey(measurement: string, nodeId: string): string {

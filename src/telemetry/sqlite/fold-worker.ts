@@ -2,15 +2,19 @@
 // (telemetry_staged, written by the requests that acknowledged them) into their shard tables, so the B-tree inserts
 // of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
 //
+// It also seals closed windows into blocks (seal.ts) when asked, after folding what is staged for them.
+//
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
-// better-sqlite3, the shared rows code and the write lock. Messages in: 'kick' (something was staged), 'stop'. Message
-// out: { error } after a failed slice (retried later).
+// better-sqlite3, the shared rows code, the sealing code with its codecs and the write lock. Messages in: 'kick'
+// (something was staged), { seal: nowMs, id } (seal what is due), 'stop'. Messages out: { error } after a failed
+// slice (retried later), { sealed: SealStep } after each sealing transaction, { sealDone: id, error? } at the end.
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
+import { sealStep } from './seal.ts';
 
 export interface FoldWorkerData {
   file: string;
@@ -22,6 +26,8 @@ export interface FoldWorkerData {
 
 /** Rows per fold transaction at most, when the main thread does not want the lock sooner. */
 const SLICE_ROWS = 4096;
+/** Points per sealing transaction at most (whole series: a series' points of a window are sealed at once). */
+const SEAL_POINTS = 20_000;
 const RETRY_MS = 1000;
 /** ~5,000 pages of WAL: half the main connection's wal_autocheckpoint (src/db/open.ts) */
 const CHECKPOINT_BYTES = 5000 * 4096;
@@ -98,9 +104,39 @@ function main(): void {
     if (stopping()) stop();
   }
 
+  /** Seals every window due at `nowMs`, a transaction at a time; folds first (a window with staged points waits). */
+  function seal(nowMs: number, id: number): void {
+    drain();
+    let error: string | undefined;
+    while (!stopping()) {
+      if (!lock.take(stopping)) break;
+      let step;
+      try {
+        begin.run();
+        step = sealStep(db, nowMs, (points) => points >= SEAL_POINTS || lock.wanted() || stopping());
+        commit.run();
+      } catch (err) {
+        if (db.inTransaction) rollback.run();
+        error = err instanceof Error ? err.message : String(err);
+        break;
+      } finally {
+        lock.give();
+      }
+      if (step === undefined) break;
+      parentPort!.postMessage({ sealed: step });
+      if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+    }
+    parentPort!.postMessage({ sealDone: id, error });
+    if (stopping()) stop();
+  }
+
   parentPort!.on('message', (message: unknown) => {
     if (message === 'stop' || stopping()) stop();
     else if (message === 'kick' && timer === undefined) drain();
+    else if (typeof message === 'object' && message !== null && 'seal' in message) {
+      const { seal: nowMs, id } = message as { seal: number; id: number };
+      seal(nowMs, id);
+    }
   });
   drain();
 }

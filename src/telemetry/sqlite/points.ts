@@ -3,7 +3,9 @@
 // JSON queries. Values come back typed: floats and integers as numbers, booleans as booleans, strings as strings.
 import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
-import { BOOLEAN } from '../line-protocol/line-scanner.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN } from '../line-protocol/line-scanner.ts';
+import { windowPoints, windowStats, type WindowPoints } from './blocks.ts';
+import { IntegerOverflow } from '../query/stats.ts';
 import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { jsonColumn } from './rows.ts';
 
@@ -32,6 +34,10 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
     if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
     const left = edge === undefined ? undefined : edge.limit - out.ms.length;
     if (left !== undefined && left <= 0) break;
+    if (shard.sealed) {
+      addSealed(out, windowPoints(catalogue, shard, seriesId, fields, fromMs, toMs), desc, left);
+      continue;
+    }
     const cols = fields.map((f) => columnIn(shard, f));
     const present = [...new Set(cols.filter((c): c is string => c !== undefined))];
     if (present.length === 0) continue;
@@ -59,6 +65,21 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
   return out;
 }
 
+/** Appends a sealed window's points (ascending) in the read's order (`desc`: newest first), at most `left`. */
+function addSealed(out: SeriesPoints, points: WindowPoints, desc: boolean, left: number | undefined): void {
+  const n = points.ms.length;
+  const take = left === undefined ? n : Math.min(n, left);
+  for (let k = 0; k < take; k++) {
+    const i = desc ? n - 1 - k : k;
+    out.ms.push(points.ms[i]);
+    out.sub.push(points.sub[i]);
+    for (let f = 0; f < out.values.length; f++) {
+      const v = points.values[f][i];
+      out.values[f].push(typeof v === 'bigint' ? Number(v) : v);
+    }
+  }
+}
+
 /**
  * count and sum of a field per window of `intervalMs` starting at `firstMs` (intervalMs 0: one window), over
  * (the window number is CAST: bound JavaScript numbers may arrive as REAL, and REAL division does not truncate)
@@ -69,6 +90,10 @@ export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[]
   firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
   for (const shard of shards) {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+    if (shard.sealed) {
+      addSealedWindowSums(catalogue, shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum);
+      continue;
+    }
     const col = columnIn(shard, field);
     if (col === undefined) continue;
     const key = `${shard.table}/${shard.columns}/w${field.ordinal}:${field.kind}`;
@@ -82,3 +107,45 @@ export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[]
   }
 }
 
+/**
+ * addWindowSums for a sealed window: from the block's statistics when the whole window falls in one interval of the
+ * range and no head row of the series is pending, else from its points. Integer sums past int64 throw IntegerOverflow,
+ * as SQLite's sum() does.
+ */
+function addSealedWindowSums(catalogue: Catalogue, shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+  firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+  const windowOf = (t: number) => (intervalMs === 0 ? 0 : Math.floor((t - firstMs) / intervalMs));
+  const lo = Math.max(fromMs, shard.startMs);
+  const hi = Math.min(toMs, shard.endMs);
+  if (lo === shard.startMs && hi === shard.endMs && windowOf(lo) === windowOf(hi - 1)) {
+    const s = windowStats(catalogue, shard, seriesId, field, lo, hi);
+    if (s.count > 0) addSum(windowOf(lo), s.count, s.sum, count, sum);
+    return;
+  }
+  const points = windowPoints(catalogue, shard, seriesId, [field], lo, hi);
+  const values = points.values[0];
+  let w = -1;
+  let n = 0;
+  let total: number | bigint = 0;
+  const flush = () => { if (n > 0) addSum(w, n, total, count, sum); };
+  for (let i = 0; i < points.ms.length; i++) {
+    const v = values[i];
+    if (v === null) continue;
+    const wi = windowOf(points.ms[i]);
+    if (wi !== w) {
+      flush();
+      w = wi;
+      n = 0;
+      total = typeof v === 'bigint' || field.kind !== FLOAT ? 0n : 0;
+    }
+    n++;
+    total = typeof total === 'bigint' ? total + BigInt(v as number | bigint) : total + (v as number);
+  }
+  flush();
+}
+
+function addSum(w: number, n: number, total: number | bigint, count: number[], sum: number[]): void {
+  if (typeof total === 'bigint' && (total > INT64_MAX || total < INT64_MIN)) throw new IntegerOverflow();
+  count[w] = (count[w] ?? 0) + n;
+  sum[w] = (sum[w] ?? 0) + Number(total);
+}

@@ -20,6 +20,7 @@ import type { SqliteConnection } from '../../db/open.ts';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { foldStaged, STAGED_TABLE_SQL, statementCache } from './shard-rows.ts';
+import { noteSealed, type SealStep } from './seal-progress.ts';
 import foldWorkerSource from 'gridkeeper:fold-worker';
 import type { FoldWorkerData } from './fold-worker.ts';
 
@@ -41,6 +42,9 @@ class Staging {
   private readonly control = new Int32Array(new SharedArrayBuffer(8));
   private failed = false;
   private stopped: Promise<void> | undefined;
+  /** sealings asked of the worker, by id: called with an error or nothing when it is done */
+  private readonly sealings = new Map<number, (error?: string) => void>();
+  private nextSealing = 0;
 
   constructor(private readonly conn: SqliteConnection, file: NonNullable<SqliteConnection['file']> & { addonFile: string }) {
     conn.sqlite.exec(STAGED_TABLE_SQL);
@@ -48,8 +52,12 @@ class Staging {
     const workerData: FoldWorkerData = { file: file.path, addonFile: file.addonFile, lock: file.writeLock.buffer, control: this.control.buffer as SharedArrayBuffer };
     const worker = new Worker(foldWorkerSource, { eval: true, workerData });
     worker.unref();
-    worker.on('message', (m: { error?: string }) => {
-      if (m.error !== undefined) log?.warn('telemetry fold worker: a fold failed; it is tried again', { error: m.error });
+    worker.on('message', (m: { error?: string; sealed?: SealStep; sealDone?: number }) => {
+      if (m.sealed !== undefined) noteSealed(m.sealed);
+      else if (m.sealDone !== undefined) {
+        this.sealings.get(m.sealDone)?.(m.error);
+        this.sealings.delete(m.sealDone);
+      } else if (m.error !== undefined) log?.warn('telemetry fold worker: a fold failed; it is tried again', { error: m.error });
     });
     worker.on('error', (err) => {
       log?.error('telemetry fold worker failed; telemetry writes go to the shard tables directly', { error: String(err) });
@@ -60,6 +68,8 @@ class Staging {
       // stopped, or gone: from now on writes go to the shard tables directly, after folding what is left
       this.failed = true;
       this.worker = undefined;
+      for (const done of this.sealings.values()) done('the fold worker stopped');
+      this.sealings.clear();
     });
     this.worker = worker;
     conn.atClose(() => this.stop());
@@ -108,6 +118,17 @@ class Staging {
   settle(): void {
     if (Atomics.load(this.control, PENDING) <= 0) return;
     Atomics.sub(this.control, PENDING, foldAll(this.conn));
+  }
+
+  /** Seals what is due at `nowMs` in the worker (after folding what is staged); resolves when it is done. */
+  seal(nowMs: number): Promise<void> {
+    const worker = this.worker;
+    if (worker === undefined) return Promise.reject(new Error('the fold worker is not running'));
+    const id = ++this.nextSealing;
+    return new Promise((resolve, reject) => {
+      this.sealings.set(id, (error) => (error === undefined ? resolve() : reject(new Error(error))));
+      worker.postMessage({ seal: nowMs, id });
+    });
   }
 
   /** Staged entries deleted unfolded (their tables were dropped). */

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import type { BlockData } from '../../../src/telemetry/blocks/index.ts';
 import { columnFromValues } from '../../../src/telemetry/blocks/values.ts';
-import type { FieldKind } from '../../../src/telemetry/line-scanner.ts';
+import type { FieldKind } from '../../../src/telemetry/line-protocol/line-scanner.ts';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export const INT64_MIN = -(2n ** 63n);

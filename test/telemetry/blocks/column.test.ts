@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeColumn, encodeColumn, type Column } from '../../../src/telemetry/blocks/column.ts';
 import { columnFromValues, valuesOfColumn } from '../../../src/telemetry/blocks/values.ts';
-import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED } from '../../../src/telemetry/line-scanner.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED } from '../../../src/telemetry/line-protocol/line-scanner.ts';
 import { MAX_SAFE, SEEDED, rowValues } from './arbitraries.ts';
 import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
 

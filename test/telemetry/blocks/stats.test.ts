@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { columnStats, decodeStats, encodeStats, type FieldStats } from '../../../src/telemetry/blocks/index.ts';
 import { valuesOfColumn } from '../../../src/telemetry/blocks/values.ts';
-import { BOOLEAN, FLOAT, STRING } from '../../../src/telemetry/line-scanner.ts';
+import { BOOLEAN, FLOAT, STRING } from '../../../src/telemetry/line-protocol/line-scanner.ts';
 import { SEEDED, blocks, isBlockFormatError } from './arbitraries.ts';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
