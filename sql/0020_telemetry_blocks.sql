@@ -1,10 +1,17 @@
--- Sealed telemetry (docs/api.md#telemetry-blocks): once a shard window has closed, its points move from the window's row
--- table (the head) into one compressed column block per series (src/telemetry/blocks/), with statistics per field.
--- A window may hold both while late points arrive for it; reads merge them, the head's values winning.
---   head:   1 while the window's shard table exists (0 once sealing dropped it; a late write creates it again)
---   sealed: 1 once any point of the window is in telemetry_blocks
-ALTER TABLE telemetry_shards ADD COLUMN head INTEGER NOT NULL DEFAULT 1 CHECK (head IN (0, 1));
-ALTER TABLE telemetry_shards ADD COLUMN sealed INTEGER NOT NULL DEFAULT 0 CHECK (sealed IN (0, 1));
+-- Sealed telemetry (docs/api.md#telemetry-blocks): once a shard window has closed, its points move from the window's
+-- shard table (the head) into one compressed column block per series (src/telemetry/blocks/), with statistics per
+-- field; the shard table and its telemetry_shards row go once empty. A window may hold both while late points arrive
+-- for it (a late write makes its shard table again); reads merge them, the head's values winning.
+
+-- The windows with points in blocks.
+CREATE TABLE telemetry_sealed (
+  namespace_id INTEGER NOT NULL REFERENCES telemetry_namespaces (id),
+  shard_window INTEGER NOT NULL,
+  start_ms     INTEGER NOT NULL,
+  end_ms       INTEGER NOT NULL,
+  PRIMARY KEY (namespace_id, shard_window)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX telemetry_sealed_end ON telemetry_sealed (end_ms);
 
 -- One block per series and window; `stats` before `data`, so reading the statistics never reads the block's pages.
 CREATE TABLE telemetry_blocks (

@@ -27,7 +27,7 @@ export const COPY_ORDER = [
   'auth_failures', 'devices', 'monitors', 'licenses', 'license_datalink', 'customers', 'orders', 'order_licenses',
   'password_reset_tokens', 'password_reset_requests', 'api_tokens', 'join_failures', 'audit_log',
 ] as const;
-const TELEMETRY_CATALOGUE = ['telemetry_namespaces', 'telemetry_shards', 'telemetry_series', 'telemetry_fields', 'telemetry_blocks'] as const;
+const TELEMETRY_CATALOGUE = ['telemetry_namespaces', 'telemetry_shards', 'telemetry_series', 'telemetry_fields', 'telemetry_sealed', 'telemetry_blocks'] as const;
 
 const BATCH = 500;
 
@@ -185,7 +185,7 @@ type Kinds = ReadonlyArray<FieldKind | undefined>;
 /** The shard tables to copy (those telemetry_shards lists), checked to fit the target. */
 async function sourceShards(source: Db, target: Db): Promise<ShardToCopy[]> {
   const rows = await source.all(sql<{ namespace_id: number; table_name: string; columns: number }>`SELECT namespace_id, table_name, columns
-    FROM telemetry_shards WHERE head = 1 ORDER BY namespace_id, shard_window`);
+    FROM telemetry_shards ORDER BY namespace_id, shard_window`);
   for (const r of rows) {
     if (!SHARD_NAME.test(r.table_name)) throw new CopyError(`telemetry_shards names a table ${JSON.stringify(r.table_name)}, which is not a shard table`);
     if (target.backend === 'postgres' && r.columns > PG_MAX_FIELDS_PER_MEASUREMENT) {

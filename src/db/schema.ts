@@ -213,10 +213,13 @@ export interface TelemetryShardsTable {
   /** value columns c0 .. c<columns - 1> */
   columns: number;
   created_at: number;
-  /** 1 while the shard table exists */
-  head: Generated<number>;
-  /** 1 once points of the window are in telemetry_blocks */
-  sealed: Generated<number>;
+}
+
+export interface TelemetrySealedTable {
+  namespace_id: number;
+  shard_window: number;
+  start_ms: number;
+  end_ms: number;
 }
 
 export interface TelemetryBlocksTable {
@@ -295,6 +298,7 @@ export interface Schema {
   telemetry_series: TelemetrySeriesTable;
   telemetry_fields: TelemetryFieldsTable;
   telemetry_blocks: TelemetryBlocksTable;
+  telemetry_sealed: TelemetrySealedTable;
   customers: CustomersTable;
   orders: OrdersTable;
   order_licenses: OrderLicensesTable;

@@ -49,9 +49,9 @@ export interface ShardInfo {
   endMs: number;
   /** value columns c0 .. c<columns - 1> */
   columns: number;
-  /** the shard table exists (sealing drops it; a late write makes it again) */
+  /** the shard table exists (sealing drops it once empty; a late write makes it again) */
   head: boolean;
-  /** points of the window are in sealed blocks (telemetry_blocks), besides any in the shard table */
+  /** points of the window are in sealed blocks (telemetry_sealed, telemetry_blocks), besides any in the shard table */
   sealed: boolean;
 }
 

@@ -7,13 +7,24 @@ import { catalogueOf } from './sqlite/catalogue.ts';
 import { sealStep } from './sqlite/seal.ts';
 import { logSealingTo, noteSealed } from './sqlite/seal-progress.ts';
 import { settleStaged, stagingOf } from './sqlite/staging.ts';
+import { sealStepPg } from './pg/pg-seal.ts';
+import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
 
 /** Points per sealing transaction on the main thread: each holds the event loop for ~10 ms at most. */
 const SEAL_POINTS = 10_000;
 
 /** Seals every window due at `nowMs` (on the main thread: until `stopping()`); resolves once they are sealed. */
 export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = () => false): Promise<void> {
-  if (db.backend !== 'sqlite') return;
+  if (db.backend === 'postgres') {
+    // the staged points of a window are folded before it is sealed
+    await settleStagedPg(db);
+    while (!stopping()) {
+      const step = await sealStepPg(db, nowMs, (points) => points >= SEAL_POINTS);
+      if (step === undefined) return;
+      noteSealed(step);
+    }
+    return;
+  }
   const staging = await db.exclusive((conn) => (conn.sqlite.readonly ? null : stagingOf(conn)));
   if (staging === null) return;
   if (staging?.active === true) {

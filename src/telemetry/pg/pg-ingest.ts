@@ -354,11 +354,12 @@ async function ensureShards(tx: Db, info: NamespaceInfo, groups: Map<string, Gro
   for (const g of groups.values()) need.set(g.window, Math.max(need.get(g.window) ?? 0, g.width));
   for (const [window, width] of [...need].sort((a, b) => a[0] - b[0])) {
     const shard = info.shards.get(window);
-    if (shard === undefined) {
+    if (shard?.head !== true) {
+      // a new window, or a sealed one whose shard table is gone (a late point): its table is made (again)
       const columns = Math.max(width, info.maxFields);
       const table = shardTableName(info.id, window);
       const startMs = window * info.profile.shardDurationMs;
-      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns, head: true, sealed: false };
+      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns, head: true, sealed: shard?.sealed === true };
       await tx.run(createShardTable(table, columns));
       await tx.run(sql`INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at)
         VALUES (${info.id}, ${window}, ${table}, ${created.startMs}, ${created.endMs}, ${columns}, ${now})`);

@@ -272,18 +272,7 @@ export class Catalogue {
    */
   ensureShard(ns: NamespaceInfo, window: number, columns: number, now: number): ShardInfo {
     const existing = ns.shards.get(window);
-    if (existing !== undefined && !existing.head) {
-      this.mayWrite();
-      this.generation++;
-      const width = Math.max(columns, ns.maxFields);
-      this.conn.sqlite.exec(createShardTableSql(existing.table, width));
-      this.conn.prepare('UPDATE telemetry_shards SET head = 1, columns = ? WHERE namespace_id = ? AND shard_window = ?').run(width, ns.id, window);
-      existing.head = true;
-      existing.columns = width;
-      this.witness = shardWitness(ns, existing);
-      return existing;
-    }
-    if (existing !== undefined) {
+    if (existing?.head === true) {
       if (existing.columns < columns) this.widen(ns, existing, columns);
       return existing;
     }
@@ -292,7 +281,10 @@ export class Catalogue {
     const table = shardTableName(ns.id, window);
     const width = Math.max(columns, ns.maxFields);
     const startMs = window * ns.profile.shardDurationMs;
-    const shard: ShardInfo = { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width, head: true, sealed: false };
+    // a sealed window keeps its entry: its blocks and its new table are read together
+    const shard: ShardInfo = existing ?? { window, table, startMs, endMs: startMs + ns.profile.shardDurationMs, columns: width, head: true, sealed: false };
+    shard.head = true;
+    shard.columns = width;
     this.conn.sqlite.exec(createShardTableSql(table, width));
     this.conn.prepare('INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)')
       .run(ns.id, window, table, shard.startMs, shard.endMs, width, now);
@@ -332,18 +324,27 @@ export class Catalogue {
 
 /** The shard's catalogue row as this transaction left it (created, made again or widened). */
 function shardWitness(ns: NamespaceInfo, shard: ShardInfo): Witness {
-  return { sql: 'SELECT 1 FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ? AND columns = ? AND head = 1', params: [ns.id, shard.window, shard.columns] };
+  return { sql: 'SELECT 1 FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ? AND columns = ?', params: [ns.id, shard.window, shard.columns] };
 }
 
-/** The namespace's shards as stored. */
+/** The namespace's windows as stored: those with a shard table, and those with sealed blocks. */
 function loadShards(conn: SqliteConnection, info: NamespaceInfo): void {
-  const shards = conn.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns, head, sealed FROM telemetry_shards WHERE namespace_id = ?')
-    .all(info.id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number; head: number; sealed: number }>;
+  const heads = conn.prepare('SELECT shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards WHERE namespace_id = ?')
+    .all(info.id) as Array<{ shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }>;
+  const sealed = conn.prepare('SELECT shard_window, start_ms, end_ms FROM telemetry_sealed WHERE namespace_id = ?')
+    .all(info.id) as Array<{ shard_window: number; start_ms: number; end_ms: number }>;
   info.shards.clear();
-  for (const s of shards) {
-    info.shards.set(s.shard_window, {
-      window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns, head: s.head === 1, sealed: s.sealed === 1,
-    });
+  for (const s of heads) {
+    info.shards.set(s.shard_window, { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns, head: true, sealed: false });
+  }
+  for (const s of sealed) {
+    const shard = info.shards.get(s.shard_window);
+    if (shard !== undefined) shard.sealed = true;
+    else {
+      info.shards.set(s.shard_window, {
+        window: s.shard_window, table: shardTableName(info.id, s.shard_window), startMs: s.start_ms, endMs: s.end_ms, columns: 0, head: false, sealed: true,
+      });
+    }
   }
 }
 

@@ -3,9 +3,9 @@
 // JSON queries. Values come back typed: floats and integers as numbers, booleans as booleans, strings as strings.
 import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
-import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN } from '../line-protocol/line-scanner.ts';
-import { windowPoints, windowStats, type WindowPoints } from './blocks.ts';
-import { IntegerOverflow } from '../query/stats.ts';
+import { BOOLEAN } from '../line-protocol/line-scanner.ts';
+import { windowPoints, windowStats } from './blocks.ts';
+import { addSum, addWindowSumsOf, appendPoints, windowOf } from '../query/sealed.ts';
 import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { jsonColumn } from './rows.ts';
 
@@ -35,7 +35,7 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
     const left = edge === undefined ? undefined : edge.limit - out.ms.length;
     if (left !== undefined && left <= 0) break;
     if (shard.sealed) {
-      addSealed(out, windowPoints(catalogue, shard, seriesId, fields, fromMs, toMs), desc, left);
+      appendPoints(out, windowPoints(catalogue, shard, seriesId, fields, fromMs, toMs), desc, left);
       continue;
     }
     const cols = fields.map((f) => columnIn(shard, f));
@@ -63,21 +63,6 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
     for (const v of out.values) v.reverse();
   }
   return out;
-}
-
-/** Appends a sealed window's points (ascending) in the read's order (`desc`: newest first), at most `left`. */
-function addSealed(out: SeriesPoints, points: WindowPoints, desc: boolean, left: number | undefined): void {
-  const n = points.ms.length;
-  const take = left === undefined ? n : Math.min(n, left);
-  for (let k = 0; k < take; k++) {
-    const i = desc ? n - 1 - k : k;
-    out.ms.push(points.ms[i]);
-    out.sub.push(points.sub[i]);
-    for (let f = 0; f < out.values.length; f++) {
-      const v = points.values[f][i];
-      out.values[f].push(typeof v === 'bigint' ? Number(v) : v);
-    }
-  }
 }
 
 /**
@@ -109,43 +94,16 @@ export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[]
 
 /**
  * addWindowSums for a sealed window: from the block's statistics when the whole window falls in one interval of the
- * range and no head row of the series is pending, else from its points. Integer sums past int64 throw IntegerOverflow,
- * as SQLite's sum() does.
+ * range and no head row of the series is pending, else from its points.
  */
 function addSealedWindowSums(catalogue: Catalogue, shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
   firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
-  const windowOf = (t: number) => (intervalMs === 0 ? 0 : Math.floor((t - firstMs) / intervalMs));
   const lo = Math.max(fromMs, shard.startMs);
   const hi = Math.min(toMs, shard.endMs);
-  if (lo === shard.startMs && hi === shard.endMs && windowOf(lo) === windowOf(hi - 1)) {
+  if (lo === shard.startMs && hi === shard.endMs && windowOf(lo, firstMs, intervalMs) === windowOf(hi - 1, firstMs, intervalMs)) {
     const s = windowStats(catalogue, shard, seriesId, field, lo, hi);
-    if (s.count > 0) addSum(windowOf(lo), s.count, s.sum, count, sum);
+    if (s.count > 0) addSum(windowOf(lo, firstMs, intervalMs), s.count, s.sum, count, sum);
     return;
   }
-  const points = windowPoints(catalogue, shard, seriesId, [field], lo, hi);
-  const values = points.values[0];
-  let w = -1;
-  let n = 0;
-  let total: number | bigint = 0;
-  const flush = () => { if (n > 0) addSum(w, n, total, count, sum); };
-  for (let i = 0; i < points.ms.length; i++) {
-    const v = values[i];
-    if (v === null) continue;
-    const wi = windowOf(points.ms[i]);
-    if (wi !== w) {
-      flush();
-      w = wi;
-      n = 0;
-      total = typeof v === 'bigint' || field.kind !== FLOAT ? 0n : 0;
-    }
-    n++;
-    total = typeof total === 'bigint' ? total + BigInt(v as number | bigint) : total + (v as number);
-  }
-  flush();
-}
-
-function addSum(w: number, n: number, total: number | bigint, count: number[], sum: number[]): void {
-  if (typeof total === 'bigint' && (total > INT64_MAX || total < INT64_MIN)) throw new IntegerOverflow();
-  count[w] = (count[w] ?? 0) + n;
-  sum[w] = (sum[w] ?? 0) + Number(total);
+  addWindowSumsOf(windowPoints(catalogue, shard, seriesId, [field], lo, hi), field, firstMs, intervalMs, count, sum);
 }

@@ -6,7 +6,8 @@ import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { blockMs, firstAtOrAfter, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
 import type { PlannedQuery } from '../query/types.ts';
 import { isoTimeJson } from '../query/result.ts';
-import { windowPoints, type SealedValue, type WindowPoints } from './blocks.ts';
+import { windowPoints } from './blocks.ts';
+import { appendRowsJson } from '../query/sealed.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */
 const PAGE_ROWS = 10_000;
@@ -59,7 +60,7 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     const to = Math.min(toMs, shard.endMs);
     if (from >= to) continue;
     if (shard.sealed) {
-      sealedRows(windowPoints(catalogue, shard, seriesId, fields, from, to), fields, desc, limit, rows, timeJson);
+      appendRowsJson(windowPoints(catalogue, shard, seriesId, fields, from, to), fields, desc, limit, rows, timeJson);
       continue;
     }
     const cols = fields.map((f) => columnIn(shard, f));
@@ -85,24 +86,6 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     }
   }
   return rows;
-}
-
-/** Appends a sealed window's points as JSON rows, in the query's order, up to the limit. */
-function sealedRows(points: WindowPoints, fields: readonly FieldInfo[], desc: boolean, limit: number, rows: string[], timeJson: (ms: number, ns: number) => string): void {
-  const n = points.ms.length;
-  for (let k = 0; k < n && rows.length < limit; k++) {
-    const i = desc ? n - 1 - k : k;
-    let row = `[${timeJson(points.ms[i], points.sub[i])}`;
-    for (let f = 0; f < fields.length; f++) row += `,${sealedValueJson(points.values[f][i])}`;
-    rows.push(`${row}]`);
-  }
-}
-
-/** A sealed cell as the head path's JSON writes it: integers with every digit, floats in their shortest exact form. */
-export function sealedValueJson(v: SealedValue): string {
-  if (v === null) return 'null';
-  if (typeof v === 'string') return JSON.stringify(v);
-  return String(v);
 }
 
 /** Appends the rows of a kept block timed in [lo, hi), in the query's order, up to the limit. */

@@ -8,10 +8,11 @@
 // (seal-driver.ts). It knows the handle only, not the catalogue mirror, so the worker's bundle stays small; mirrors
 // on other connections notice a seal by the settings row it changes (catalogue.ts, SEAL_GENERATION_KEY).
 import type { Statement } from 'better-sqlite3';
-import {
-  columnFromValues, columnStats, decodeBlock, encodeBlock, encodeStats, valuesOfColumn, type BlockData, type Column, type FieldStats,
-} from '../blocks/index.ts';
-import { BOOLEAN, FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
+import { decodeBlock, type BlockData } from '../blocks/index.ts';
+import { blockFromRows, blockRow, mergeBlocks, type SealStep } from '../blocks/rows.ts';
+import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
+
+export type { SealStep } from '../blocks/rows.ts';
 
 /** What sealing needs of a connection: better-sqlite3's Database, or the raw handle of the main connection. */
 export interface SealHandle {
@@ -25,19 +26,6 @@ export const SEAL_GENERATION_KEY = 'telemetry.sealed';
 /** A window may be sealed once this share of its duration has passed after its end (an hour for a 1-day window). */
 const GRACE_DIVISOR = 24;
 
-export interface SealStep {
-  namespaceId: number;
-  window: number;
-  table: string;
-  /** series sealed by this step, and their points (head rows) */
-  series: number;
-  points: number;
-  /** bytes of the blocks written */
-  bytes: number;
-  /** the window's shard table is gone: every point of the window is in its blocks */
-  done: boolean;
-}
-
 interface DueWindow {
   namespace_id: number;
   shard_window: number;
@@ -45,7 +33,6 @@ interface DueWindow {
   start_ms: number;
   end_ms: number;
   columns: number;
-  sealed: number;
 }
 
 /**
@@ -54,8 +41,8 @@ interface DueWindow {
  */
 export function dueWindows(db: SealHandle, nowMs: number, limit = 1000): DueWindow[] {
   const staged = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'telemetry_staged'").get() !== undefined;
-  return db.prepare(`SELECT namespace_id, shard_window, table_name, start_ms, end_ms, columns, sealed FROM telemetry_shards
-    WHERE head = 1 AND end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ?
+  return db.prepare(`SELECT namespace_id, shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards
+    WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ?
     ${staged ? 'AND NOT EXISTS (SELECT 1 FROM telemetry_staged st WHERE st.shard_table = table_name)' : ''}
     ORDER BY end_ms, namespace_id LIMIT ?`).all(nowMs, limit) as DueWindow[];
 }
@@ -82,6 +69,8 @@ export function sealWindow(db: SealHandle, w: DueWindow, enough: (points: number
     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series_id, start_ms) DO UPDATE SET
     rows = excluded.rows, first_ms = excluded.first_ms, last_ms = excluded.last_ms, stats = excluded.stats, data = excluded.data`);
   const kinds = fieldKindsOf(db, w.namespace_id);
+  db.prepare('INSERT OR IGNORE INTO telemetry_sealed (namespace_id, shard_window, start_ms, end_ms) VALUES (?, ?, ?, ?)')
+    .run(w.namespace_id, w.shard_window, w.start_ms, w.end_ms);
   for (;;) {
     const seriesId = nextSeries.get() as number | undefined;
     if (seriesId === undefined) break;
@@ -97,15 +86,19 @@ export function sealWindow(db: SealHandle, w: DueWindow, enough: (points: number
     step.bytes += written;
     if (enough(step.points)) break;
   }
-  const left = nextSeries.get() !== undefined;
-  if (!left) {
+  if (nextSeries.get() === undefined) {
     db.exec(`DROP TABLE ${table}`);
+    db.prepare('DELETE FROM telemetry_shards WHERE namespace_id = ? AND shard_window = ?').run(w.namespace_id, w.shard_window);
     step.done = true;
   }
-  db.prepare('UPDATE telemetry_shards SET head = ?, sealed = 1 WHERE namespace_id = ? AND shard_window = ?').run(left ? 1 : 0, w.namespace_id, w.shard_window);
+  noteSealChange(db);
+  return step;
+}
+
+/** Inside a transaction that changed sealed windows or blocks: other connections' mirrors read them again. */
+export function noteSealChange(db: SealHandle): void {
   db.prepare(`INSERT INTO settings (key, value) VALUES (?, '1')
     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`).run(SEAL_GENERATION_KEY);
-  return step;
 }
 
 /** The kind of each field of a series' measurement, by ordinal, per series (cached by measurement). */
@@ -127,82 +120,9 @@ function fieldKindsOf(db: SealHandle, namespaceId: number): (seriesId: number) =
   };
 }
 
-/** Shard-table rows (series_id, t_ms, t_ns, c0 .. c<width - 1>, integers as bigint) of one series as a block. */
-export function blockFromRows(rows: readonly unknown[][], width: number, kinds: ReadonlyArray<FieldKind | undefined>): BlockData {
-  const n = rows.length;
-  const ms = new Float64Array(n);
-  const sub = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    ms[i] = Number(rows[i][1] as bigint);
-    sub[i] = Number(rows[i][2] as bigint);
-  }
-  const columns: Array<Column | undefined> = [];
-  for (let c = 0; c < width; c++) {
-    const kind = kinds[c];
-    if (kind === undefined) continue;
-    columns[c] = columnFromValues(kind, rows.map((r) => cellValue(r[3 + c], kind)));
-  }
-  return { ms, sub, columns };
-}
-
-/** A stored cell as the value of its field's kind (integers stay bigint; booleans are stored 0/1). */
-function cellValue(v: unknown, kind: FieldKind): number | bigint | string | boolean | null {
-  if (v === null || v === undefined) return null;
-  if (kind === BOOLEAN) return v === 1n || v === 1;
-  if (kind === FLOAT) return typeof v === 'bigint' ? Number(v) : v as number;
-  if (kind === STRING) return v as string;
-  return typeof v === 'bigint' ? v : BigInt(v as number);
-}
-
-/**
- * A block with later points merged in: at a time both hold, `later`'s values replace `earlier`'s field by field (a
- * field `later` lacks keeps its value), as InfluxDB does for a point written twice.
- */
-export function mergeBlocks(earlier: BlockData, later: BlockData): BlockData {
-  const a = earlier.ms.length;
-  const b = later.ms.length;
-  const ms: number[] = [];
-  const sub: number[] = [];
-  // for each merged row: its row in earlier and in later (-1: none)
-  const fromA: number[] = [];
-  const fromB: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < a || j < b) {
-    const order = i >= a ? 1 : j >= b ? -1 : (earlier.ms[i] - later.ms[j]) || (earlier.sub[i] - later.sub[j]);
-    if (order < 0) {
-      ms.push(earlier.ms[i]); sub.push(earlier.sub[i]); fromA.push(i++); fromB.push(-1);
-    } else if (order > 0) {
-      ms.push(later.ms[j]); sub.push(later.sub[j]); fromA.push(-1); fromB.push(j++);
-    } else {
-      ms.push(earlier.ms[i]); sub.push(earlier.sub[i]); fromA.push(i++); fromB.push(j++);
-    }
-  }
-  const width = Math.max(earlier.columns.length, later.columns.length);
-  const columns: Array<Column | undefined> = [];
-  for (let c = 0; c < width; c++) {
-    const ca = earlier.columns[c];
-    const cb = later.columns[c];
-    if (ca === undefined && cb === undefined) continue;
-    const kind = (cb ?? ca)!.kind;
-    const va = ca === undefined ? undefined : valuesOfColumn(ca, a);
-    const vb = cb === undefined ? undefined : valuesOfColumn(cb, b);
-    const values = ms.map((_, r) => {
-      const fromLater = fromB[r] >= 0 && vb !== undefined ? vb[fromB[r]] : null;
-      if (fromLater !== null) return fromLater;
-      return fromA[r] >= 0 && va !== undefined ? va[fromA[r]] : null;
-    });
-    columns[c] = columnFromValues(kind, values);
-  }
-  return { ms: Float64Array.from(ms), sub: Int32Array.from(sub), columns };
-}
-
 /** Stores a series' block of a window (replacing its earlier block); returns the bytes written. */
 function writeBlock(store: Statement, seriesId: number, w: DueWindow, block: BlockData): number {
-  const n = block.ms.length;
-  const stats: Array<FieldStats | undefined> = block.columns.map((c) => (c === undefined ? undefined : columnStats(block.ms, block.sub, c)));
-  const data = encodeBlock(block);
-  const statsBytes = encodeStats(stats);
-  store.run(seriesId, w.start_ms, w.namespace_id, n, block.ms[0], block.ms[n - 1], statsBytes, data);
-  return data.byteLength + statsBytes.byteLength;
+  const row = blockRow(block);
+  store.run(seriesId, w.start_ms, w.namespace_id, row.rows, row.firstMs, row.lastMs, row.stats, row.data);
+  return row.data.byteLength + row.stats.byteLength;
 }
