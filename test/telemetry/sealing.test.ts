@@ -172,3 +172,28 @@ describe('sealing: windows move into blocks and answer as before', () => {
     ), { seed: 38, numRuns: 6 });
   });
 });
+
+describe('all-time reads: a query without a lower time bound covers every stored point, sealed or not', () => {
+  it('InfluxQL last(), SELECT * … LIMIT and a JSON query reach a point a year old, before and after sealing', async (t) => {
+    const s = await appWith(t);
+    const old = T0 - 400 * DAY;
+    await writeOk(s.app, s.token, [
+      `power,nodeId=n1 f=1.5,i=1i ${ns(old)}`, `power,nodeId=n1 f=2.5 ${ns(old + 60_000)}`,
+      `power,nodeId=n1 f=3.5,i=3i ${ns(T0 - DAY)}`, `power,nodeId=n1 f=4.5 ${ns(T0 - 1000)}`,
+    ].join('\n'));
+    const influx = async (q: string) => {
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series?.[0]?.values;
+    };
+    for (const phase of ['before sealing', 'after sealing']) {
+      assert.deepEqual(await influx(`SELECT * FROM power WHERE nodeId = 'n1' LIMIT 2`), [[old, 1.5, 1, 'n1'], [old + 60_000, 2.5, null, 'n1']], phase);
+      assert.deepEqual(await influx(`SELECT last(f) FROM power WHERE nodeId = 'n1'`), [[T0 - 1000, 4.5]], phase);
+      assert.deepEqual(await influx(`SELECT first(i), count(f) FROM power WHERE nodeId = 'n1'`), [[0, 1, 4]], phase);
+      const body = await queryOk(s.app, s.token, { select: ['f'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, limit: 1 });
+      assert.deepEqual(body.series[0].values, [[new Date(old).toISOString(), 1.5]], phase);
+      await seal(s, T0 + DAY);
+    }
+    assert.deepEqual(await counts(s), { blocks: 2, heads: 0, sealed: 2 });
+  });
+});

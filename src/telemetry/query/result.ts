@@ -72,7 +72,7 @@ export function isoTimeJson(ms: number, subNs: number): string {
 /** The row of a query with functions from each column's stats over the range; '' when none has a value. */
 export function aggregateRowJson(q: PlannedQuery, columns: readonly Column[], stats: readonly Stats[]): string {
   if (stats.every((s) => s.count === 0)) return '';
-  let row = `[${isoTimeJson(q.fromMs, 0)}`;
+  let row = `[${isoTimeJson(q.rowMs, 0)}`;
   columns.forEach((c, i) => {
     const s = stats[i];
     let v: number | bigint | undefined;

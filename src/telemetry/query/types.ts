@@ -12,9 +12,11 @@ export interface PlannedQuery {
   namespace: Namespace;
   /** where.tags.nodeId, which authorizes the query */
   nodeId: string | undefined;
-  /** the range read: [fromMs, toMs), possibly empty */
+  /** the range read: [fromMs, toMs), possibly empty; without a lower bound, from the oldest point stored */
   fromMs: number;
   toMs: number;
+  /** the time of a row of functions: the lower bound, or 0 (1970-01-01) without one, as InfluxDB answers */
+  rowMs: number;
   estimate: QueryEstimate;
   /** the namespace as stored, or undefined when it was never written */
   stored: NamespaceInfo | undefined;
