@@ -14,7 +14,7 @@ import { checkSealingKey } from '../auth/sealing-check.ts';
 import { createSessionGuard } from '../auth/sessions.ts';
 import { createMetrics } from '../http/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
-import { stagedEntries, startStaging } from '../telemetry/staging.ts';
+import { stagedEntries, startStaging } from '../telemetry/sqlite/staging.ts';
 import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMailer } from '../lib/mailer.ts';

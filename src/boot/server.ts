@@ -5,6 +5,7 @@ import net, { type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createApp } from './app.ts';
 import type { Deps } from '../context/deps.ts';
+import { startSealing } from '../telemetry/seal.ts';
 
 export interface Running {
   url: string;
@@ -14,12 +15,13 @@ export interface Running {
 export function startServer(deps: Deps, onListening: (url: string) => void): Promise<Running> {
   const { app } = createApp(deps);
   const drain: Drain = { stopping: false, connections: new Set() };
+  const stopSealing = startSealing(deps.db, deps.now, deps.log);
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host }, (info: AddressInfo) => {
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       const url = `http://${host}:${info.port}`;
       onListening(url);
-      resolve({ url, stop: () => stopServer(server as Server, deps, drain) });
+      resolve({ url, stop: async () => { await stopSealing(); await stopServer(server as Server, deps, drain); } });
     }) as Server;
     server.once('error', reject);
     // While stopping, every answer closes its connection. Without this a keep-alive client keeps sending requests on

@@ -4,7 +4,7 @@
 //   - .sql, .html, .py and .txt files import as their text (TEXT_LOADERS);
 //   - `import x from './file.ts?raw'` gives the file's text (assets served verbatim, e.g. estimateCost.ts);
 //   - `gridkeeper:console-assets` is the console's front end, built beforehand (src/console/build-ui.mjs);
-//   - `gridkeeper:fold-worker` is the telemetry fold worker's own bundle as text (src/telemetry/fold-worker.ts).
+//   - `gridkeeper:fold-worker` is the telemetry fold worker's own bundle as text (src/telemetry/sqlite/fold-worker.ts).
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -34,7 +34,7 @@ export function consoleAssetsPlugin(source) {
 }
 
 export const FOLD_WORKER_MODULE = 'gridkeeper:fold-worker';
-const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '../telemetry/fold-worker.ts');
+const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '../telemetry/sqlite/fold-worker.ts');
 
 /**
  * The fold worker as one CommonJS script (better-sqlite3's JavaScript included: a thread started from text has no

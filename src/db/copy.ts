@@ -16,8 +16,8 @@
 import { sql } from 'kysely';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './open.ts';
-import { createShardTableSql } from '../telemetry/catalogue.ts';
-import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-scanner.ts';
+import { createShardTableSql } from '../telemetry/sqlite/catalogue.ts';
+import { FIELD_TYPES, FLOAT, STRING, type FieldKind } from '../telemetry/line-protocol/line-scanner.ts';
 import { settleReads } from '../telemetry/reads.ts';
 import { arrayParam, createShardTable, PG_MAX_FIELDS_PER_MEASUREMENT, PG_TYPES } from '../telemetry/pg/pg-shards.ts';
 
@@ -27,7 +27,7 @@ export const COPY_ORDER = [
   'auth_failures', 'devices', 'monitors', 'licenses', 'license_datalink', 'customers', 'orders', 'order_licenses',
   'password_reset_tokens', 'password_reset_requests', 'api_tokens', 'join_failures', 'audit_log',
 ] as const;
-const TELEMETRY_CATALOGUE = ['telemetry_namespaces', 'telemetry_shards', 'telemetry_series', 'telemetry_fields'] as const;
+const TELEMETRY_CATALOGUE = ['telemetry_namespaces', 'telemetry_shards', 'telemetry_series', 'telemetry_fields', 'telemetry_sealed', 'telemetry_blocks'] as const;
 
 const BATCH = 500;
 

@@ -215,6 +215,24 @@ export interface TelemetryShardsTable {
   created_at: number;
 }
 
+export interface TelemetrySealedTable {
+  namespace_id: number;
+  shard_window: number;
+  start_ms: number;
+  end_ms: number;
+}
+
+export interface TelemetryBlocksTable {
+  series_id: number;
+  start_ms: number;
+  namespace_id: number;
+  rows: number;
+  first_ms: number;
+  last_ms: number;
+  stats: Uint8Array;
+  data: Uint8Array;
+}
+
 export interface TelemetrySeriesTable {
   id: Generated<number>;
   namespace_id: number;
@@ -279,6 +297,8 @@ export interface Schema {
   telemetry_shards: TelemetryShardsTable;
   telemetry_series: TelemetrySeriesTable;
   telemetry_fields: TelemetryFieldsTable;
+  telemetry_blocks: TelemetryBlocksTable;
+  telemetry_sealed: TelemetrySealedTable;
   customers: CustomersTable;
   orders: OrdersTable;
   order_licenses: OrderLicensesTable;

@@ -5,8 +5,8 @@
 import type { RouteContext } from '../context/route-context.ts';
 import { ApiError, badRequest } from '../http/errors.ts';
 import { decodeUtf8Lines } from '../http/route.ts';
-import type { Precision } from '../telemetry/line-scanner.ts';
-import { decodeContentEncoding } from '../telemetry/gunzip.ts';
+import type { Precision } from '../telemetry/line-protocol/line-scanner.ts';
+import { decodeContentEncoding } from '../telemetry/line-protocol/gunzip.ts';
 import { writeLineProtocol } from '../telemetry/ingest.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { MAX_NAME_BYTES } from '../telemetry/namespaces.ts';

@@ -11,11 +11,11 @@ import {
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
-import type { PointValue } from '../telemetry/reads-types.ts';
-import { IntegerOverflow } from '../telemetry/block-stats.ts';
+import type { PointValue } from '../telemetry/query/reads-types.ts';
+import { IntegerOverflow } from '../telemetry/query/stats.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
-import type { TelemetryReads } from '../telemetry/reads-types.ts';
-import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
+import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
+import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanner.ts';
 
 const MAX_WINDOWS = 1_000_000;
 

@@ -3,7 +3,7 @@
 import type { Expr } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { parseIsoTime } from '../telemetry/cost.ts';
-import type { PointValue } from '../telemetry/query-points.ts';
+import type { PointValue } from '../telemetry/query/reads-types.ts';
 
 /** Explicit bounds of a WHERE clause, in ms: [fromMs, toMs). */
 export interface TimeRange {

@@ -18,7 +18,7 @@ import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
 import { onKeptCatalogue, readAttempts, settledRead } from '../telemetry/reads.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
-import type { PointValue, TelemetryReads } from '../telemetry/reads-types.ts';
+import type { PointValue, TelemetryReads } from '../telemetry/query/reads-types.ts';
 
 /** Who asks, when, and the request's ?db= and ?rp=. */
 export interface QueryRequest {

@@ -9,9 +9,9 @@ import { checkZone } from './time.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
-import { shardsOverlapping } from '../telemetry/query-plan.ts';
-import type { SeriesRef, TelemetryReads } from '../telemetry/reads-types.ts';
-import { seriesKeyOf } from '../telemetry/query-points.ts';
+import { earliestStored, shardsOverlapping } from '../telemetry/query/plan.ts';
+import type { SeriesRef, TelemetryReads } from '../telemetry/query/reads-types.ts';
+import { seriesKeyOf } from '../telemetry/query/series-key.ts';
 
 /** One attempt at a request (execute.ts): synchronous, over the backend's reads (telemetry/reads.ts). */
 export interface QueryContext {
@@ -168,8 +168,11 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
     if (planned === undefined) {
       const q: CostQuery = { from: { namespace }, where: { time }, ...(raw && stmt.limit > 0 && stmt.dimensions.length === 0 ? { limit: stmt.limit + stmt.offset } : {}) };
       cost.push(q);
-      const { fromMs, toMs } = queryRange(q, ctx.nowMs);
       const ns = ctx.reads.find(namespace);
+      // without a lower bound the cost assumes the worst-case range, the read covers all that is stored
+      const r = queryRange(q, ctx.nowMs);
+      const fromMs = range.fromMs !== undefined || ns === undefined ? r.fromMs : Math.min(r.fromMs, earliestStored(ns));
+      const toMs = r.toMs;
       const p: PlannedSource = {
         namespace, ns, measurements: [], fromMs, toMs,
         shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),

@@ -1,5 +1,5 @@
 // The shapes a SELECT's parts hand each other: output series and rows, grouped series, merged point streams.
-import type { PointValue, SeriesRef } from '../telemetry/query-points.ts';
+import type { PointValue, SeriesRef } from '../telemetry/query/reads-types.ts';
 
 /** One output series: rows hold [ms, sub, ...values]. */
 export interface OutSeries {

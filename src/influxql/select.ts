@@ -7,10 +7,10 @@ import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './conditi
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
 import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
-import type { PointValue } from '../telemetry/reads-types.ts';
+import type { PointValue } from '../telemetry/query/reads-types.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
-import type { TelemetryReads } from '../telemetry/reads-types.ts';
-import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-scanner.ts';
+import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
+import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanner.ts';
 
 export type { OutSeries } from './rows.ts';
 

@@ -4,10 +4,10 @@ import type { ShowStatement } from './ast.ts';
 import { evaluate, truthy } from './condition.ts';
 import { StatementError } from './errors.ts';
 import { matchMeasurements, namespaceOf, visibleSeries, type QueryContext, type RequestMemo } from './plan.ts';
-import { FIELD_TYPES } from '../telemetry/line-scanner.ts';
+import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
 import type { NamespaceInfo } from '../telemetry/catalogue-types.ts';
-import { seriesKeyOf } from '../telemetry/query-points.ts';
-import type { SeriesRef } from '../telemetry/reads-types.ts';
+import { seriesKeyOf } from '../telemetry/query/series-key.ts';
+import type { SeriesRef } from '../telemetry/query/reads-types.ts';
 
 export interface ShowSeries {
   name?: string;

@@ -1,8 +1,9 @@
 // The shapes of the telemetry catalogue's in-memory mirror (catalogue.ts), apart so that the pieces the catalogue
 // owns (block statistics) can name them without importing the catalogue back.
-import type { FieldKind } from './line-scanner.ts';
+import type { FieldKind } from './line-protocol/line-scanner.ts';
 import type { Namespace, NamespaceProfile } from './namespaces.ts';
 import type { LruCache } from '../lib/lru-cache.ts';
+import type { BlockData, FieldStats } from './blocks/index.ts';
 
 export interface FieldInfo {
   name: string;
@@ -28,6 +29,13 @@ export interface SeriesInfo {
   seenBy: number;
 }
 
+/** What the SQLite readers keep of a series' sealed block of a window: its statistics, and its points once decoded. */
+export interface SealedBlockEntry {
+  rows: number;
+  stats: Array<FieldStats | undefined>;
+  decoded: BlockData | undefined;
+}
+
 /** A series as queries see it: its id and full tag set. */
 export interface SeriesTags {
   id: number;
@@ -41,6 +49,10 @@ export interface ShardInfo {
   endMs: number;
   /** value columns c0 .. c<columns - 1> */
   columns: number;
+  /** the shard table exists (sealing drops it once empty; a late write makes it again) */
+  head: boolean;
+  /** points of the window are in sealed blocks (telemetry_sealed, telemetry_blocks), besides any in the shard table */
+  sealed: boolean;
 }
 
 export interface NamespaceInfo {

@@ -99,6 +99,11 @@ export function queryRange(query: CostQuery, nowMs: number): { fromMs: number; t
   return { fromMs, toMs };
 }
 
+/** Whether the query names a lower time bound (docs/api.md#telemetry-query: without one, reads cover all stored data). */
+export function hasLowerBound(query: CostQuery): boolean {
+  return (query.where?.time ?? []).some((c) => c.operator === '>=' || c.operator === '>' || c.operator === '=');
+}
+
 export function estimateQuery(query: CostQuery, nowMs: number): QueryEstimate {
   const { fromMs, toMs } = queryRange(query, nowMs);
   if (fromMs >= toMs) return { estimatedDatapoints: 0, scannedShards: 0 };

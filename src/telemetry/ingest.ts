@@ -12,14 +12,14 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { requireTelemetryWrite } from './authorize.ts';
-import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo, type SeriesText } from './catalogue.ts';
-import { LineProtocolError, LineScanner } from './line-scanner.ts';
+import { catalogueOf, type Catalogue, type NamespaceInfo, type SeriesInfo, type SeriesText } from './sqlite/catalogue.ts';
+import { LineProtocolError, LineScanner } from './line-protocol/line-scanner.ts';
 import { writeLineProtocolPg } from './pg/pg-ingest.ts';
-import { ShardWriter } from './shard-writer.ts';
-import { stagingOf } from './staging.ts';
-import { nulLine, NUL_REASON, type WriteRequest } from './write-request.ts';
+import { ShardWriter } from './sqlite/shard-writer.ts';
+import { stagingOf } from './sqlite/staging.ts';
+import { nulLine, NUL_REASON, type WriteRequest } from './line-protocol/write-request.ts';
 
-export type { WriteRequest } from './write-request.ts';
+export type { WriteRequest } from './line-protocol/write-request.ts';
 
 /** What scanning the body left for the rest of the request: the buffered rows and the nodeIds to authorize. */
 interface Scanned {

@@ -2,11 +2,11 @@
 // synchronously on the connection; on PostgreSQL it runs until it lacks nothing, the request's reads fetched between
 // runs. An attempt must therefore be a pure function of what it reads: it may run several times.
 import type { Db, SqliteConnection } from '../db/open.ts';
-import { catalogueOf } from './catalogue.ts';
+import { catalogueOf } from './sqlite/catalogue.ts';
 import { PgReads, readsOnKeptCatalogue } from './pg/pg-reads.ts';
-import type { TelemetryReads } from './reads-types.ts';
-import { sqliteReads } from './sqlite-reads.ts';
-import { settleStaged } from './staging.ts';
+import type { TelemetryReads } from './query/reads-types.ts';
+import { sqliteReads } from './sqlite/reads.ts';
+import { settleStaged } from './sqlite/staging.ts';
 import { foldStaged, settleStaged as settleStagedPg, snapshotState, type StagedThrough } from './pg/pg-staging.ts';
 import { storeBlockStats } from './pg/pg-block-stats.ts';
 

@@ -4,11 +4,11 @@
 import type { RouteContext } from '../context/route-context.ts';
 import { badRequest } from '../http/errors.ts';
 import { decodeUtf8Lines } from '../http/route.ts';
-import { decodeContentEncoding } from './gunzip.ts';
+import { decodeContentEncoding } from './line-protocol/gunzip.ts';
 import { writeLineProtocol } from './ingest.ts';
 import { namespaceFromWriteParams } from './namespaces.ts';
-import { runQueries } from './query-exec.ts';
-import { resultsJson } from './query-result.ts';
+import { runQueries } from './execute.ts';
+import { resultsJson } from './query/result.ts';
 import { estimateRequest } from './cost.ts';
 import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';

@@ -3,8 +3,9 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { allReadableDevices } from '../access/rights.ts';
-import { catalogueOf } from './catalogue.ts';
-import { forgetStaged } from './staging.ts';
+import { catalogueOf, shardTableName } from './sqlite/catalogue.ts';
+import { noteSealChange } from './sqlite/seal.ts';
+import { forgetStaged } from './sqlite/staging.ts';
 import { catalogueChanging } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
@@ -31,8 +32,10 @@ export async function listVisibleNamespaces(db: Db, userId: number): Promise<Nam
     shards: number; oldest: number | null;
   }>`
     SELECT n.namespace, n.interval_ms, n.shard_duration_ms, n.worst_case_range_ms, n.created_at,
-      (SELECT count(*) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS shards,
-      (SELECT min(start_ms) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS oldest
+      (SELECT count(*) FROM (SELECT shard_window FROM telemetry_shards s WHERE s.namespace_id = n.id
+        UNION SELECT shard_window FROM telemetry_sealed w WHERE w.namespace_id = n.id) AS windows) AS shards,
+      (SELECT min(start_ms) FROM (SELECT start_ms FROM telemetry_shards s WHERE s.namespace_id = n.id
+        UNION ALL SELECT start_ms FROM telemetry_sealed w WHERE w.namespace_id = n.id) AS starts) AS oldest
     FROM telemetry_namespaces n
     WHERE n.id IN (
       SELECT se.namespace_id FROM devices d JOIN telemetry_series se ON se.node_id = d.node_id
@@ -50,9 +53,10 @@ export async function listVisibleNamespaces(db: Db, userId: number): Promise<Nam
 }
 
 /**
- * Drops every shard table whose whole window ended at or before cutoffMs; returns their names. One transaction, run
- * synchronously on the connection (like the rest of the telemetry engine), so the catalogue is reset before any other
- * request uses it.
+ * Deletes every window whose whole span ended at or before cutoffMs: its shard table and its sealed blocks. Returns the
+ * windows deleted, by their shard tables' names (a sealed window's, too, whether its table still exists or not). One
+ * transaction, run synchronously on the connection on SQLite (like the rest of the telemetry engine), so the catalogue
+ * is reset before any other request uses it.
  */
 export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
   if (db.backend === 'postgres') {
@@ -61,11 +65,17 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
     // points still staged for those tables (sql/pg/0013_telemetry_staged.sql).
     return db.tx(async (tx) => {
       await catalogueChanging(tx);
-      const rows = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}
-        ORDER BY namespace_id, shard_window`);
-      for (const r of rows) await tx.run(sql`DROP TABLE IF EXISTS ${sql.id(r.table_name)}`);
-      if (rows.length > 0) await tx.run(sql`DELETE FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
-      return rows.map((r) => r.table_name);
+      const tables = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
+      const sealed = await tx.all(sql<{ namespace_id: number; shard_window: number }>`SELECT namespace_id, shard_window FROM telemetry_sealed
+        WHERE end_ms <= ${cutoffMs}`);
+      for (const r of tables) await tx.run(sql`DROP TABLE IF EXISTS ${sql.id(r.table_name)}`);
+      if (tables.length > 0) await tx.run(sql`DELETE FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
+      if (sealed.length > 0) {
+        await tx.run(sql`DELETE FROM telemetry_blocks b USING telemetry_sealed w
+          WHERE w.end_ms <= ${cutoffMs} AND b.namespace_id = w.namespace_id AND b.start_ms = w.start_ms`);
+        await tx.run(sql`DELETE FROM telemetry_sealed WHERE end_ms <= ${cutoffMs}`);
+      }
+      return windowNames(tables.map((r) => r.table_name), sealed);
     });
   }
   return db.exclusive((conn) => {
@@ -73,23 +83,44 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
     let dropped: string[];
     try {
       dropped = conn.transaction(() => {
-        const tables = conn.prepare('SELECT table_name FROM telemetry_shards WHERE end_ms <= ? ORDER BY namespace_id, shard_window')
-          .pluck().all(cutoffMs) as string[];
+        const tables = conn.prepare('SELECT table_name FROM telemetry_shards WHERE end_ms <= ?').pluck().all(cutoffMs) as string[];
+        const sealed = conn.prepare('SELECT namespace_id, shard_window FROM telemetry_sealed WHERE end_ms <= ?')
+          .all(cutoffMs) as Array<{ namespace_id: number; shard_window: number }>;
         for (const table of tables) conn.sqlite.exec(`DROP TABLE IF EXISTS "${table}"`);
         if (tables.length > 0) {
           conn.prepare('DELETE FROM telemetry_shards WHERE end_ms <= ?').run(cutoffMs);
           forgetStaged(conn, tables);
         }
-        return tables;
+        if (sealed.length > 0) {
+          conn.prepare(`DELETE FROM telemetry_blocks WHERE (namespace_id, start_ms) IN
+            (SELECT namespace_id, start_ms FROM telemetry_sealed WHERE end_ms <= ?)`).run(cutoffMs);
+          conn.prepare('DELETE FROM telemetry_sealed WHERE end_ms <= ?').run(cutoffMs);
+          noteSealChange(conn.sqlite);
+        }
+        return windowNames(tables, sealed);
       });
     } catch (err) {
       catalogue.reset();
       throw err;
     }
-    // The mirror lists the dropped shards, and cached statements name their tables.
+    // The mirror lists the deleted windows, and cached statements name their tables.
     if (dropped.length > 0) catalogue.reset();
     return dropped;
   });
+}
+
+/** Shard table names of the windows deleted, oldest first, each once. */
+function windowNames(tables: readonly string[], sealed: ReadonlyArray<{ namespace_id: number; shard_window: number }>): string[] {
+  const names = new Set([...tables, ...sealed.map((w) => shardTableName(w.namespace_id, w.shard_window))]);
+  return [...names].sort(compareTableNames);
+}
+
+/** telemetry_shard_<namespace>_<window> by namespace, then window (m<n> is window -n). */
+function compareTableNames(a: string, b: string): number {
+  const key = (name: string) => name.slice('telemetry_shard_'.length).split('_').map((p) => (p.startsWith('m') ? -Number(p.slice(1)) : Number(p)));
+  const [na, wa] = key(a);
+  const [nb, wb] = key(b);
+  return na - nb || wa - wb;
 }
 
 const RETENTION_EVERY_MS = 60_000;

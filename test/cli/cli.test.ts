@@ -15,7 +15,7 @@ import { parseConfig, ConfigError } from '../../src/lib/config.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import type { Db } from '../../src/db/open.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
-import { shardTableName } from '../../src/telemetry/catalogue.ts';
+import { shardTableName } from '../../src/telemetry/sqlite/catalogue.ts';
 import { settleReads } from '../../src/telemetry/reads.ts';
 import { BINARY } from '../support/binary.ts';
 import { testBackend } from '../support/postgres.ts';

@@ -283,7 +283,7 @@ test('copy SQLite -> PostgreSQL -> SQLite, SQLite -> SQLite, PostgreSQL -> Postg
   const pgUrl = await emptyTarget(t);
   const copied = capture();
   assert.equal(await runCli(['copy', '--from', first, '--to', pgUrl], env, copied.io), 0, copied.err.join('\n'));
-  assert.match(copied.out.join('\n'), new RegExp(`copied \\d+ rows in 26 tables and ${countsBefore.points} telemetry points in 9 shard tables; row and point counts verified$`));
+  assert.match(copied.out.join('\n'), new RegExp(`copied \\d+ rows in 28 tables and ${countsBefore.points} telemetry points in 9 shard tables; row and point counts verified$`));
   assert.match(copied.err.join('\n'), /copy: devices 2 rows/);
   assert.match(copied.err.join('\n'), new RegExp(`copy: telemetry_shard_1_\\d+ ${METER_POINTS + 1} points`));
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineProtocolError, parseLineProtocol, pointTimeNs, scanLineProtocol } from '../../src/telemetry/line-protocol.ts';
-import type { ParsedPoint, Precision } from '../../src/telemetry/line-protocol.ts';
+import { LineProtocolError, parseLineProtocol, pointTimeNs, scanLineProtocol } from '../../src/telemetry/line-protocol/line-protocol.ts';
+import type { ParsedPoint, Precision } from '../../src/telemetry/line-protocol/line-protocol.ts';
 
 const NOW = 1_767_225_600_000;
 const parse = (body: string, precision: Precision = 'ns') => parseLineProtocol(body, { precision, nowMs: NOW });

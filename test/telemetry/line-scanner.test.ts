@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseLineProtocol, type FieldValue } from '../../src/telemetry/line-protocol.ts';
-import { LineScanner, parseFloatToken } from '../../src/telemetry/line-scanner.ts';
-import { nulLine } from '../../src/telemetry/write-request.ts';
+import { parseLineProtocol, type FieldValue } from '../../src/telemetry/line-protocol/line-protocol.ts';
+import { LineScanner, parseFloatToken } from '../../src/telemetry/line-protocol/line-scanner.ts';
+import { nulLine } from '../../src/telemetry/line-protocol/write-request.ts';
 import { decodeUtf8, decodeUtf8Lines, LINE_PIECE_BYTES } from '../../src/http/route.ts';
 import { ApiError } from '../../src/http/errors.ts';
 

@@ -155,7 +155,7 @@ describe('telemetry block statistics on PostgreSQL', { skip }, () => {
   });
 
   it('a range of edges and whole blocks: pieces in time order, cut where the fold marks blocks', () => {
-    const shard = { window: 0, table: 't', startMs: 1_000, endMs: 1_000 + 24 * 7 + 5, columns: 1 }; // blocks of 7 or 8 ms
+    const shard = { window: 0, table: 't', startMs: 1_000, endMs: 1_000 + 24 * 7 + 5, columns: 1, head: true, sealed: false }; // blocks of 7 or 8 ms
     for (let b = 0; b <= 24; b++) {
       const start = blockStart(shard, b);
       // the integer rule of the fold: floor(24 * (t - start) / (end - start))

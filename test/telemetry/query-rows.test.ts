@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { appendRows } from '../../src/telemetry/query-exec.ts';
-import { isoTimeJson, rfc3339NanoJson, valueJson } from '../../src/telemetry/query-result.ts';
-import { BOOLEAN, FLOAT, INTEGER, STRING } from '../../src/telemetry/line-scanner.ts';
+import { appendRows } from '../../src/telemetry/execute.ts';
+import { isoTimeJson, rfc3339NanoJson, valueJson } from '../../src/telemetry/query/result.ts';
+import { BOOLEAN, FLOAT, INTEGER, STRING } from '../../src/telemetry/line-protocol/line-scanner.ts';
 
 describe('query answers: text', () => {
   it('turns page lines into JSON rows and reports the last time', () => {

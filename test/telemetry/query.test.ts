@@ -141,16 +141,22 @@ describe('telemetry query: happy', () => {
     assert.deepEqual(await select([{ operator: '<', value: '2025-12-29T00:00:00.001Z' }]), [0]);
   });
 
-  it('without a time condition reads the namespace worst-case range up to now', async (t) => {
+  it('without a lower time bound reads every stored point up to now; the charge still assumes the worst-case range', async (t) => {
     const app = await makeTestApp();
     t.after(() => app.close());
     const u = await writer(app, 'n1');
     await writeOk(app, u.token, [
-      `power,nodeId=n1 p=1 ${ns(T0 - 31 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - 29 * DAY)}`,
+      `power,nodeId=n1 p=1 ${ns(T0 - 400 * DAY)}`, `power,nodeId=n1 p=2 ${ns(T0 - 29 * DAY)}`,
       `power,nodeId=n1 p=3 ${ns(T0 - 1)}`, `power,nodeId=n1 p=4 ${ns(T0 + 1000)}`,
     ].join('\n'));
-    const body = await queryOk(app, u.token, { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } });
-    assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [2, 3]);
+    const q = { select: ['p'], from: FROM_V1, where: { tags: { nodeId: 'n1' } } };
+    const body = await queryOk(app, u.token, q);
+    assert.deepEqual(body.series[0].values.map((r: unknown[]) => r[1]), [1, 2, 3]);
+    const dry = await queryOk(app, u.token, q, '?dryRun=true');
+    assert.deepEqual([dry.estimatedDatapoints, dry.scannedShards], [30 * 8640, 30], 'the estimate of a 30-day range, whatever is stored');
+    // a row of functions without a lower bound is timed at 1970-01-01, as InfluxDB answers
+    const sum = await queryOk(app, u.token, { ...q, select: [{ field: 'p', function: 'sum' }], where: { tags: { nodeId: 'n1' }, time: [{ operator: '<', value: T0 }] } });
+    assert.deepEqual(sum.series[0].values, [['1970-01-01T00:00:00.000Z', 6]]);
   });
 
   it('matches every series whose tags include all where.tags', async (t) => {

@@ -19,10 +19,10 @@ import { migrate } from '../../src/db/migrate.ts';
 import { addonFile } from '../../src/db/native.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
-import { runQueries } from '../../src/telemetry/query-exec.ts';
-import { resultsJson } from '../../src/telemetry/query-result.ts';
+import { runQueries } from '../../src/telemetry/execute.ts';
+import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
-import { stagedEntries, stagingOf, startStaging } from '../../src/telemetry/staging.ts';
+import { stagedEntries, stagingOf, startStaging } from '../../src/telemetry/sqlite/staging.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
 import { FROM_V1, countPoints, countRows, fixtureUser, iso, ns, tableNames } from './fixtures.ts';
 

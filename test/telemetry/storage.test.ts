@@ -14,13 +14,13 @@ import { openDatabase, type Db } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
-import { planQueryRequest } from '../../src/telemetry/query-exec.ts';
-import { runQueries } from '../../src/telemetry/query-exec.ts';
-import { resultsJson } from '../../src/telemetry/query-result.ts';
+import { planQueryRequest } from '../../src/telemetry/execute.ts';
+import { runQueries } from '../../src/telemetry/execute.ts';
+import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { estimateRequest } from '../../src/telemetry/cost.ts';
-import { catalogueOf, shardTableName } from '../../src/telemetry/catalogue.ts';
-import { MAX_BLOCK_ROWS } from '../../src/telemetry/block-stats.ts';
+import { catalogueOf, shardTableName } from '../../src/telemetry/sqlite/catalogue.ts';
+import { MAX_BLOCK_ROWS } from '../../src/telemetry/sqlite/block-stats.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
 import { FROM_V1, V1, countPoints, fixtureUser, countRows, deviceOf, iso, ns, queryOk, tableNames, userWithNodes, write, writeOk, writer } from './fixtures.ts';
 

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { ShardInfo } from '../catalogue-types.ts';
-import { BLOCKS_PER_SHARD } from '../block-stats.ts';
+import { BLOCKS_PER_SHARD } from '../query/stats.ts';
 import { arrayParam } from './pg-shards.ts';
 
 /** A piece of a range within one shard: a whole block (block >= 0) or an edge (block -1), over [lo, hi). */

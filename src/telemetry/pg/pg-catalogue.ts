@@ -2,15 +2,16 @@
 // the SQLite mirror has (catalogue-types.ts), for the reads and the writer of the PostgreSQL backend.
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
-import { measurementOf } from '../catalogue.ts';
+import { measurementOf, shardTableName } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
-import { FIELD_TYPES, type FieldKind } from '../line-scanner.ts';
+import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { namespaceProfile, type Namespace } from '../namespaces.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 
 interface NamespaceRow { id: number; key: string; namespace: string; created_at: number }
 interface FieldRow { namespace_id: number; measurement: string; field: string; ordinal: number; type: string }
 interface ShardRow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
+interface SealedRow { namespace_id: number; shard_window: number; start_ms: number; end_ms: number }
 
 // Requests build their own NamespaceInfo; its caches stay small.
 const SMALL_CACHE = 1_000;
@@ -29,11 +30,13 @@ export async function loadNamespaces(tx: Db, keys: readonly string[]): Promise<M
   const out = new Map<string, NamespaceInfo>();
   if (keys.length === 0) return out;
   // one round trip: each namespace with its fields and shards as JSON arrays
-  const rows = await tx.all(sql<NamespaceRow & { fields: FieldRow[] | null; shards: ShardRow[] | null }>`SELECT n.id, n.key, n.namespace, n.created_at,
+  const rows = await tx.all(sql<NamespaceRow & { fields: FieldRow[] | null; shards: ShardRow[] | null; sealed: SealedRow[] | null }>`SELECT n.id, n.key, n.namespace, n.created_at,
       (SELECT json_agg(json_build_object('namespace_id', f.namespace_id, 'measurement', f.measurement, 'field', f.field, 'ordinal', f.ordinal, 'type', f.type)
         ORDER BY f.measurement, f.ordinal) FROM telemetry_fields f WHERE f.namespace_id = n.id) AS fields,
       (SELECT json_agg(json_build_object('namespace_id', s.namespace_id, 'shard_window', s.shard_window, 'table_name', s.table_name,
-        'start_ms', s.start_ms, 'end_ms', s.end_ms, 'columns', s.columns)) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS shards
+        'start_ms', s.start_ms, 'end_ms', s.end_ms, 'columns', s.columns)) FROM telemetry_shards s WHERE s.namespace_id = n.id) AS shards,
+      (SELECT json_agg(json_build_object('namespace_id', w.namespace_id, 'shard_window', w.shard_window, 'start_ms', w.start_ms, 'end_ms', w.end_ms))
+        FROM telemetry_sealed w WHERE w.namespace_id = n.id) AS sealed
     FROM telemetry_namespaces n WHERE n.key = ANY(${[...keys]})`);
   if (rows.length === 0) return out;
   const fields = rows.flatMap((r) => r.fields ?? []);
@@ -50,6 +53,16 @@ export async function loadNamespaces(tx: Db, keys: readonly string[]): Promise<M
   }
   for (const f of fields) addField(byId.get(f.namespace_id)!, f);
   for (const s of shards) byId.get(s.namespace_id)!.shards.set(s.shard_window, shardOf(s));
+  for (const w of rows.flatMap((r) => r.sealed ?? [])) {
+    const info = byId.get(w.namespace_id)!;
+    const shard = info.shards.get(w.shard_window);
+    if (shard !== undefined) shard.sealed = true;
+    else {
+      info.shards.set(w.shard_window, {
+        window: w.shard_window, table: shardTableName(info.id, w.shard_window), startMs: w.start_ms, endMs: w.end_ms, columns: 0, head: false, sealed: true,
+      });
+    }
+  }
   return out;
 }
 
@@ -64,5 +77,5 @@ export function addField(ns: NamespaceInfo, f: Omit<FieldRow, 'namespace_id'>): 
 }
 
 export function shardOf(s: Omit<ShardRow, 'namespace_id'>): ShardInfo {
-  return { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns };
+  return { window: s.shard_window, table: s.table_name, startMs: s.start_ms, endMs: s.end_ms, columns: s.columns, head: true, sealed: false };
 }

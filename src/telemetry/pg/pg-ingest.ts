@@ -21,11 +21,11 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { requireTelemetryWrite } from '../authorize.ts';
-import { measurementOf, shardTableName } from '../catalogue.ts';
+import { measurementOf, shardTableName } from '../sqlite/catalogue.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../catalogue-types.ts';
-import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-scanner.ts';
+import { FIELD_TYPES, LineProtocolError, LineScanner, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
-import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../write-request.ts';
+import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../line-protocol/write-request.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
 import { createShardTable, matrixParam, rowsParam, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
@@ -354,11 +354,12 @@ async function ensureShards(tx: Db, info: NamespaceInfo, groups: Map<string, Gro
   for (const g of groups.values()) need.set(g.window, Math.max(need.get(g.window) ?? 0, g.width));
   for (const [window, width] of [...need].sort((a, b) => a[0] - b[0])) {
     const shard = info.shards.get(window);
-    if (shard === undefined) {
+    if (shard?.head !== true) {
+      // a new window, or a sealed one whose shard table is gone (a late point): its table is made (again)
       const columns = Math.max(width, info.maxFields);
       const table = shardTableName(info.id, window);
       const startMs = window * info.profile.shardDurationMs;
-      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns };
+      const created: ShardInfo = { window, table, startMs, endMs: startMs + info.profile.shardDurationMs, columns, head: true, sealed: shard?.sealed === true };
       await tx.run(createShardTable(table, columns));
       await tx.run(sql`INSERT INTO telemetry_shards (namespace_id, shard_window, table_name, start_ms, end_ms, columns, created_at)
         VALUES (${info.id}, ${window}, ${table}, ${created.startMs}, ${created.endMs}, ${columns}, ${now})`);

@@ -10,17 +10,19 @@
 // query then reads its points or statistics alone: two round trips fewer.
 import { sql, type Compilable, type CompiledQuery } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../db/open.ts';
-import { compareTagSets } from '../catalogue.ts';
-import type { FieldInfo, NamespaceInfo, SeriesTags, ShardInfo } from '../catalogue-types.ts';
-import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../block-stats.ts';
-import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-scanner.ts';
+import { compareTagSets } from '../sqlite/catalogue.ts';
+import type { FieldInfo, NamespaceInfo, SealedBlockEntry, SeriesTags, ShardInfo } from '../catalogue-types.ts';
+import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
+import { addSum, addWindowSumsOf, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
+import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, type Namespace } from '../namespaces.ts';
-import { aggregateRowJson } from '../query-aggregate.ts';
-import { isInteger, StatementError, type Column } from '../query-columns.ts';
-import type { PlannedQuery } from '../query-types.ts';
-import { bySeriesKey } from '../query-points.ts';
-import { isoTimeJson, rfc3339NanoJson } from '../query-result.ts';
-import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../reads-types.ts';
+import { aggregateRowJson } from '../query/result.ts';
+import { isInteger, StatementError, type Column } from '../query/columns.ts';
+import type { PlannedQuery } from '../query/types.ts';
+import { bySeriesKey } from '../query/series-key.ts';
+import { isoTimeJson, rfc3339NanoJson } from '../query/result.ts';
+import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../query/reads-types.ts';
 import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './pg-block-stats.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
@@ -265,7 +267,7 @@ export class PgReads implements TelemetryReads {
     let given = 0;
     for (const shard of desc ? [...shards].reverse() : shards) {
       if (limit !== undefined && given >= limit) return;
-      const rows = this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
+      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
       if (rows === undefined) {
         if (limit !== undefined) return;
         continue;
@@ -276,6 +278,95 @@ export class PgReads implements TelemetryReads {
         yield r;
       }
     }
+  }
+
+  /** The block statistics of a series in a sealed window (null: none); fetched for every series of the window at once. */
+  private sealedBlock(shard: ShardInfo, seriesId: number): SealedBlockEntry | null | undefined {
+    const batch = ['blk', shard.startMs].join(sep);
+    return this.want<SealedBlockEntry | null>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+      const rows = await tx.all(sql<{ series_id: number; rows: number; stats: Uint8Array }>`SELECT series_id, rows, stats FROM telemetry_blocks
+        WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
+      for (const id of ids) this.known.set(`${batch}${sep}${id}`, null);
+      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, { rows: r.rows, stats: decodeStats(r.stats), decoded: undefined });
+    });
+  }
+
+  /** A series' block of a sealed window, decoded; fetched for every series of the window at once. */
+  private sealedData(shard: ShardInfo, seriesId: number): BlockData | undefined {
+    const batch = ['blkd', shard.startMs].join(sep);
+    return this.want<BlockData>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+      const rows = await tx.all(sql<{ series_id: number; data: Uint8Array }>`SELECT series_id, data FROM telemetry_blocks
+        WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
+      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, decodeBlock(r.data));
+    });
+  }
+
+  /** The head rows of a series in a sealed window over [fromMs, toMs) (late points), typed; fetched for every series at once. */
+  private sealedHead(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints | undefined {
+    const none: WindowPoints = { ms: [], sub: [], values: fields.map(() => []) };
+    if (!shard.head) return none;
+    const cols = fields.map((f) => pgColumnIn(shard, f));
+    const batch = ['hd', shard.table, cols.join(','), fromMs, toMs].join(sep);
+    return this.want<WindowPoints>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+      const select = cols.map((c) => (c === undefined ? 'NULL' : c.endsWith('i') ? `${c}::text` : c)).join(', ');
+      const rows = await tx.rows<unknown[]>(sql`SELECT series_id, t_ms, t_ns, ${sql.raw(select)} FROM ${sql.id(shard.table)}
+        WHERE series_id = ANY(${ids}::bigint[]) AND t_ms >= ${fromMs} AND t_ms < ${toMs} ORDER BY series_id, t_ms, t_ns`);
+      const bySeries = new Map<number, WindowPoints>(ids.map((id) => [id as number, { ms: [], sub: [], values: fields.map(() => []) }]));
+      for (const r of rows) {
+        const p = bySeries.get(r[0] as number)!;
+        if (fields.every((_, k) => r[3 + k] === null)) continue;
+        p.ms.push(r[1] as number);
+        p.sub.push(r[2] as number);
+        fields.forEach((f, k) => p.values[k].push(headValue(f, r[3 + k] === null || f.kind === FLOAT || f.kind === STRING ? r[3 + k] : BigInt(r[3 + k] as string))));
+      }
+      for (const [id, p] of bySeries) this.known.set(`${batch}${sep}${id}`, p);
+    });
+  }
+
+  /** A series' points of `fields` in a sealed window over [fromMs, toMs): its block merged with late head rows. */
+  private sealedPoints(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints | undefined {
+    const block = this.sealedBlock(shard, seriesId);
+    const head = this.sealedHead(shard, seriesId, fields, fromMs, toMs);
+    if (block === undefined || head === undefined) return undefined;
+    if (block === null) return head;
+    const data = this.sealedData(shard, seriesId);
+    if (data === undefined) return undefined;
+    const sealed = pointsOfBlock(data, fields, fromMs, toMs);
+    return head.ms.length === 0 ? sealed : mergePoints(sealed, head);
+  }
+
+  /** A sealed window's points as rows the readers of shardRows take (integers as decimal text, booleans as 1/0). */
+  private sealedRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean): RawRow[] | undefined {
+    const points = this.sealedPoints(shard, seriesId, fields, Math.max(fromMs, shard.startMs), Math.min(toMs, shard.endMs));
+    if (points === undefined) return undefined;
+    const rows: RawRow[] = points.ms.map((ms, i) => [ms, points.sub[i], ...points.values.map((column) => rawValue(column[i]))]);
+    return desc ? rows.reverse() : rows;
+  }
+
+  /** count, sum, min and max of a field in a sealed window: its block's statistics when whole and without late rows. */
+  private sealedStats(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats | undefined {
+    if (fromMs <= shard.startMs && toMs >= shard.endMs) {
+      const block = this.sealedBlock(shard, seriesId);
+      const head = this.sealedHead(shard, seriesId, [field], fromMs, toMs);
+      if (block === undefined || head === undefined) return undefined;
+      if (head.ms.length === 0) return statsOfBlock(block, field);
+    }
+    const points = this.sealedPoints(shard, seriesId, [field], fromMs, toMs);
+    return points === undefined ? undefined : statsOfValues(field, points.values[0]);
+  }
+
+  /** addWindowSums of a sealed window (see the SQLite reader's: statistics when the window is one interval). */
+  private sealedWindowSums(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+    firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+    const lo = Math.max(fromMs, shard.startMs);
+    const hi = Math.min(toMs, shard.endMs);
+    if (lo === shard.startMs && hi === shard.endMs && windowOf(lo, firstMs, intervalMs) === windowOf(hi - 1, firstMs, intervalMs)) {
+      const s = this.sealedStats(shard, seriesId, field, lo, hi);
+      if (s !== undefined && s.count > 0) addSum(windowOf(lo, firstMs, intervalMs), s.count, s.sum, count, sum);
+      return;
+    }
+    const points = this.sealedPoints(shard, seriesId, [field], lo, hi);
+    if (points !== undefined) addWindowSumsOf(points, field, firstMs, intervalMs, count, sum);
   }
 
   readPoints(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: Edge): SeriesPoints {
@@ -318,6 +409,7 @@ export class PgReads implements TelemetryReads {
    */
   private shardStats(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) return emptyStats();
+    if (shard.sealed) return this.sealedStats(shard, seriesId, field, Math.max(fromMs, shard.startMs), Math.min(toMs, shard.endMs)) ?? emptyStats();
     const col = pgColumnIn(shard, field);
     if (col === undefined) return emptyStats();
     const batch = ['st', fromMs, toMs].join(sep);
@@ -371,6 +463,10 @@ export class PgReads implements TelemetryReads {
     firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
     for (const shard of shards) {
       if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
+      if (shard.sealed) {
+        this.sealedWindowSums(shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum);
+        continue;
+      }
       const col = pgColumnIn(shard, field);
       if (col === undefined) continue;
       const interval = intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs;
@@ -411,6 +507,14 @@ export class PgReads implements TelemetryReads {
     const fields = columns.map((c) => c.field);
     return this.jsonRows(q.shards, seriesId, fields, q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit, isoTimeJson).join(',');
   }
+}
+
+/** A sealed cell as a fetched value: integers as decimal text, booleans as 1/0 (pointValue and valueText read them). */
+function rawValue(v: SealedValue): unknown {
+  if (v === null) return null;
+  if (typeof v === 'boolean') return v ? '1' : '0';
+  if (typeof v === 'bigint') return String(v);
+  return v;
 }
 
 /** A fetched value as the query layer uses it: booleans as booleans, integers as numbers. */

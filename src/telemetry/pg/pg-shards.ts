@@ -6,7 +6,7 @@
 // sits in the one of its field's type, the others stay NULL (a NULL costs one bit of the row's null bitmap).
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldInfo, ShardInfo } from '../catalogue-types.ts';
-import { FLOAT, INT64_MAX, INT64_MIN, STRING, type FieldKind } from '../line-scanner.ts';
+import { FLOAT, INT64_MAX, INT64_MIN, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
 
 /** PostgreSQL allows 1600 columns per table; three hold the key, three go to each field number. */
 export const PG_MAX_FIELDS_PER_MEASUREMENT = Math.floor((1600 - 3) / 3);

@@ -1,0 +1,113 @@
+// Sealing on PostgreSQL (docs/api.md#telemetry-blocks): as on SQLite (sqlite/seal.ts), the points of a closed window
+// move into one block per series, each series in the transaction that deletes its rows, and the shard table goes once
+// empty. Any node may seal, a transaction at a time:
+// - each transaction takes the catalogue's version row first (catalogueChanging), like every path that may change the
+//   catalogue, so sealing transactions of all nodes follow one another and never wait in a circle with a writer;
+// - the first transaction of a window records it in telemetry_sealed, the last deletes its telemetry_shards row and
+//   drops the table, with the row taken FOR UPDATE: a write staging points for that table meanwhile waits, then finds
+//   the shard gone (a foreign key) and makes it again, as after a prune. Only those two change the catalogue version.
+import { sql } from 'kysely';
+import type { Db } from '../../db/open.ts';
+import { decodeBlock, type BlockData } from '../blocks/index.ts';
+import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
+import { blockFromRows, blockRow, mergeBlocks, type SealStep } from '../blocks/rows.ts';
+import { catalogueChanging } from './pg-catalogue.ts';
+import { pgColumn, storageOf } from './pg-shards.ts';
+
+/** A window may be sealed once this share of its duration has passed after its end (an hour for a 1-day window). */
+const GRACE_DIVISOR = 24;
+
+interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
+
+/**
+ * Seals series of the oldest window due at `nowMs` (closed for the grace period, nothing staged for it) in one
+ * transaction, until `enough(points)` after a series; undefined when nothing is due.
+ */
+export async function sealStepPg(db: Db, nowMs: number, enough: (points: number) => boolean): Promise<SealStep | undefined> {
+  return db.tx(async (tx) => {
+    await catalogueChanging(tx);
+    const w = await tx.get(sql<DueWindow>`SELECT namespace_id, shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards s
+      WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ${nowMs}
+        AND NOT EXISTS (SELECT 1 FROM telemetry_staged st WHERE st.table_name = s.table_name)
+      ORDER BY end_ms, namespace_id LIMIT 1 FOR UPDATE`);
+    if (w === undefined) return undefined;
+    return sealWindow(tx, w, enough);
+  });
+}
+
+async function sealWindow(tx: Db, w: DueWindow, enough: (points: number) => boolean): Promise<SealStep> {
+  const step: SealStep = { namespaceId: w.namespace_id, window: w.shard_window, table: w.table_name, series: 0, points: 0, bytes: 0, done: false };
+  const known = await tx.get(sql`SELECT 1 AS one FROM telemetry_sealed WHERE namespace_id = ${w.namespace_id} AND shard_window = ${w.shard_window}`);
+  if (known === undefined) {
+    await tx.run(sql`INSERT INTO telemetry_sealed (namespace_id, shard_window, start_ms, end_ms)
+      VALUES (${w.namespace_id}, ${w.shard_window}, ${w.start_ms}, ${w.end_ms})`);
+  }
+  const fieldsOf = await measurementFields(tx, w.namespace_id);
+  const table = sql.id(w.table_name);
+  for (;;) {
+    const next = await tx.get(sql<{ series_id: number; measurement: string }>`SELECT p.series_id, s.measurement FROM ${table} p
+      JOIN telemetry_series s ON s.id = p.series_id ORDER BY p.series_id LIMIT 1`);
+    if (next === undefined) break;
+    const kinds = fieldsOf.get(next.measurement) ?? [];
+    // every field of the measurement the table has a column for, integers as text (exact beyond 2^53)
+    const cols = Array.from({ length: Math.min(kinds.length, w.columns) }, (_, n) => {
+      const kind = kinds[n];
+      if (kind === undefined) return 'NULL';
+      const col = pgColumn(n, kind);
+      return storageOf(kind) === 'i' ? `${col}::text` : col;
+    });
+    const rows = await tx.rows<unknown[]>(sql`SELECT series_id, t_ms::text, t_ns, ${sql.raw(cols.length > 0 ? cols.join(', ') : 'NULL')}
+      FROM ${table} WHERE series_id = ${next.series_id} ORDER BY t_ms, t_ns`);
+    let block = blockFromRows(rows.map(asSqliteRow(kinds, cols.length)), cols.length, kinds);
+    const stored = await tx.get(sql<{ data: Uint8Array }>`SELECT data FROM telemetry_blocks WHERE series_id = ${next.series_id} AND start_ms = ${w.start_ms}`);
+    if (stored !== undefined) block = mergeBlocks(decodeBlock(stored.data), block);
+    step.bytes += await storeBlock(tx, next.series_id, w, block);
+    await tx.run(sql`DELETE FROM ${table} WHERE series_id = ${next.series_id}`);
+    step.series++;
+    step.points += rows.length;
+    if (enough(step.points)) break;
+  }
+  // the window's row is ours (FOR UPDATE): what is staged for its table now stays staged until it is folded
+  const staged = await tx.get(sql`SELECT 1 AS one FROM telemetry_staged WHERE table_name = ${w.table_name} LIMIT 1`);
+  if (staged === undefined && await tx.get(sql`SELECT 1 AS one FROM ${table} LIMIT 1`) === undefined) {
+    await tx.run(sql`DROP TABLE ${table}`);
+    await tx.run(sql`DELETE FROM telemetry_shards WHERE namespace_id = ${w.namespace_id} AND shard_window = ${w.shard_window}`);
+    step.done = true;
+  }
+  return step;
+}
+
+/** PostgreSQL rows as sqlite/seal.ts blockFromRows reads them: (series_id, t_ms, t_ns, values) with integers as bigint. */
+function asSqliteRow(kinds: ReadonlyArray<FieldKind | undefined>, width: number): (r: unknown[]) => unknown[] {
+  return (r) => {
+    const out: unknown[] = [r[0], BigInt(r[1] as string), BigInt(r[2] as number)];
+    for (let n = 0; n < width; n++) {
+      const v = r[3 + n];
+      const kind = kinds[n];
+      out.push(v === null || kind === undefined ? null : storageOf(kind) === 'i' ? BigInt(v as string) : v);
+    }
+    return out;
+  };
+}
+
+/** The field kinds of each measurement of a namespace, by ordinal. */
+async function measurementFields(tx: Db, namespaceId: number): Promise<Map<string, Array<FieldKind | undefined>>> {
+  const rows = await tx.all(sql<{ measurement: string; ordinal: number; type: string }>`SELECT measurement, ordinal, type
+    FROM telemetry_fields WHERE namespace_id = ${namespaceId}`);
+  const out = new Map<string, Array<FieldKind | undefined>>();
+  for (const r of rows) {
+    let kinds = out.get(r.measurement);
+    if (kinds === undefined) out.set(r.measurement, kinds = []);
+    kinds[r.ordinal] = FIELD_TYPES.indexOf(r.type as never) as FieldKind;
+  }
+  return out;
+}
+
+async function storeBlock(tx: Db, seriesId: number, w: DueWindow, block: BlockData): Promise<number> {
+  const row = blockRow(block);
+  await tx.run(sql`INSERT INTO telemetry_blocks (series_id, start_ms, namespace_id, rows, first_ms, last_ms, stats, data)
+    VALUES (${seriesId}, ${w.start_ms}, ${w.namespace_id}, ${row.rows}, ${row.firstMs}, ${row.lastMs}, ${Buffer.from(row.stats)}, ${Buffer.from(row.data)})
+    ON CONFLICT (series_id, start_ms) DO UPDATE SET rows = excluded.rows, first_ms = excluded.first_ms, last_ms = excluded.last_ms,
+      stats = excluded.stats, data = excluded.data`);
+  return row.data.byteLength + row.stats.byteLength;
+}

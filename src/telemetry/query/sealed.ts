@@ -1,0 +1,192 @@
+// The sealed windows' read logic both backends share (docs/api.md#telemetry-blocks): a block's points of some fields
+// over a range, the head rows of a window merged over them (the later write winning field by field), and statistics
+// from a block's own or from points. The backends only fetch: blocks and head rows.
+import type { FieldInfo, SealedBlockEntry } from '../catalogue-types.ts';
+import { valuesOfColumn, type BlockData } from '../blocks/index.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, STRING } from '../line-protocol/line-scanner.ts';
+import { IntegerOverflow, type Stats } from './stats.ts';
+import type { SeriesPoints } from './reads-types.ts';
+
+/** A cell as the sealed readers carry it: integers exact (bigint beyond 2^53), booleans as booleans. */
+export type SealedValue = number | bigint | string | boolean | null;
+
+/** A series' points of some fields in a window: times ascending, one value array per field. */
+export interface WindowPoints {
+  ms: number[];
+  sub: number[];
+  values: SealedValue[][];
+}
+
+/** The block's points of `fields` over [fromMs, toMs) with at least one of the fields set. */
+export function pointsOfBlock(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints {
+  const n = block.ms.length;
+  const columns = fields.map((f) => {
+    const c = block.columns[f.ordinal];
+    return c === undefined || c.kind !== f.kind ? undefined : valuesOfColumn(c, n);
+  });
+  const out: WindowPoints = { ms: [], sub: [], values: fields.map(() => []) };
+  let i = firstAtOrAfter(block.ms, fromMs);
+  for (; i < n && block.ms[i] < toMs; i++) {
+    let any = false;
+    for (const c of columns) if (c !== undefined && c[i] !== null) { any = true; break; }
+    if (!any) continue;
+    out.ms.push(block.ms[i]);
+    out.sub.push(block.sub[i]);
+    for (let k = 0; k < columns.length; k++) out.values[k].push(columns[k]?.[i] ?? null);
+  }
+  return out;
+}
+
+/** A stored head value as a sealed cell: integers exact (bigint beyond 2^53), booleans from 0/1. */
+export function headValue(field: FieldInfo, v: unknown): SealedValue {
+  if (v === null || v === undefined) return null;
+  if (field.kind === BOOLEAN) return v === 1n || v === 1;
+  if (field.kind === FLOAT) return Number(v);
+  if (field.kind === STRING) return v as string;
+  const big = v as bigint;
+  return big >= -9007199254740991n && big <= 9007199254740991n ? Number(big) : big;
+}
+
+/** Sealed points with later head points merged in (the head's values win field by field). */
+export function mergePoints(sealed: WindowPoints, head: WindowPoints): WindowPoints {
+  const out: WindowPoints = { ms: [], sub: [], values: sealed.values.map(() => []) };
+  let i = 0;
+  let j = 0;
+  while (i < sealed.ms.length || j < head.ms.length) {
+    const order = i >= sealed.ms.length ? 1 : j >= head.ms.length ? -1 : (sealed.ms[i] - head.ms[j]) || (sealed.sub[i] - head.sub[j]);
+    if (order < 0) {
+      out.ms.push(sealed.ms[i]); out.sub.push(sealed.sub[i]);
+      for (let k = 0; k < out.values.length; k++) out.values[k].push(sealed.values[k][i]);
+      i++;
+    } else if (order > 0) {
+      out.ms.push(head.ms[j]); out.sub.push(head.sub[j]);
+      for (let k = 0; k < out.values.length; k++) out.values[k].push(head.values[k][j]);
+      j++;
+    } else {
+      out.ms.push(head.ms[j]); out.sub.push(head.sub[j]);
+      for (let k = 0; k < out.values.length; k++) out.values[k].push(head.values[k][j] ?? sealed.values[k][i]);
+      i++;
+      j++;
+    }
+  }
+  return out;
+}
+
+/** count, sum, min and max of a numeric field from a block's own statistics (integers exact). */
+export function statsOfBlock(block: SealedBlockEntry | null, field: FieldInfo): Stats {
+  const s = block?.stats[field.ordinal];
+  if (s === undefined || s.count === 0 || s.sum === undefined) return { count: 0, sum: 0, min: undefined, max: undefined };
+  const exact = (v: number | bigint | undefined) => (field.kind === FLOAT || v === undefined ? v : BigInt(v));
+  return { count: s.count, sum: exact(s.sum)!, min: exact(s.min), max: exact(s.max) };
+}
+
+/** Stats of one field's values in time order (nulls skipped): float sums in that order, integer sums exact. */
+export function statsOfValues(field: FieldInfo, values: readonly SealedValue[]): Stats {
+  let count = 0;
+  let min: number | bigint | undefined;
+  let max: number | bigint | undefined;
+  if (field.kind === FLOAT) {
+    let sum = 0;
+    for (const v of values) {
+      if (v === null) continue;
+      const x = v as number;
+      count++;
+      sum += x;
+      if (min === undefined || x < (min as number)) min = x;
+      if (max === undefined || x > (max as number)) max = x;
+    }
+    return { count, sum, min, max };
+  }
+  let sum = 0n;
+  for (const v of values) {
+    if (v === null) continue;
+    const x = typeof v === 'bigint' ? v : BigInt(v as number);
+    count++;
+    sum += x;
+    if (min === undefined || x < (min as bigint)) min = x;
+    if (max === undefined || x > (max as bigint)) max = x;
+  }
+  return { count, sum, min, max };
+}
+
+/** The index of the first time >= t in ascending times. */
+export function firstAtOrAfter(times: Float64Array, t: number): number {
+  let a = 0;
+  let b = times.length;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (times[mid] < t) a = mid + 1;
+    else b = mid;
+  }
+  return a;
+}
+
+/** Appends a sealed window's points (ascending) in the read's order (`desc`: newest first), at most `left`. */
+export function appendPoints(out: SeriesPoints, points: WindowPoints, desc: boolean, left: number | undefined): void {
+  const n = points.ms.length;
+  const take = left === undefined ? n : Math.min(n, left);
+  for (let k = 0; k < take; k++) {
+    const i = desc ? n - 1 - k : k;
+    out.ms.push(points.ms[i]);
+    out.sub.push(points.sub[i]);
+    for (let f = 0; f < out.values.length; f++) {
+      const v = points.values[f][i];
+      out.values[f].push(typeof v === 'bigint' ? Number(v) : v);
+    }
+  }
+}
+
+/** Appends a sealed window's points as JSON rows, in the query's order, up to the limit. */
+export function appendRowsJson(points: WindowPoints, fields: readonly FieldInfo[], desc: boolean, limit: number, rows: string[], timeJson: (ms: number, ns: number) => string): void {
+  const n = points.ms.length;
+  for (let k = 0; k < n && rows.length < limit; k++) {
+    const i = desc ? n - 1 - k : k;
+    let row = `[${timeJson(points.ms[i], points.sub[i])}`;
+    for (let f = 0; f < fields.length; f++) row += `,${sealedValueJson(points.values[f][i])}`;
+    rows.push(`${row}]`);
+  }
+}
+
+/** A sealed cell as the head path's JSON writes it: integers with every digit, floats in their shortest exact form. */
+export function sealedValueJson(v: SealedValue): string {
+  if (v === null) return 'null';
+  if (typeof v === 'string') return JSON.stringify(v);
+  return String(v);
+}
+
+/** The interval a time falls in, of `intervalMs` from `firstMs` (0: one interval). */
+export function windowOf(t: number, firstMs: number, intervalMs: number): number {
+  return intervalMs === 0 ? 0 : Math.floor((t - firstMs) / intervalMs);
+}
+
+/**
+ * Adds count and sum of a field's points per interval into `count` / `sum`. Integer sums past int64 throw
+ * IntegerOverflow, as SQLite's sum() does.
+ */
+export function addWindowSumsOf(points: WindowPoints, field: FieldInfo, firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+  const values = points.values[0];
+  let w = -1;
+  let n = 0;
+  let total: number | bigint = 0;
+  const flush = () => { if (n > 0) addSum(w, n, total, count, sum); };
+  for (let i = 0; i < points.ms.length; i++) {
+    const v = values[i];
+    if (v === null) continue;
+    const wi = windowOf(points.ms[i], firstMs, intervalMs);
+    if (wi !== w) {
+      flush();
+      w = wi;
+      n = 0;
+      total = field.kind === FLOAT ? 0 : 0n;
+    }
+    n++;
+    total = typeof total === 'bigint' ? total + BigInt(v as number | bigint) : total + (v as number);
+  }
+  flush();
+}
+
+export function addSum(w: number, n: number, total: number | bigint, count: number[], sum: number[]): void {
+  if (typeof total === 'bigint' && (total > INT64_MAX || total < INT64_MIN)) throw new IntegerOverflow();
+  count[w] = (count[w] ?? 0) + n;
+  sum[w] = (sum[w] ?? 0) + Number(total);
+}

@@ -1,0 +1,75 @@
+// Sealing closed shard windows into compressed blocks (docs/api.md#telemetry-blocks), on whichever backend: on SQLite
+// in the fold worker when the database is a file, else on the main thread a transaction at a time, yielding to requests
+// between them. A service seals on a timer (startSealing); `gridkeeper telemetry seal` and the tests call sealDue.
+import type { Db } from '../db/open.ts';
+import type { Logger } from '../lib/logger.ts';
+import { catalogueOf } from './sqlite/catalogue.ts';
+import { sealStep } from './sqlite/seal.ts';
+import { logSealingTo, noteSealed } from './sqlite/seal-progress.ts';
+import { settleStaged, stagingOf } from './sqlite/staging.ts';
+import { sealStepPg } from './pg/pg-seal.ts';
+import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
+
+/** Points per sealing transaction on the main thread: each holds the event loop for ~10 ms at most. */
+const SEAL_POINTS = 10_000;
+
+/** Seals every window due at `nowMs` (on the main thread: until `stopping()`); resolves once they are sealed. */
+export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = () => false): Promise<void> {
+  if (db.backend === 'postgres') {
+    // the staged points of a window are folded before it is sealed
+    await settleStagedPg(db);
+    while (!stopping()) {
+      const step = await sealStepPg(db, nowMs, (points) => points >= SEAL_POINTS);
+      if (step === undefined) return;
+      noteSealed(step);
+    }
+    return;
+  }
+  const staging = await db.exclusive((conn) => (conn.sqlite.readonly ? null : stagingOf(conn)));
+  if (staging === null) return;
+  if (staging?.active === true) {
+    await staging.seal(nowMs);
+    return;
+  }
+  // the staged points of a window are folded before it is sealed
+  await db.exclusive((conn) => settleStaged(conn));
+  while (!stopping()) {
+    const step = await db.exclusive((conn) => {
+      try {
+        return conn.transaction(() => sealStep(conn.sqlite, nowMs, (points) => points >= SEAL_POINTS));
+      } finally {
+        // the mirror lists which windows are sealed and names their tables: it is read again after every seal
+        catalogueOf(conn).reset();
+      }
+    });
+    if (step === undefined) return;
+    noteSealed(step);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+const SEAL_EVERY_MS = 60_000;
+
+/**
+ * Seals what is due now and then every minute until the database closes (a pass never overlaps the one before). At
+ * start this seals what an earlier version left in shard tables: an upgrade needs nothing else.
+ */
+export function startSealing(db: Db, now: () => number, log: Logger): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const pass = () => {
+    if (running !== undefined || stopped) return;
+    running = sealDue(db, now(), () => stopped)
+      .catch((err: unknown) => { if (!stopped) log.error('telemetry sealing failed; it is tried again', { error: String(err) }); })
+      .finally(() => { running = undefined; });
+  };
+  logSealingTo(log);
+  const timer = setInterval(pass, SEAL_EVERY_MS);
+  timer.unref();
+  pass();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,0 +1,144 @@
+// The fold worker: a thread with its own connection to the SQLite file that moves staged telemetry points
+// (telemetry_staged, written by the requests that acknowledged them) into their shard tables, so the B-tree inserts
+// of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
+//
+// It also seals closed windows into blocks (seal.ts) when asked, after folding what is staged for them.
+//
+// Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
+// better-sqlite3, the shared rows code, the sealing code with its codecs and the write lock. Messages in: 'kick'
+// (something was staged), { seal: nowMs, id } (seal what is due), 'stop'. Messages out: { error } after a failed
+// slice (retried later), { sealed: SealStep } after each sealing transaction, { sealDone: id, error? } at the end.
+import { statSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
+import { WriteLock } from '../../db/write-lock.ts';
+import { foldStaged, statementCache } from './shard-rows.ts';
+import { sealStep } from './seal.ts';
+
+export interface FoldWorkerData {
+  file: string;
+  addonFile: string;
+  lock: SharedArrayBuffer;
+  /** Int32 cells: [0] pending entries (main adds, both subtract), [1] 1 = stop */
+  control: SharedArrayBuffer;
+}
+
+/** Rows per fold transaction at most, when the main thread does not want the lock sooner. */
+const SLICE_ROWS = 4096;
+/** Points per sealing transaction at most (whole series: a series' points of a window are sealed at once). */
+const SEAL_POINTS = 20_000;
+const RETRY_MS = 1000;
+/** ~5,000 pages of WAL: half the main connection's wal_autocheckpoint (src/db/open.ts) */
+const CHECKPOINT_BYTES = 5000 * 4096;
+
+function main(): void {
+  const data = workerData as FoldWorkerData;
+  const addon = { exports: {} as object };
+  process.dlopen(addon, data.addonFile);
+  const db = new Database(data.file, { nativeBinding: addon.exports as unknown as string });
+  // The folds change no acknowledged data (the points were durable once staged), so their commits skip the fsync: a
+  // fold lost to a power cut is done again from the staged rows it would have deleted. Checkpoints still sync.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -8000');
+  // Checkpoints run here after a slice, outside the write lock (a COMMIT that checkpointed would hold it for the whole
+  // checkpoint: 40 MB written and synced), at half the main connection's threshold, so under telemetry load they are
+  // the worker's and not the event loop's.
+  db.pragma('wal_autocheckpoint = 0');
+  db.pragma('journal_size_limit = 67108864');
+  const wal = `${data.file}-wal`;
+  const walBytes = () => {
+    try {
+      return statSync(wal).size;
+    } catch {
+      return 0;
+    }
+  };
+  const lock = new WriteLock(data.lock);
+  const control = new Int32Array(data.control);
+  // foldStaged's own three statements
+  const prepared = new Map<string, Statement>();
+  const prepare = (sqlText: string): Statement => {
+    let stmt = prepared.get(sqlText);
+    if (stmt === undefined) prepared.set(sqlText, stmt = db.prepare(sqlText));
+    return stmt;
+  };
+  // the upserts in a bounded cache of their own (one per shard table and shape: the tables come and go with the days)
+  const statements = statementCache((sqlText) => db.prepare(sqlText));
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const rollback = db.prepare('ROLLBACK');
+  const stopping = () => Atomics.load(control, 1) === 1;
+  let timer: NodeJS.Timeout | undefined;
+
+  function stop(): void {
+    if (timer !== undefined) clearTimeout(timer);
+    db.close();
+    process.exit(0);
+  }
+
+  /** Folds slice after slice until nothing is staged (or it is told to stop). */
+  function drain(): void {
+    timer = undefined;
+    while (Atomics.load(control, 0) > 0 && !stopping()) {
+      if (!lock.take(stopping)) break;
+      let folded = { entries: 0, rows: 0 };
+      try {
+        begin.run();
+        folded = foldStaged({ prepare }, statements, (rows) => rows >= SLICE_ROWS || lock.wanted() || stopping());
+        commit.run();
+      } catch (err) {
+        if (db.inTransaction) rollback.run();
+        lock.give();
+        parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
+        timer = setTimeout(drain, RETRY_MS);
+        return;
+      }
+      lock.give();
+      Atomics.sub(control, 0, folded.entries);
+      if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+      // nothing left although the count says otherwise (the main thread folded some itself): wait for the next kick
+      if (folded.rows === 0 && folded.entries === 0) break;
+    }
+    if (stopping()) stop();
+  }
+
+  /** Seals every window due at `nowMs`, a transaction at a time; folds first (a window with staged points waits). */
+  function seal(nowMs: number, id: number): void {
+    drain();
+    let error: string | undefined;
+    while (!stopping()) {
+      if (!lock.take(stopping)) break;
+      let step;
+      try {
+        begin.run();
+        step = sealStep(db, nowMs, (points) => points >= SEAL_POINTS || lock.wanted() || stopping());
+        commit.run();
+      } catch (err) {
+        if (db.inTransaction) rollback.run();
+        error = err instanceof Error ? err.message : String(err);
+        break;
+      } finally {
+        lock.give();
+      }
+      if (step === undefined) break;
+      parentPort!.postMessage({ sealed: step });
+      if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+    }
+    parentPort!.postMessage({ sealDone: id, error });
+    if (stopping()) stop();
+  }
+
+  parentPort!.on('message', (message: unknown) => {
+    if (message === 'stop' || stopping()) stop();
+    else if (message === 'kick' && timer === undefined) drain();
+    else if (typeof message === 'object' && message !== null && 'seal' in message) {
+      const { seal: nowMs, id } = message as { seal: number; id: number };
+      seal(nowMs, id);
+    }
+  });
+  drain();
+}
+
+main();

@@ -1,0 +1,199 @@
+// Sealed telemetry (docs/api.md#telemetry-blocks): closed windows move from shard tables into compressed blocks, and
+// every query form answers exactly as before — raw values to the bit, aggregates within 1e-9 — also while late points
+// wait in a shard table beside a window's blocks, and after they are sealed into them. A data set written shuffled,
+// with repeated points and seals in between, answers as the same set written in order and never sealed.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { sql } from 'kysely';
+import { makeTestApp, T0, type TestApp } from '../support/app.ts';
+import { sealDue } from '../../src/telemetry/seal.ts';
+import { FROM_V1, ns, queryOk, writeOk, writer } from './fixtures.ts';
+
+const DAY = 86_400_000;
+/** every test's data lies in the 3 days before T0 - 1 day; sealing at T0 finds them all closed */
+const START = T0 - 4 * DAY;
+
+interface Stored { app: TestApp; token: string }
+
+async function appWith(t: { after(fn: () => Promise<void>): void }, nodes = ['n1', 'n2']): Promise<Stored> {
+  const app = await makeTestApp();
+  t.after(() => app.close());
+  const u = await writer(app, ...nodes);
+  return { app, token: u.token };
+}
+
+async function seal(s: Stored, at = T0): Promise<void> {
+  await sealDue(s.app.deps.db, at);
+}
+
+async function counts(s: Stored): Promise<{ blocks: number; heads: number; sealed: number }> {
+  const db = s.app.deps.db;
+  const n = async (table: string) => Number((await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`))!.n);
+  return { blocks: await n('telemetry_blocks'), heads: await n('telemetry_shards'), sealed: await n('telemetry_sealed') };
+}
+
+interface Answers {
+  /** raw points: equal to the bit */
+  raw: unknown[];
+  /** aggregates: floats within 1e-9 relative (sums over blocks add in another order), everything else equal */
+  aggregates: unknown[];
+}
+
+/** The query forms every answer is compared on: JSON raw and aggregates, and InfluxQL over the same data. */
+async function answers(s: Stored, nodes = ['n1', 'n2']): Promise<Answers> {
+  const out: Answers = { raw: [], aggregates: [] };
+  const range = (from: number, to: number) => [{ operator: '>=', value: from }, { operator: '<', value: to }];
+  const influx = async (q: string) => {
+    const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  };
+  for (const nodeId of nodes) {
+    const where = (from: number, to: number) => ({ tags: { nodeId }, time: range(from, to) });
+    out.raw.push(await queryOk(s.app, s.token, [
+      { select: ['f', 'i', 's', 'b'], from: FROM_V1, where: where(START, T0) },
+      { select: ['f', 'i'], from: FROM_V1, where: where(START + DAY / 2, START + 2 * DAY + 7), orderBy: 'DESC', limit: 50 },
+      { select: ['f'], from: FROM_V1, where: where(START, T0), limit: 3 },
+      { select: ['f'], from: FROM_V1, where: where(START, T0), orderBy: 'DESC', limit: 1 },
+    ]));
+    out.raw.push(await influx(`SELECT * FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms`));
+    out.raw.push(await influx(`SELECT last(f), first(i), max(i), min(f) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms`));
+    out.aggregates.push(await queryOk(s.app, s.token, (['sum', 'min', 'max', 'mean'] as const).flatMap((fn) => [
+      { select: [{ field: 'f', function: fn }, { field: 'i', function: fn }], from: FROM_V1, where: where(START, T0) },
+      { select: [{ field: 'f', function: fn }], from: FROM_V1, where: where(START + 1000, START + DAY + 5000) },
+    ])));
+    for (const q of [
+      `SELECT mean(f), max(f), min(i), sum(i), count(s) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(1d)`,
+      `SELECT mean(f), count(b) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(5h)`,
+      `SELECT spread(i), stddev(f), median(f) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(12h)`,
+    ]) out.aggregates.push(await influx(q));
+  }
+  return out;
+}
+
+/** Equal, but for floats of aggregates, which may differ in their last bits (another order of summation). */
+function assertSameAnswers(actual: Answers, expected: Answers, message?: string): void {
+  assert.deepEqual(actual.raw, expected.raw, message);
+  const near = (a: unknown, b: unknown, at: string): void => {
+    if (typeof a === 'number' && typeof b === 'number' && !Number.isInteger(b)) {
+      assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)), `${message ?? ''} ${at}: ${a} != ${b}`);
+    } else if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null) {
+      assert.deepEqual(Object.keys(a), Object.keys(b), `${message ?? ''} ${at}`);
+      for (const k of Object.keys(b)) near((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], `${at}.${k}`);
+    } else assert.deepEqual(a, b, `${message ?? ''} ${at}`);
+  };
+  near(actual.aggregates, expected.aggregates, 'aggregates');
+}
+
+/** Lines of `points` timestamps per node, 37 minutes apart from START, with every field type and some missing. */
+function dataset(points: number, nodes = ['n1', 'n2']): string[] {
+  const lines: string[] = [];
+  for (let k = 0; k < points; k++) {
+    const t = START + k * 37 * 60_000 + (k % 3);
+    for (const [n, nodeId] of nodes.entries()) {
+      const fields = [`f=${(k * 1.5 + n / 10).toFixed(1)}`, `i=${k * 1000 + n}i`];
+      if (k % 4 !== 1) fields.push(`s="v${k % 5}"`);
+      if (k % 6 === 0) fields.push(`b=${k % 12 === 0}`);
+      lines.push(`power,nodeId=${nodeId} ${fields.join(',')} ${ns(t)}`);
+    }
+  }
+  return lines;
+}
+
+describe('sealing: windows move into blocks and answer as before', () => {
+  it('every query form answers the same after sealing; the shard tables are gone, one block per series and day', async (t) => {
+    const s = await appWith(t);
+    await writeOk(s.app, s.token, dataset(110).join('\n'));
+    const before = await answers(s);
+    assert.deepEqual(await counts(s), { blocks: 0, heads: 3, sealed: 0 });
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 6, heads: 0, sealed: 3 });
+    assertSameAnswers(await answers(s), before);
+  });
+
+  it('a window is sealed only once it has closed, with an hour of grace', async (t) => {
+    const s = await appWith(t);
+    await writeOk(s.app, s.token, dataset(110).join('\n'));
+    await seal(s, START + 2 * DAY + DAY / 24 - 1);
+    assert.deepEqual(await counts(s), { blocks: 2, heads: 2, sealed: 1 });
+    await seal(s, START + 2 * DAY + DAY / 24);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 1, sealed: 2 });
+  });
+
+  it('late points and re-written fields beside sealed blocks: merged by reads, then sealed into the blocks', async (t) => {
+    const s = await appWith(t);
+    const reference = await appWith(t);
+    const lines = dataset(110);
+    await writeOk(s.app, s.token, lines.join('\n'));
+    await seal(s);
+    // late: new points, and some fields of existing points written again (the later write wins field by field)
+    const late = [
+      `power,nodeId=n1 f=-7.5 ${ns(START + 37 * 60_000 * 3 + 0)}`,
+      `power,nodeId=n2 i=-42i,s="late" ${ns(START + 37 * 60_000 * 50 + 2)}`,
+      `power,nodeId=n1 f=0.25,b=true ${ns(START + 5)}`,
+      `power,nodeId=n2 f=1e-300 ${ns(START + DAY + 123)}`,
+    ];
+    await writeOk(s.app, s.token, late.join('\n'));
+    await writeOk(reference.app, reference.token, [...lines, ...late].join('\n'));
+    const expected = await answers(reference);
+    assert.equal((await counts(s)).heads, 2, 'the late points wait in shard tables made again');
+    assertSameAnswers(await answers(s), expected, 'reads merge blocks and late points');
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 6, heads: 0, sealed: 3 });
+    assertSameAnswers(await answers(s), expected, 'the late points sealed into the blocks');
+  });
+
+  it('written shuffled, with repeated points and seals in between: the same answers as written in order, never sealed', async (t) => {
+    const lines = dataset(60);
+    const reference = await appWith(t);
+    await writeOk(reference.app, reference.token, lines.join('\n'));
+    const expected = await answers(reference);
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 5 }), fc.nat(),
+      async (repeats, parts, seed) => {
+        const s = await appWith(t);
+        // every line once, some twice (the same values: a repeat changes nothing), in a shuffled order
+        const order = [...lines.map((_, i) => i), ...repeats];
+        let x = seed;
+        for (let i = order.length - 1; i > 0; i--) {
+          x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+          const j = x % (i + 1);
+          [order[i], order[j]] = [order[j], order[i]];
+        }
+        const size = Math.ceil(order.length / parts);
+        for (let p = 0; p < parts; p++) {
+          await writeOk(s.app, s.token, order.slice(p * size, (p + 1) * size).map((i) => lines[i]).join('\n'));
+          if (p % 2 === 0) await seal(s);
+        }
+        assertSameAnswers(await answers(s), expected);
+        await s.app.close();
+      },
+    ), { seed: 38, numRuns: 6 });
+  });
+});
+
+describe('all-time reads: a query without a lower time bound covers every stored point, sealed or not', () => {
+  it('InfluxQL last(), SELECT * … LIMIT and a JSON query reach a point a year old, before and after sealing', async (t) => {
+    const s = await appWith(t);
+    const old = T0 - 400 * DAY;
+    await writeOk(s.app, s.token, [
+      `power,nodeId=n1 f=1.5,i=1i ${ns(old)}`, `power,nodeId=n1 f=2.5 ${ns(old + 60_000)}`,
+      `power,nodeId=n1 f=3.5,i=3i ${ns(T0 - DAY)}`, `power,nodeId=n1 f=4.5 ${ns(T0 - 1000)}`,
+    ].join('\n'));
+    const influx = async (q: string) => {
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series?.[0]?.values;
+    };
+    for (const phase of ['before sealing', 'after sealing']) {
+      assert.deepEqual(await influx(`SELECT * FROM power WHERE nodeId = 'n1' LIMIT 2`), [[old, 1.5, 1, 'n1'], [old + 60_000, 2.5, null, 'n1']], phase);
+      assert.deepEqual(await influx(`SELECT last(f) FROM power WHERE nodeId = 'n1'`), [[T0 - 1000, 4.5]], phase);
+      assert.deepEqual(await influx(`SELECT first(i), count(f) FROM power WHERE nodeId = 'n1'`), [[0, 1, 4]], phase);
+      const body = await queryOk(s.app, s.token, { select: ['f'], from: FROM_V1, where: { tags: { nodeId: 'n1' } }, limit: 1 });
+      assert.deepEqual(body.series[0].values, [[new Date(old).toISOString(), 1.5]], phase);
+      await seal(s, T0 + DAY);
+    }
+    assert.deepEqual(await counts(s), { blocks: 2, heads: 0, sealed: 2 });
+  });
+});
