@@ -54,11 +54,18 @@ export async function recordAudit(tx: Db, c: Context<AppEnv>, deps: Deps, events
 /**
  * Inserts entries for a change made by a command on the host (`license create`, `user add`): no actor, no client
  * address, no request id — the operator with access to the data dir. Through `tx`, the handle of the command's
- * transaction.
+ * transaction, and `log` (the entries' events go with them: src/events/outbox.ts withEvents).
  */
-export async function recordCommandAudit(tx: Db, at: number, events: AuditEvent | readonly AuditEvent[]): Promise<void> {
-  for (const row of toRows({ at, actor: { userId: null, token: null }, clientAddress: null, requestId: null }, events)) await insertAuditEntry(tx, row);
+export async function recordCommandAudit(tx: Db, at: number, events: AuditEvent | readonly AuditEvent[], log: AuditLog = plainAuditLog): Promise<void> {
+  await log.write(tx, toRows({ at, actor: { userId: null, token: null }, clientAddress: null, requestId: null }, events));
 }
+
+/** Inserts the entries and nothing else (a command's, which prunes nothing). */
+export const plainAuditLog: AuditLog = {
+  async write(tx, rows) {
+    for (const row of rows) await insertAuditEntry(tx, row);
+  },
+};
 
 interface Source { at: number; actor: AuditActor; clientAddress: string | null; requestId: string | null }
 

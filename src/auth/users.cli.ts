@@ -5,7 +5,8 @@ import { parseFlags, type Command } from '../lib/command.ts';
 import { withMigratedDatabase } from '../db/configured.ts';
 import { generatePassword, hashSecret } from './passwords.ts';
 import { insertUser } from './users.store.ts';
-import { recordCommandAudit } from '../audit/record.ts';
+import { plainAuditLog, recordCommandAudit } from '../audit/record.ts';
+import { withEvents } from '../events/outbox.ts';
 
 const Email = v.pipe(v.string(), v.trim(), v.toLowerCase(), v.maxLength(256), v.regex(EMAIL));
 
@@ -36,7 +37,7 @@ export const addUserCommand: Command = {
             action: 'member.put' as const, target: { kind: 'member' as const, id: memberId }, roleId, userId,
             changes: { roleId: { after: roleId }, userEmail: { after: email.output }, userCreated: true },
           }] : []),
-        ]);
+        ], withEvents(plainAuditLog));
         return userId;
       });
       if (result === 'exists') throw new ConfigError(`user add: ${email.output} already exists`);

@@ -19,6 +19,7 @@ import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
+import { withEvents } from '../events/outbox.ts';
 
 export const VERSION = '0.1.0';
 
@@ -87,7 +88,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
       db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db)),
     rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
-    audit: createAuditLog({ retentionMs: config.auditRetention, now }),
+    audit: withEvents(createAuditLog({ retentionMs: config.auditRetention, now })),
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

@@ -45,6 +45,8 @@ import m0018 from '../../sql/0018_users_email_ascii.sql';
 import p0018 from '../../sql/pg/0018_users_email_ascii.sql';
 import m0020 from '../../sql/0020_telemetry_blocks.sql';
 import p0020 from '../../sql/pg/0020_telemetry_blocks.sql';
+import m0021 from '../../sql/0021_events.sql';
+import p0021 from '../../sql/pg/0021_events.sql';
 
 export interface Migration {
   name: string;
@@ -77,6 +79,7 @@ export const migrations: readonly Migration[] = [
   { name: '0017_telemetry_key_hashes', sql: m0017, pg: p0017 },
   { name: '0018_users_email_ascii', sql: m0018, pg: p0018 },
   { name: '0020_telemetry_blocks', sql: m0020, pg: p0020 },
+  { name: '0021_events', sql: m0021, pg: p0021 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

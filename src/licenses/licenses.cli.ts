@@ -8,7 +8,8 @@ import { parseFlags, type Command } from '../lib/command.ts';
 import { withMigratedDatabase } from '../db/configured.ts';
 import { formatIssue } from '../http/validate.ts';
 import { CreateLicenseBody, licenseCreated } from './licenses.schemas.ts';
-import { recordCommandAudit } from '../audit/record.ts';
+import { plainAuditLog, recordCommandAudit } from '../audit/record.ts';
+import { withEvents } from '../events/outbox.ts';
 import { createLicenses } from './licenses.service.ts';
 import { ApiError } from '../http/errors.ts';
 import { uuid } from '../http/validate.ts';
@@ -82,7 +83,7 @@ export const createLicenseCommand: Command = {
             throw err;
           }
         }
-        if (licenses) await recordCommandAudit(tx, now, licenses.map(licenseCreated));
+        if (licenses) await recordCommandAudit(tx, now, licenses.map(licenseCreated), withEvents(plainAuditLog));
         return licenses;
       });
       if (!created) throw new ConfigError('license create: a license with this key already exists');

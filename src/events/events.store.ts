@@ -1,0 +1,324 @@
+// All SQL of events: the outbox (events and their fan-out), subscriptions, the claim of due deliveries, their
+// outcomes and attempts, the delivery log, replays, retention and the figures of /metrics.
+import { sql } from 'kysely';
+import type { Db } from '../db/open.ts';
+import { inValues } from '../db/in-list.ts';
+import type { Audience } from './event-types.ts';
+import { filtersSelecting } from './event-types.ts';
+
+export interface EventRow {
+  id: number;
+  uid: string;
+  type: string;
+  at: number;
+  subject_kind: string;
+  subject_id: string | null;
+  audience: Audience;
+  role_id: number | null;
+  device_id: number | null;
+  data: string;
+}
+
+export interface SubscriptionRow {
+  id: number;
+  role_id: number;
+  kind: 'webhook' | 'mqtt';
+  name: string;
+  url: string | null;
+  topic_prefix: string | null;
+  types: string;
+  secret: string | null;
+  previous_secret: string | null;
+  previous_until: number | null;
+  enabled: number;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  failing_since: number | null;
+  failures: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+export interface DeliveryRow {
+  id: number;
+  subscription_id: number;
+  event_id: number;
+  state: DeliveryState;
+  attempts: number;
+  next_at: number;
+  created_at: number;
+  done_at: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  event_uid: string;
+  event_type: string;
+  event_at: number;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  at: number;
+  duration_ms: number;
+  status: number | null;
+  error: string | null;
+  response: string | null;
+}
+
+// ---------------------------------------------------------------- the outbox
+
+export async function insertEvent(tx: Db, e: {
+  uid: string; type: string; at: number; subject: string; subjectId: string | null; audience: Audience;
+  roleId: number | null; deviceId: number | null; data: string;
+}): Promise<number> {
+  const row = await tx.get(sql<{ id: number }>`INSERT INTO events (uid, type, at, subject_kind, subject_id, audience, role_id, device_id, data)
+    VALUES (${e.uid}, ${e.type}, ${e.at}, ${e.subject}, ${e.subjectId}, ${e.audience}, ${e.roleId}, ${e.deviceId}, ${e.data}) RETURNING id`);
+  return row!.id;
+}
+
+/** A pending delivery of the event for every enabled subscription whose filter selects its type (or for `only`). */
+export async function fanOut(tx: Db, eventId: number, type: string, now: number, only?: number): Promise<void> {
+  if (only !== undefined) {
+    await tx.run(sql`INSERT INTO event_deliveries (subscription_id, event_id, state, next_at, created_at) VALUES (${only}, ${eventId}, 'pending', ${now}, ${now})`);
+    return;
+  }
+  await tx.run(sql`INSERT INTO event_deliveries (subscription_id, event_id, state, next_at, created_at)
+    SELECT DISTINCT t.subscription_id, CAST(${eventId} AS BIGINT), 'pending', CAST(${now} AS BIGINT), CAST(${now} AS BIGINT)
+    FROM event_subscription_types t JOIN event_subscriptions s ON s.id = t.subscription_id
+    WHERE t.type ${inValues(filtersSelecting(type))} AND s.enabled = 1`);
+}
+
+export async function eventsAfter(db: Db, afterId: number, limit: number): Promise<EventRow[]> {
+  return db.all(sql<EventRow>`SELECT * FROM events WHERE id > ${afterId} ORDER BY id LIMIT ${limit}`);
+}
+
+// ---------------------------------------------------------------- subscriptions
+
+export type SubscriptionInsert = Omit<SubscriptionRow, 'id' | 'disabled_at' | 'disabled_reason' | 'failing_since' | 'failures' | 'previous_secret' | 'previous_until'>;
+
+export async function insertSubscription(tx: Db, row: SubscriptionInsert, types: readonly string[]): Promise<number> {
+  const made = await tx.get(sql<{ id: number }>`INSERT INTO event_subscriptions (role_id, kind, name, url, topic_prefix, types, secret, enabled, created_at, updated_at)
+    VALUES (${row.role_id}, ${row.kind}, ${row.name}, ${row.url}, ${row.topic_prefix}, ${row.types}, ${row.secret}, ${row.enabled}, ${row.created_at}, ${row.updated_at})
+    RETURNING id`);
+  await setTypes(tx, made!.id, types);
+  return made!.id;
+}
+
+async function setTypes(tx: Db, id: number, types: readonly string[]): Promise<void> {
+  await tx.run(sql`DELETE FROM event_subscription_types WHERE subscription_id = ${id}`);
+  for (const type of new Set(types)) await tx.run(sql`INSERT INTO event_subscription_types (type, subscription_id) VALUES (${type}, ${id})`);
+}
+
+export interface SubscriptionChange {
+  name: string;
+  url: string | null;
+  topic_prefix: string | null;
+  types: readonly string[];
+  enabled: boolean;
+}
+
+/** Changes what the owner sets; enabling again clears the reason it was disabled and the run of failures. */
+export async function updateSubscription(tx: Db, id: number, change: SubscriptionChange, now: number): Promise<void> {
+  await tx.run(sql`UPDATE event_subscriptions SET name = ${change.name}, url = ${change.url}, topic_prefix = ${change.topic_prefix},
+    types = ${JSON.stringify(change.types)}, updated_at = ${now},
+    disabled_at = CASE WHEN ${change.enabled ? 1 : 0} = 1 THEN NULL WHEN enabled = 1 THEN ${now} ELSE disabled_at END,
+    disabled_reason = CASE WHEN ${change.enabled ? 1 : 0} = 1 THEN NULL WHEN enabled = 1 THEN 'disabled by its owner' ELSE disabled_reason END,
+    failures = CASE WHEN ${change.enabled ? 1 : 0} = 1 AND enabled = 0 THEN 0 ELSE failures END,
+    failing_since = CASE WHEN ${change.enabled ? 1 : 0} = 1 AND enabled = 0 THEN NULL ELSE failing_since END,
+    enabled = ${change.enabled ? 1 : 0}
+    WHERE id = ${id}`);
+  await setTypes(tx, id, change.types);
+}
+
+/** A new secret; the one it replaces keeps signing beside it until `previousUntil`. */
+export async function rotateSecret(tx: Db, id: number, sealed: string, previousSealed: string | null, previousUntil: number, now: number): Promise<void> {
+  await tx.run(sql`UPDATE event_subscriptions SET secret = ${sealed}, previous_secret = ${previousSealed}, previous_until = ${previousUntil}, updated_at = ${now}
+    WHERE id = ${id}`);
+}
+
+export async function deleteSubscription(tx: Db, id: number): Promise<boolean> {
+  return (await tx.run(sql`DELETE FROM event_subscriptions WHERE id = ${id}`)).changes > 0;
+}
+
+export async function findSubscription(db: Db, id: number): Promise<SubscriptionRow | undefined> {
+  return db.get(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE id = ${id}`);
+}
+
+export async function subscriptionsOfRoles(db: Db, roleIds: readonly number[], kind: SubscriptionRow['kind']): Promise<SubscriptionRow[]> {
+  return db.all(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE role_id ${inValues(roleIds)} AND kind = ${kind} ORDER BY id`);
+}
+
+/** Enabled subscriptions with a delivery due: what a claim looks at. */
+export async function subscriptionsWithDue(db: Db, now: number): Promise<{ id: number; kind: SubscriptionRow['kind'] }[]> {
+  return db.all(sql<{ id: number; kind: SubscriptionRow['kind'] }>`SELECT s.id, s.kind FROM event_subscriptions s
+    WHERE s.enabled = 1 AND EXISTS (SELECT 1 FROM event_deliveries d WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_at <= ${now})
+    ORDER BY s.id`);
+}
+
+// ---------------------------------------------------------------- claims and outcomes
+
+/**
+ * Takes up to `limit` due deliveries of one subscription: their next_at moves to `leaseUntil` and `lease` marks them
+ * as this claim's, so no other node takes them meanwhile (PostgreSQL: rows another node is claiming are skipped, not
+ * waited for). A claim that is never settled (the node died) is due again when its lease ends.
+ */
+export async function claimDue(tx: Db, subscriptionId: number, now: number, limit: number, leaseUntil: number, lease: string): Promise<number[]> {
+  const lock = tx.backend === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+  const ids = (await tx.all(sql<{ id: number }>`SELECT id FROM event_deliveries
+    WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND next_at <= ${now}
+    ORDER BY next_at, id LIMIT ${limit} ${lock}`)).map((r) => r.id);
+  if (ids.length > 0) await tx.run(sql`UPDATE event_deliveries SET next_at = ${leaseUntil}, lease = ${lease} WHERE id ${inValues(ids)}`);
+  return ids;
+}
+
+/** A claimed delivery with what sending it needs. */
+export interface DeliveryJob {
+  id: number;
+  attempts: number;
+  created_at: number;
+  event: EventRow;
+  subscription: SubscriptionRow;
+}
+
+export async function jobsOf(db: Db, ids: readonly number[]): Promise<DeliveryJob[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.all(sql<{ id: number; attempts: number; created_at: number; event_id: number; subscription_id: number }>`
+    SELECT id, attempts, created_at, event_id, subscription_id FROM event_deliveries WHERE id ${inValues(ids)} ORDER BY id`);
+  const events = new Map((await db.all(sql<EventRow>`SELECT * FROM events WHERE id ${inValues([...new Set(rows.map((r) => r.event_id))])}`)).map((e) => [e.id, e]));
+  const subs = new Map((await db.all(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE id ${inValues([...new Set(rows.map((r) => r.subscription_id))])}`)).map((s) => [s.id, s]));
+  const out: DeliveryJob[] = [];
+  for (const r of rows) {
+    const event = events.get(r.event_id);
+    const subscription = subs.get(r.subscription_id);
+    if (event && subscription) out.push({ id: r.id, attempts: r.attempts, created_at: r.created_at, event, subscription });
+  }
+  return out;
+}
+
+/** What became of one claimed delivery. */
+export interface Outcome {
+  deliveryId: number;
+  subscriptionId: number;
+  lease: string;
+  state: DeliveryState;
+  /** pending: when to try again */
+  nextAt?: number;
+  /** an attempt was made (skipped deliveries make none) */
+  attempt?: { at: number; durationMs: number; status: number | null; error: string | null; response: string | null };
+  /** the subscription's bookkeeping: success resets its failures, failure counts one, disable stops it */
+  subscription: 'success' | 'failure' | 'none';
+  disable?: string;
+  error?: string;
+}
+
+/**
+ * Records outcomes of claims; one whose lease was taken over meanwhile (this node was too slow) changes nothing.
+ * Returns the subscriptions whose run of failures now calls for disabling (the caller decides by `failing`).
+ */
+export async function recordOutcomes(tx: Db, outcomes: readonly Outcome[], now: number): Promise<void> {
+  for (const o of outcomes) {
+    const attempted = o.attempt !== undefined ? 1 : 0;
+    const settled = await tx.run(sql`UPDATE event_deliveries SET state = ${o.state}, attempts = attempts + ${attempted},
+      next_at = ${o.nextAt ?? now}, lease = NULL, done_at = ${o.state === 'pending' ? null : now},
+      last_status = ${o.attempt?.status ?? null}, last_error = ${o.error ?? null}
+      WHERE id = ${o.deliveryId} AND lease = ${o.lease}`);
+    if (settled.changes === 0) continue;
+    if (o.attempt) {
+      await tx.run(sql`INSERT INTO event_attempts (delivery_id, at, duration_ms, status, error, response)
+        VALUES (${o.deliveryId}, ${o.attempt.at}, ${o.attempt.durationMs}, ${o.attempt.status}, ${o.attempt.error}, ${o.attempt.response})`);
+    }
+    if (o.subscription === 'success') {
+      await tx.run(sql`UPDATE event_subscriptions SET failures = 0, failing_since = NULL WHERE id = ${o.subscriptionId} AND failures > 0`);
+    } else if (o.subscription === 'failure') {
+      await tx.run(sql`UPDATE event_subscriptions SET failures = failures + 1, failing_since = COALESCE(failing_since, ${o.attempt?.at ?? now})
+        WHERE id = ${o.subscriptionId}`);
+    }
+    if (o.disable !== undefined) await disableSubscription(tx, o.subscriptionId, o.disable, now);
+  }
+}
+
+export async function disableSubscription(tx: Db, id: number, reason: string, now: number): Promise<void> {
+  await tx.run(sql`UPDATE event_subscriptions SET enabled = 0, disabled_at = ${now}, disabled_reason = ${reason} WHERE id = ${id} AND enabled = 1`);
+}
+
+/** Subscriptions failing without a success since before `since`, with at least `minFailures` failures: to be disabled. */
+export async function longFailing(db: Db, since: number, minFailures: number): Promise<SubscriptionRow[]> {
+  return db.all(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE enabled = 1 AND failing_since <= ${since} AND failures >= ${minFailures}`);
+}
+
+// ---------------------------------------------------------------- the delivery log and replays
+
+const DELIVERY_COLUMNS = sql`d.id, d.subscription_id, d.event_id, d.state, d.attempts, d.next_at, d.created_at, d.done_at, d.last_status, d.last_error,
+  e.uid AS event_uid, e.type AS event_type, e.at AS event_at`;
+
+export interface DeliveryFilter {
+  state?: readonly DeliveryState[];
+  eventId?: string;
+}
+
+/** One page of a subscription's deliveries, newest first, below `beforeId`. */
+export async function deliveriesPage(db: Db, subscriptionId: number, filter: DeliveryFilter, limit: number, beforeId?: number): Promise<DeliveryRow[]> {
+  return db.all(sql<DeliveryRow>`SELECT ${DELIVERY_COLUMNS} FROM event_deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.subscription_id = ${subscriptionId}
+    ${beforeId !== undefined ? sql`AND d.id < ${beforeId}` : sql``}
+    ${filter.state ? sql`AND d.state ${inValues(filter.state)}` : sql``}
+    ${filter.eventId !== undefined ? sql`AND e.uid = ${filter.eventId}` : sql``}
+    ORDER BY d.id DESC LIMIT ${limit}`);
+}
+
+export async function findDelivery(db: Db, subscriptionId: number, deliveryId: number): Promise<DeliveryRow | undefined> {
+  return db.get(sql<DeliveryRow>`SELECT ${DELIVERY_COLUMNS} FROM event_deliveries d JOIN events e ON e.id = d.event_id
+    WHERE d.id = ${deliveryId} AND d.subscription_id = ${subscriptionId}`);
+}
+
+export async function attemptsOf(db: Db, deliveryId: number): Promise<AttemptRow[]> {
+  return db.all(sql<AttemptRow>`SELECT * FROM event_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`);
+}
+
+/**
+ * Queues the subscription's events again: the one with `uid`, or those of [from, to) whose type is one of `types`
+ * (the defined types its filter selects). A pending delivery of an event is made due now instead of doubled.
+ * Returns the events queued.
+ */
+export async function replay(tx: Db, subscriptionId: number, what: { uid: string } | { from: number; to: number; types: readonly string[] }, now: number, max: number): Promise<number> {
+  const picked = 'uid' in what ? sql`e.uid = ${what.uid}` : sql`e.at >= ${what.from} AND e.at < ${what.to} AND e.type ${inValues(what.types)}`;
+  const events = (await tx.all(sql<{ id: number }>`SELECT e.id FROM events e WHERE ${picked} ORDER BY e.id LIMIT ${max}`)).map((r) => r.id);
+  if (events.length === 0) return 0;
+  await tx.run(sql`UPDATE event_deliveries SET next_at = ${now} WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND lease IS NULL
+    AND event_id ${inValues(events)}`);
+  await tx.run(sql`INSERT INTO event_deliveries (subscription_id, event_id, state, next_at, created_at)
+    SELECT CAST(${subscriptionId} AS BIGINT), e.id, 'pending', CAST(${now} AS BIGINT), CAST(${now} AS BIGINT) FROM events e WHERE e.id ${inValues(events)}
+    AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.subscription_id = ${subscriptionId} AND d.event_id = e.id AND d.state = 'pending')`);
+  return events.length;
+}
+
+// ---------------------------------------------------------------- retention and figures
+
+/**
+ * Deletes up to `max` of the oldest events older than `cutoff` that no delivery waits for (their deliveries and
+ * attempts go with them); returns how many went.
+ */
+export async function pruneEvents(tx: Db, cutoff: number, max: number): Promise<number> {
+  return (await tx.run(sql`DELETE FROM events WHERE id IN (SELECT e.id FROM events e WHERE e.at < ${cutoff}
+    AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_id = e.id AND d.state = 'pending') ORDER BY e.at LIMIT ${max})`)).changes;
+}
+
+export interface OutboxFigures {
+  pending: number;
+  /** created_at of the oldest pending delivery (Unix ms), or null */
+  oldest: number | null;
+}
+
+export async function outboxFigures(db: Db): Promise<OutboxFigures> {
+  const row = await db.get(sql<{ pending: number; oldest: number | null }>`SELECT count(*) AS pending, min(created_at) AS oldest
+    FROM event_deliveries WHERE state = 'pending'`);
+  return { pending: Number(row?.pending ?? 0), oldest: row?.oldest ?? null };
+}
+
+/** The installation's id: drawn by the first node that asks and kept in settings, so every node names it alike. */
+export async function installationId(db: Db, drawn: string): Promise<string> {
+  await db.run(sql`INSERT INTO settings (key, value) VALUES ('installation', ${drawn}) ON CONFLICT (key) DO NOTHING`);
+  return (await db.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = 'installation'`))!.value;
+}
