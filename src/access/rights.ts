@@ -33,12 +33,18 @@ const MASK_SQL = (alias: string) => sql.raw(RIGHTS.map((r) => `(${alias}.${RIGHT
 const SELF_MASK_SQL = (alias: string) => sql.raw(RIGHTS.map((r) => `(${alias}.self_${RIGHT_COLUMN[r]} * ${BIT[r]})`).join(' | '));
 
 /** The CTE `reach(id)`: M(u) and every role below it along manages relations. */
-const reachCte = (userId: number): RawBuilder<unknown> => sql`
+const reachCte = (userId: number): RawBuilder<unknown> => reachFrom(sql`SELECT role_id FROM members WHERE user_id = ${userId}`);
+
+/** The CTE `reach(id)` from the roles `start` selects (as column id): they and every role below them. */
+const reachFrom = (start: RawBuilder<unknown>): RawBuilder<unknown> => sql`
   reach(id) AS (
-    SELECT role_id FROM members WHERE user_id = ${userId}
+    ${start}
     UNION
     SELECT m.child_role_id FROM manages m JOIN reach r ON m.parent_role_id = r.id
   )`;
+
+/** A role as the start of a walk: the role that acts (an event subscription's role, src/access/subscribers.ts). */
+export const fromRole = (roleId: number): RawBuilder<unknown> => sql`SELECT CAST(${roleId} AS BIGINT) AS id`;
 
 /** M(u): the roles u is a direct member of, ascending. */
 export async function memberRoles(db: Db, userId: number): Promise<number[]> {
@@ -100,9 +106,14 @@ export async function hasRight(db: Db, userId: number, roleId: number, right: Ri
  * X relation (indirect; that includes the direct-through-a-relation case), or T's own self flag is X.
  */
 export async function rightsOverReach(db: Db, userId: number): Promise<Map<number, Record<Right, boolean>>> {
+  return rightsBelow(db, sql`SELECT role_id AS id FROM members WHERE user_id = ${userId}`);
+}
+
+/** rightsOverReach for the roles `start` selects (as column id) as the authorizing roles (fromRole: one role acting alone). */
+export async function rightsBelow(db: Db, start: RawBuilder<unknown>): Promise<Map<number, Record<Right, boolean>>> {
   const rows = await db.all(sql<{ id: number; self: number; mask: number }>`
     WITH RECURSIVE down(id, mask) AS (
-      SELECT role_id, 0 FROM members WHERE user_id = ${userId}
+      SELECT s.id, 0 FROM (${start}) s
       UNION
       SELECT m.child_role_id, down.mask | ${MASK_SQL('m')} FROM manages m JOIN down ON m.parent_role_id = down.id
     )
@@ -183,6 +194,15 @@ export async function authorizersWithMonitorManagement(db: Db, userId: number, d
  * downward walk from M(u), then the monitors relations of the reached roles.
  */
 export async function readableDevices(db: Db, userId: number, onlyIds?: readonly number[], afterId = -1): Promise<DeviceAccess[]> {
+  return devicesBelow(db, reachCte(userId), onlyIds, afterId);
+}
+
+/** readableDevices for the roles `start` selects (fromRole: what one role may read). */
+export async function readableDevicesBelow(db: Db, start: RawBuilder<unknown>, onlyIds: readonly number[]): Promise<DeviceAccess[]> {
+  return devicesBelow(db, reachFrom(start), onlyIds, -1);
+}
+
+async function devicesBelow(db: Db, reachSql: RawBuilder<unknown>, onlyIds: readonly number[] | undefined, afterId: number): Promise<DeviceAccess[]> {
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)
   // for every user. With an id list the planner's device-first plan is the right one.
@@ -190,7 +210,7 @@ export async function readableDevices(db: Db, userId: number, onlyIds?: readonly
   const join = onlyIds ? sql`JOIN monitors mo ON mo.role_id = reach.id AND mo.device_id ${inValues(onlyIds)}`
     : db.backend === 'sqlite' ? sql`CROSS JOIN monitors mo ON mo.role_id = reach.id` : sql`JOIN monitors mo ON mo.role_id = reach.id`;
   const rows = await db.all(sql<MonitorGrant>`
-    WITH RECURSIVE ${reachCte(userId)}
+    WITH RECURSIVE ${reachSql}
     SELECT mo.device_id, mo.monitor_management, mo.reads, mo.edits, 0 AS authorizer
     FROM reach ${join}
     ${afterId >= 0 ? sql`WHERE mo.device_id > ${afterId}` : sql``}

@@ -20,6 +20,7 @@ import { registerAssetRoutes } from '../assets/assets.routes.ts';
 import { registerInfluxRoutes } from '../influx/influx.routes.ts';
 import { registerConsoleRoutes } from '../console/console.routes.ts';
 import { registerAuditRoutes } from '../audit/audit.routes.ts';
+import { registerEventRoutes } from '../events/events.routes.ts';
 
 export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   const app = new Hono<AppEnv>();
@@ -44,6 +45,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerInfluxRoutes(ctx);
   registerConsoleRoutes(ctx);
   registerAuditRoutes(ctx);
+  registerEventRoutes(ctx);
   return { app, api };
 }
 

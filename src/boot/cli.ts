@@ -65,6 +65,10 @@ Options (flags win over environment variables):
                   GRIDKEEPER_MAIL_FROM     sender of mails, default gridkeeper@localhost
   --public-url U  GRIDKEEPER_PUBLIC_URL    base of links in mails, default http://<host>:<port>
   --audit-retention R      GRIDKEEPER_AUDIT_RETENTION      delete audit entries older than R; default 400d (off keeps all)
+                  GRIDKEEPER_EVENT_RETENTION   delete delivered events older than R; default 7d (off keeps all)
+                  GRIDKEEPER_MQTT_URL      mqtt://[user:pass@]host[:port] or mqtts://...: MQTT subscriptions publish there
+                  GRIDKEEPER_WEBHOOK_ALLOW_INTERNAL  webhooks may reach loopback, link-local and metadata addresses
+                  GRIDKEEPER_INSTALLATION  the installation's name in events and MQTT topics (default: a drawn id)
 `;
 
 const serveCommand: Command = {

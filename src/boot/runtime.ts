@@ -20,6 +20,7 @@ import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
 import { withEvents } from '../events/outbox.ts';
+import { createEvents } from '../events/service.ts';
 
 export const VERSION = '0.1.0';
 
@@ -76,6 +77,9 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   const pageBytes = db.backend === 'sqlite'
     ? db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck()
     : undefined;
+  const metrics = createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats,
+    db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db));
+  const events = await createEvents({ db, config, now, log, secrets, registry: metrics.registry, version: VERSION });
   const deps: Deps = {
     db,
     config,
@@ -84,11 +88,11 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     keys,
     secrets,
     sessions: createSessionGuard(db),
-    metrics: createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats,
-      db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db)),
+    metrics,
     rateLimiter: createRateLimiter(db),
     mailer: createMailer(config),
-    audit: withEvents(createAuditLog({ retentionMs: config.auditRetention, now })),
+    audit: withEvents(createAuditLog({ retentionMs: config.auditRetention, now }), events.wake),
+    events,
     version: VERSION,
   };
   return { deps, bootstrapped, migrated };

@@ -21,6 +21,7 @@ export function startServer(deps: Deps, onListening: (url: string) => void): Pro
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       const url = `http://${host}:${info.port}`;
       onListening(url);
+      deps.events.start();
       resolve({ url, stop: async () => { await stopSealing(); await stopServer(server as Server, deps, drain); } });
     }) as Server;
     server.once('error', reject);
@@ -70,5 +71,7 @@ async function stopServer(server: Server, deps: Deps, drain: Drain): Promise<voi
     // net.Server#close: stop accepting; the callback runs once every connection has ended.
     net.Server.prototype.close.call(server, () => { clearTimeout(force); clearInterval(idle); resolve(); });
   });
+  // deliveries in flight end and their outcomes are recorded; what is left waits in the outbox for the next start
+  await deps.events.stop();
   await deps.db.close();
 }

@@ -31,6 +31,18 @@ export interface AuditLog {
   write(tx: Db, rows: readonly AuditInsert[]): Promise<void>;
 }
 
+/** Events out (src/events/dispatcher.ts): the installation's name and this node's delivery worker. */
+export interface EventService {
+  /** the installation's name in payloads and MQTT topics */
+  readonly installation: string;
+  /** a unit of work wrote events: look for them once it has committed */
+  wake(): void;
+  /** delivers everything due now, to the end (tests and benchmarks; the running service uses start) */
+  drain(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface Deps {
   db: Db;
   config: Config;
@@ -48,5 +60,7 @@ export interface Deps {
   mailer: Mailer;
   /** the audit log (recordAudit in src/audit/record.ts writes through it) */
   audit: AuditLog;
+  /** events out: the installation's name and this node's delivery worker */
+  events: EventService;
   version: string;
 }

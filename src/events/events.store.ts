@@ -219,6 +219,11 @@ export interface Outcome {
  */
 export async function recordOutcomes(tx: Db, outcomes: readonly Outcome[], now: number): Promise<void> {
   for (const o of outcomes) {
+    if (o.state === 'skipped') {
+      // an event the role may not read leaves no trace in its subscription's log
+      await tx.run(sql`DELETE FROM event_deliveries WHERE id = ${o.deliveryId} AND lease = ${o.lease}`);
+      continue;
+    }
     const attempted = o.attempt !== undefined ? 1 : 0;
     const settled = await tx.run(sql`UPDATE event_deliveries SET state = ${o.state}, attempts = attempts + ${attempted},
       next_at = ${o.nextAt ?? now}, lease = NULL, done_at = ${o.state === 'pending' ? null : now},
@@ -277,21 +282,20 @@ export async function attemptsOf(db: Db, deliveryId: number): Promise<AttemptRow
   return db.all(sql<AttemptRow>`SELECT * FROM event_attempts WHERE delivery_id = ${deliveryId} ORDER BY id`);
 }
 
-/**
- * Queues the subscription's events again: the one with `uid`, or those of [from, to) whose type is one of `types`
- * (the defined types its filter selects). A pending delivery of an event is made due now instead of doubled.
- * Returns the events queued.
- */
-export async function replay(tx: Db, subscriptionId: number, what: { uid: string } | { from: number; to: number; types: readonly string[] }, now: number, max: number): Promise<number> {
-  const picked = 'uid' in what ? sql`e.uid = ${what.uid}` : sql`e.at >= ${what.from} AND e.at < ${what.to} AND e.type ${inValues(what.types)}`;
-  const events = (await tx.all(sql<{ id: number }>`SELECT e.id FROM events e WHERE ${picked} ORDER BY e.id LIMIT ${max}`)).map((r) => r.id);
-  if (events.length === 0) return 0;
+/** The events a replay asks for: the one with `uid`, or those of [from, to) whose type is one of `types`, oldest first. */
+export async function eventsToReplay(db: Db, what: { uid: string } | { from: number; to: number; types: readonly string[] }, max: number): Promise<EventRow[]> {
+  const picked = 'uid' in what ? sql`uid = ${what.uid}` : sql`at >= ${what.from} AND at < ${what.to} AND type ${inValues(what.types)}`;
+  return db.all(sql<EventRow>`SELECT * FROM events WHERE ${picked} ORDER BY id LIMIT ${max}`);
+}
+
+/** Queues the events for the subscription again; a delivery of one still pending is made due now instead of doubled. */
+export async function queueAgain(tx: Db, subscriptionId: number, eventIds: readonly number[], now: number): Promise<void> {
+  if (eventIds.length === 0) return;
   await tx.run(sql`UPDATE event_deliveries SET next_at = ${now} WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND lease IS NULL
-    AND event_id ${inValues(events)}`);
+    AND event_id ${inValues(eventIds)}`);
   await tx.run(sql`INSERT INTO event_deliveries (subscription_id, event_id, state, next_at, created_at)
-    SELECT CAST(${subscriptionId} AS BIGINT), e.id, 'pending', CAST(${now} AS BIGINT), CAST(${now} AS BIGINT) FROM events e WHERE e.id ${inValues(events)}
+    SELECT CAST(${subscriptionId} AS BIGINT), e.id, 'pending', CAST(${now} AS BIGINT), CAST(${now} AS BIGINT) FROM events e WHERE e.id ${inValues(eventIds)}
     AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.subscription_id = ${subscriptionId} AND d.event_id = e.id AND d.state = 'pending')`);
-  return events.length;
 }
 
 // ---------------------------------------------------------------- retention and figures

@@ -45,16 +45,17 @@ export function newEventUid(): string {
  * Stores the events and their pending deliveries through `tx`, the transaction handle of the change's unit of work.
  * `only`: deliver to this subscription alone (a test event, a replay) instead of fanning out.
  */
-export async function writeEvents(tx: Db, drafts: readonly EventDraft[], only?: number): Promise<number[]> {
+export async function writeEvents(tx: Db, drafts: readonly EventDraft[], only?: number): Promise<{ id: number; uid: string }[]> {
   if (!tx.inTransaction) throw new Error('events written outside a unit of work');
-  const ids: number[] = [];
+  const out: { id: number; uid: string }[] = [];
   for (const draft of drafts) {
     if (eventType(draft.type) === undefined) throw new Error(`event type ${draft.type} is not defined`);
-    const id = await insertEvent(tx, { ...draft, uid: newEventUid(), data: boundedData(draft.data) });
+    const uid = newEventUid();
+    const id = await insertEvent(tx, { ...draft, uid, data: boundedData(draft.data) });
     await fanOut(tx, id, draft.type, draft.at, only);
-    ids.push(id);
+    out.push({ id, uid });
   }
-  return ids;
+  return out;
 }
 
 /**

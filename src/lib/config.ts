@@ -87,6 +87,27 @@ const publicUrl = v.pipe(
   v.transform((s) => s.replace(/\/+$/, '')),
 );
 
+/** A retention: a duration (`90d`) in ms, or null for `off` (keep everything). */
+const retention = v.pipe(
+  v.string(),
+  v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
+  v.transform((s) => parseDurationMs(s) ?? null),
+);
+
+/** `mqtt://` or `mqtts://`, with user and password when the broker wants them (percent-encoded). */
+const mqttUrl = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((s) => {
+    try {
+      const url = new URL(s);
+      return (url.protocol === 'mqtt:' || url.protocol === 'mqtts:') && url.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, 'expected mqtt://[user:password@]host[:port] or mqtts://...'),
+);
+
 export const ConfigSchema = v.strictObject({
   port: v.optional(port, '8080'),
   host: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected a host name or address')), '127.0.0.1'),
@@ -102,11 +123,7 @@ export const ConfigSchema = v.strictObject({
   /** telemetry older than this (ms) is dropped, whole shards at a time; null keeps everything */
   /** GRIDKEEPER_SECRET_KEY (environment only: a flag would show in the process list); see auth/secret-box.ts */
   secretKey: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected one or more comma-separated 32-byte keys (base64 or hex)'))),
-  telemetryRetention: v.optional(v.pipe(
-    v.string(),
-    v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
-    v.transform((s) => parseDurationMs(s) ?? null),
-  ), 'off'),
+  telemetryRetention: v.optional(retention, 'off'),
   /** GRIDKEEPER_DATABASE_URL: PostgreSQL 15+ instead of the embedded SQLite database in the data dir */
   databaseUrl: v.optional(databaseUrl),
   /** GRIDKEEPER_DATABASE_POOL: connections this node opens to PostgreSQL at most (docs/scale-out.md) */
@@ -117,11 +134,15 @@ export const ConfigSchema = v.strictObject({
   /** base of links in e-mails; default http://<host>:<port> */
   publicUrl: v.optional(publicUrl),
   /** audit entries older than this (ms) are deleted; null keeps everything */
-  auditRetention: v.optional(v.pipe(
-    v.string(),
-    v.check((s) => parseDurationMs(s) !== undefined, DURATION_HINT),
-    v.transform((s) => parseDurationMs(s) ?? null),
-  ), '400d'),
+  auditRetention: v.optional(retention, '400d'),
+  /** GRIDKEEPER_MQTT_URL: events go to this broker too (docs/api.md#mqtt) */
+  mqttUrl: v.optional(mqttUrl),
+  /** webhooks may reach loopback, link-local and metadata addresses (docs/api.md#webhook-safety) */
+  webhookAllowInternal: v.optional(bool, 'false'),
+  /** delivered events older than this (ms) are deleted; null keeps them */
+  eventRetention: v.optional(retention, '7d'),
+  /** the installation's name in events and MQTT topics; default: an id drawn once and kept in the database */
+  installation: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'expected 1 to 64 letters, digits, - or _'))),
 });
 
 export type Config = v.InferOutput<typeof ConfigSchema>;
@@ -145,6 +166,10 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_MAIL_FROM: 'mailFrom',
   GRIDKEEPER_PUBLIC_URL: 'publicUrl',
   GRIDKEEPER_AUDIT_RETENTION: 'auditRetention',
+  GRIDKEEPER_MQTT_URL: 'mqttUrl',
+  GRIDKEEPER_WEBHOOK_ALLOW_INTERNAL: 'webhookAllowInternal',
+  GRIDKEEPER_EVENT_RETENTION: 'eventRetention',
+  GRIDKEEPER_INSTALLATION: 'installation',
 };
 
 const FLAGS: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
@@ -196,7 +221,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, argv: string[]): { config: C
     const flag = Object.entries(FLAGS).find(([, k]) => k === key)?.[0];
     const where = [NAMES[key], flag].filter(Boolean).join(' / ') || key;
     // the SMTP and database URLs may carry a password: never echo them
-    const got = key === 'smtpUrl' || key === 'databaseUrl' ? '' : ` (got ${JSON.stringify(input[key])})`;
+    const got = key === 'smtpUrl' || key === 'databaseUrl' || key === 'mqttUrl' ? '' : ` (got ${JSON.stringify(input[key])})`;
     throw new ConfigError(`${where}: ${issue.message}${got}`);
   }
   return { config: parsed.output, rest };

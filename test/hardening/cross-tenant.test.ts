@@ -56,6 +56,7 @@ const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
   nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654, user: 987_654,
   uuid: '00000000-0000-4000-8000-00000000dead', customer: '00000000-0000-4000-8000-00000000beef', license: '00000000-0000-4000-8000-00000000f00d',
+  webhook: 987_654, delivery: 987_654, event: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
 };
 
 function ok(r: HttpResult, what: string): any {
@@ -96,6 +97,10 @@ async function makeTenant(name: string): Promise<Tenant> {
     assert.equal(w.status, 204, w.text);
   }
   const apiToken = ok(await as('POST', '/user/tokens', { name: `${secret}-api-token`, scopes: ['api'] }), 'api token');
+  // an MQTT subscription: no broker is configured, so its deliveries wait and no traffic leaves the machine
+  const webhook = ok(await as('POST', `/v1/webhook?roleId=${T}`, { kind: 'mqtt', name: `${secret}-webhook`, topicPrefix: `${name}prefix` }), 'webhook').webhook;
+  const tested = ok(await as('POST', `/v1/webhook/${webhook.id}/test`), 'test event');
+  const delivery = ok(await as('POST', `/v1/webhook/${webhook.id}/delivery/query`, { filter: { eventId: tested.eventId } }), 'delivery log').deliveries[0];
   const userIds = (await db.all(sql<{ id: number }>`SELECT id FROM users WHERE email IN (${email('owner')}, ${email('colleague')}, ${email('staff')}) ORDER BY id`)).map((r) => r.id);
   return {
     name, token, http, userIds,
@@ -114,9 +119,12 @@ async function makeTenant(name: string): Promise<Tenant> {
       license: licenses.map((l) => l.id),
       apiToken: [apiToken.id],
       user: userIds,
+      webhook: [webhook.id],
+      delivery: [delivery.id],
+      event: [tested.eventId],
     },
     licenseIds: licenses.map((l) => l.id),
-    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id, apiToken.token],
+    secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id, apiToken.token, tested.eventId],
   };
 }
 
@@ -153,6 +161,8 @@ async function snapshot(v: Tenant): Promise<string> {
     orders: await all(sql`SELECT o.*, ol.license_id, ol.position FROM orders o JOIN order_licenses ol ON ol.order_id = o.id
       WHERE o.customer_id IN (SELECT id FROM customers WHERE ${inJson('role_id', roles)}) OR ${inJson('ol.license_id', licenses)} ORDER BY o.id, ol.position`),
     apiTokens: await all(sql`SELECT id, user_id, name, scopes, token_hash, expires_at FROM api_tokens WHERE ${inJson('user_id', users)} ORDER BY id`),
+    webhooks: await all(sql`SELECT id, role_id, kind, name, url, topic_prefix, types, secret, previous_secret, enabled FROM event_subscriptions
+      WHERE ${inJson('role_id', roles)} AND role_id <> ${ROOT_ROLE} ORDER BY id`),
     telemetry,
   });
 }
@@ -161,7 +171,7 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken|user)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken|user|webhook|delivery|event)$/;
 /** a nodeId inside a longer query value (an InfluxQL statement) */
 const EMBEDDED = /@(nodeId|ctrl)\b/;
 
@@ -367,10 +377,10 @@ async function attack(attacker: Tenant, victim: Tenant): Promise<{ variants: num
 
 const ID_NAME = /^(id|ids|key|licenseKey|licenseIds|nodeId|email|userEmail|uuid)$|Id$/;
 /**
- * Not references: afterId is a pagination cursor (any integer is legal and names no object); views do not exist on
+ * Not references: afterId and beforeId are pagination cursors (any integer is legal and names no object); views do not exist on
  * the appliance (viewId filters are always 400 NOT_SUPPORTED).
  */
-const NOT_A_REFERENCE = new Set(['afterId', 'viewId']);
+const NOT_A_REFERENCE = new Set(['afterId', 'beforeId', 'viewId']);
 
 function declaredSlots(spec: AnyRouteSpec): string[] {
   const out = new Set<string>();

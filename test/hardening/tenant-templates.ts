@@ -5,10 +5,12 @@
 //
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
 // controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@uuid' (a company's uuid) '@customer' (a
-// customer id) '@license' (a license id) '@apiToken' (an API token's id) '@user' (a user id); company ids are role ids
+// customer id) '@license' (a license id) '@apiToken' (an API token's id) '@user' (a user id) '@webhook' '@delivery' (a
+// subscription's and one of its deliveries' ids) '@event' (an event id, evt_...); company ids are role ids
 // ('@role'). '@nodeId' may also sit inside a query value (an InfluxQL statement). In a body a placeholder inside an array
 // can become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
-export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken' | 'user';
+export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken' | 'user'
+  | 'webhook' | 'delivery' | 'event';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -146,6 +148,18 @@ export const TEMPLATES: Template[] = [
   { route: 'GET /query', query: { db: 'shared_db', q: "SELECT * FROM readings WHERE nodeId = '@nodeId' AND time >= 1767225600000ms AND time < 1767229200000ms" }, read: true },
   { route: 'POST /query', query: { db: 'shared_db', q: "SELECT max(v) FROM readings WHERE nodeId =~ /^@nodeId$/ AND time >= 1767225600000ms AND time < 1767229200000ms GROUP BY *" }, read: true },
   { route: 'DELETE /user/tokens/:id', params: { id: '@apiToken' } },
+
+  { route: 'POST /v1/webhook', query: { roleId: '@role' }, body: { kind: 'mqtt', name: 'intruder-subscription' } },
+  { route: 'POST /v1/webhook/query', body: { filter: { id: ['@webhook'], roleId: ['@role'] } }, read: true },
+  { route: 'GET /v1/webhook/:webhookId', params: { webhookId: '@webhook' }, read: true },
+  { route: 'PUT /v1/webhook/:webhookId', params: { webhookId: '@webhook' }, body: { name: 'renamed-by-intruder', types: ['*'], enabled: true } },
+  { route: 'POST /v1/webhook/:webhookId/secret', params: { webhookId: '@webhook' }, own: [400] },
+  { route: 'POST /v1/webhook/:webhookId/test', params: { webhookId: '@webhook' } },
+  { route: 'POST /v1/webhook/:webhookId/delivery/query', params: { webhookId: '@webhook' }, body: { filter: { eventId: '@event' } }, read: true },
+  { route: 'GET /v1/webhook/:webhookId/delivery/:deliveryId', params: { webhookId: '@webhook', deliveryId: '@delivery' }, read: true },
+  // the victim's event on the attacker's own subscription: answered like an event that does not exist
+  { route: 'POST /v1/webhook/:webhookId/replay', params: { webhookId: '@webhook' }, body: { eventId: '@event' } },
+  { route: 'DELETE /v1/webhook/:webhookId', params: { webhookId: '@webhook' } },
 ];
 
 /** Routes acting on the caller only (its tokens, its 2FA, its password) or on nothing tenant-owned: no id slot. */
@@ -160,4 +174,5 @@ export const SELF_ONLY: Record<string, string> = {
   'GET /v1/telemetry/namespaces': 'read as the attacker and checked for leaks separately',
   'POST /user/tokens': 'own API tokens', 'GET /user/tokens': 'own API tokens (listed for the caller only)',
   'POST /v1/license/query': 'root members only (every tenant is refused with 403); names no id',
+  'GET /v1/event/types': 'the registry of event types; names no id',
 };

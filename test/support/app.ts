@@ -158,7 +158,10 @@ async function appOn(db: Db, clock: FakeClock, env: Record<string, string>, clos
         throw err;
       }
     },
-    close,
+    async close() {
+      await deps.events.stop();
+      await close();
+    },
   };
 }
 

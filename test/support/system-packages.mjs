@@ -17,6 +17,7 @@ export const SYSTEM_PACKAGES = [
   { file: '/usr/sbin/debootstrap', pkg: 'debootstrap', for: 'a throw-away Debian root to install the package into (test/release/deb.test.ts)' },
   { file: '/usr/bin/dpkg-deb', pkg: 'dpkg', for: 'the Debian package built (test/release/deb.test.ts)' },
   { file: '/usr/bin/file', pkg: 'file', for: 'the architecture of the arm64 executable (test/release/arm64.test.ts)' },
+  { file: '/usr/sbin/mosquitto', pkg: 'mosquitto', for: 'events to an MQTT broker (test/events/mqtt.test.ts)' },
 ];
 
 export function ensureSystemPackages(list = SYSTEM_PACKAGES) {
