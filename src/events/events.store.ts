@@ -326,3 +326,11 @@ export async function installationId(db: Db, drawn: string): Promise<string> {
   await db.run(sql`INSERT INTO settings (key, value) VALUES ('installation', ${drawn}) ON CONFLICT (key) DO NOTHING`);
   return (await db.get(sql<{ value: string }>`SELECT value FROM settings WHERE key = 'installation'`))!.value;
 }
+
+/**
+ * Makes every claimed delivery due now. Only for a database that one process serves (SQLite at start): every lease in
+ * it belongs to a process that is gone.
+ */
+export async function releaseLeases(db: Db, now: number): Promise<number> {
+  return (await db.run(sql`UPDATE event_deliveries SET next_at = ${now}, lease = NULL WHERE lease IS NOT NULL AND state = 'pending'`)).changes;
+}

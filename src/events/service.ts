@@ -8,7 +8,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import type { EventService } from '../context/deps.ts';
 import { createDispatcher } from './dispatcher.ts';
-import { installationId } from './events.store.ts';
+import { installationId, releaseLeases } from './events.store.ts';
 import { connectMqtt } from './mqtt-publisher.ts';
 
 export interface EventsOptions {
@@ -23,6 +23,8 @@ export interface EventsOptions {
 
 export async function createEvents(o: EventsOptions): Promise<EventService> {
   const installation = o.config.installation ?? await installationId(o.db, randomBytes(8).toString('hex'));
+  // SQLite: one process serves the file, so a claim still in it was left by a process that stopped mid-delivery
+  if (o.db.backend === 'sqlite') await releaseLeases(o.db, o.now());
   return createDispatcher({
     db: o.db, now: o.now, log: o.log, secrets: o.secrets, installation, version: o.version, registry: o.registry,
     allowInternal: o.config.webhookAllowInternal,
