@@ -131,7 +131,8 @@ export function createDispatcher(o: DispatcherOptions): EventService {
     const result = job.subscription.kind === 'mqtt' ? await publishMqtt(job.subscription, envelope, body) : await postSigned(job.subscription, envelope, body);
     const attempt = { at: started, durationMs: Math.round(performance.now() - clock), status: result.status, error: result.error, response: result.response };
     counters.attempts.inc({ kind: job.subscription.kind });
-    if (result.error === null) return { ...base, state: 'delivered', attempt, subscription: 'success' };
+    // a success resets a run of failures; with none to reset there is nothing to write
+    if (result.error === null) return { ...base, state: 'delivered', attempt, subscription: job.subscription.failures > 0 ? 'success' : 'none' };
     counters.failures.inc({ kind: job.subscription.kind });
     if (result.status === 410) {
       return { ...base, state: 'failed', attempt, subscription: 'failure', error: result.error, disable: `the endpoint answered 410 Gone at ${new Date(started).toISOString()}` };

@@ -13,6 +13,7 @@ import { Roles } from './pages/roles.tsx';
 import { Licenses } from './pages/licenses.tsx';
 import { Profile } from './pages/profile.tsx';
 import { Operations } from './pages/operations.tsx';
+import { Webhooks } from './pages/webhooks.tsx';
 import type { Member } from './types.ts';
 import type { Me } from './types.ts';
 
@@ -45,6 +46,7 @@ const NAV: { href: string; label: string; root?: boolean }[] = [
   { href: '/devices', label: 'Devices' },
   { href: '/roles', label: 'Roles' },
   { href: '/licenses', label: 'Licenses' },
+  { href: '/webhooks', label: 'Webhooks' },
   { href: '/operations', label: 'Operations', root: true },
   { href: '/profile', label: 'Profile' },
 ];
@@ -59,6 +61,7 @@ function Shell({ me }: { me: Me }) {
   else if ((params = match('/roles/:id', path))) page = <Roles selected={Number(params.id)} />;
   else if (match('/roles', path)) page = <Roles />;
   else if (match('/licenses', path)) page = <Licenses me={me} />;
+  else if (match('/webhooks', path)) page = <Webhooks />;
   else if (match('/operations', path)) page = <Operations />;
   else if (match('/profile', path)) page = <Profile />;
   else if (path === '/') page = <Loading />;
