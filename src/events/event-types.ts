@@ -65,6 +65,12 @@ export function filtersSelecting(type: string): string[] {
   return out;
 }
 
+/** The entries of a filter that no other entry covers (`*` covers all, `device.*` covers `device.updated`), once each. */
+export function minimalFilters(entries: readonly string[]): string[] {
+  const unique = [...new Set(entries)];
+  return unique.filter((e) => !filtersSelecting(e.endsWith('.*') ? e.slice(0, -2) : e).some((f) => f !== e && unique.includes(f)));
+}
+
 /** The types of the changes the audit log records (src/events/from-audit.ts maps its actions to them). */
 defineEventTypes([
   { type: 'role.created', subject: 'role', audience: 'role', summary: 'A role was created (visible to those who reach its parent).' },

@@ -10,7 +10,7 @@ import { ROOT_ROLE_ID } from '../../src/access/root.ts';
 import { addRole, addManages, addDevice, addMonitors, userIn, ALL } from '../roles/fixtures.ts';
 import { login } from '../support/auth-helpers.ts';
 import { boundedData, MAX_DATA_BYTES, writeEvents, withEvents } from '../../src/events/outbox.ts';
-import { eventTypes, filtersSelecting, isTypeFilter } from '../../src/events/event-types.ts';
+import { eventTypes, filtersSelecting, isTypeFilter, minimalFilters } from '../../src/events/event-types.ts';
 import { plainAuditLog, recordCommandAudit } from '../../src/audit/record.ts';
 import { licenseCreated } from '../../src/licenses/licenses.schemas.ts';
 
@@ -148,7 +148,7 @@ describe('events: the outbox', () => {
     const sub = async (types: string[], enabled = 1) => {
       const row = (await db.get(sql<{ id: number }>`INSERT INTO event_subscriptions (role_id, kind, name, url, types, enabled, created_at, updated_at)
         VALUES (1, 'webhook', 'x', 'http://example.test/', ${JSON.stringify(types)}, ${enabled}, 0, 0) RETURNING id`))!;
-      for (const type of types) await db.run(sql`INSERT INTO event_subscription_types (type, subscription_id) VALUES (${type}, ${row.id})`);
+      for (const type of minimalFilters(types)) await db.run(sql`INSERT INTO event_subscription_types (type, subscription_id) VALUES (${type}, ${row.id})`);
       return row.id;
     };
     const all = await sub(['*', 'device.*']);
@@ -176,6 +176,8 @@ describe('events: types and data', () => {
       for (const f of filtersSelecting(type)) assert.ok(isTypeFilter(f), f);
     }
     assert.deepEqual(filtersSelecting('role.manages.updated'), ['role.manages.updated', 'role.manages.*', 'role.*', '*']);
+    assert.deepEqual(minimalFilters(['device.updated', 'device.*', 'role.manages.updated', 'device.*']), ['device.*', 'role.manages.updated']);
+    assert.deepEqual(minimalFilters(['role.*', '*', 'device.created']), ['*']);
     assert.equal(isTypeFilter('nothing.*'), false);
     assert.equal(isTypeFilter('device'), false);
   });
