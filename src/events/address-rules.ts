@@ -23,17 +23,13 @@ const V6: [string, number, string][] = [
   ['ff00::', 8, 'a multicast address'],
 ];
 const reasons: { list: BlockList; reason: string; family: 'ipv4' | 'ipv6' }[] = [];
-for (const [net, prefix, reason] of V4) {
-  const list = new BlockList();
-  list.addSubnet(net, prefix, 'ipv4');
-  refused.addSubnet(net, prefix, 'ipv4');
-  reasons.push({ list, reason, family: 'ipv4' });
-}
-for (const [net, prefix, reason] of V6) {
-  const list = new BlockList();
-  list.addSubnet(net, prefix, 'ipv6');
-  refused.addSubnet(net, prefix, 'ipv6');
-  reasons.push({ list, reason, family: 'ipv6' });
+for (const [family, table] of [['ipv4', V4], ['ipv6', V6]] as const) {
+  for (const [net, prefix, reason] of table) {
+    const list = new BlockList();
+    list.addSubnet(net, prefix, family);
+    refused.addSubnet(net, prefix, family);
+    reasons.push({ list, reason, family });
+  }
 }
 
 /** An IPv4 address carried inside an IPv6 one (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d), judged as itself. */

@@ -22,6 +22,18 @@ export interface EventType {
   summary: string;
 }
 
+/** An event before it is stored (src/events/outbox.ts writes it). */
+export interface EventDraft {
+  type: string;
+  at: number;
+  subject: string;
+  subjectId: string | null;
+  audience: Audience;
+  roleId: number | null;
+  deviceId: number | null;
+  data: Record<string, unknown>;
+}
+
 const TYPE_NAME = /^[a-z0-9_]+(?:\.[a-z0-9_]+)+$/;
 const registry = new Map<string, EventType>();
 

@@ -2,7 +2,7 @@
 // devices, monitors, licenses, customers) becomes one event, and deletions that took other objects with them add one
 // event per object taken. Sign-ins, token refreshes, second-factor steps and users' own settings are not events.
 import type { AuditInsert } from '../db/schema.ts';
-import type { EventDraft } from './outbox.ts';
+import type { EventDraft } from './event-types.ts';
 
 type Changes = Record<string, unknown>;
 

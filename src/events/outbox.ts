@@ -5,21 +5,11 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import type { AuditLog } from '../context/deps.ts';
 import type { AuditInsert } from '../db/schema.ts';
-import { eventType, type Audience } from './event-types.ts';
+import { eventType, type EventDraft } from './event-types.ts';
 import { eventsOfAudit } from './from-audit.ts';
 import { fanOut, insertEvent } from './events.store.ts';
 
-/** An event before it is stored. */
-export interface EventDraft {
-  type: string;
-  at: number;
-  subject: string;
-  subjectId: string | null;
-  audience: Audience;
-  roleId: number | null;
-  deviceId: number | null;
-  data: Record<string, unknown>;
-}
+export type { EventDraft };
 
 /** Stored data above this size keeps only the names of what changed (a delivery's payload stays under 20 kB). */
 export const MAX_DATA_BYTES = 16 * 1024;

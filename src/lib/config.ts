@@ -34,19 +34,22 @@ const poolSize = v.pipe(
   v.maxValue(1000, 'expected an integer from 1 to 1000'),
 );
 
-/** `smtp://[user:pass@]host[:port]` or `smtps://…` (TLS from the first byte); credentials percent-encoded. */
-const smtpUrl = v.pipe(
+/** A service's URL: `<scheme>://[user:pass@]host[:port]` or its TLS form `<scheme>s://…`; credentials percent-encoded. */
+const serviceUrl = (scheme: string) => v.pipe(
   v.string(),
   v.trim(),
   v.check((s) => {
     try {
       const url = new URL(s);
-      return (url.protocol === 'smtp:' || url.protocol === 'smtps:') && url.hostname !== '';
+      return (url.protocol === `${scheme}:` || url.protocol === `${scheme}s:`) && url.hostname !== '';
     } catch {
       return false;
     }
-  }, 'expected smtp://[user:password@]host[:port] or smtps://...'),
+  }, `expected ${scheme}://[user:password@]host[:port] or ${scheme}s://...`),
 );
+
+/** `smtp://[user:pass@]host[:port]` or `smtps://…` (TLS from the first byte). */
+const smtpUrl = serviceUrl('smtp');
 
 /**
  * A PostgreSQL connection URL: `postgres://` or `postgresql://`, with user, password, host, port, database and
@@ -94,19 +97,8 @@ const retention = v.pipe(
   v.transform((s) => parseDurationMs(s) ?? null),
 );
 
-/** `mqtt://` or `mqtts://`, with user and password when the broker wants them (percent-encoded). */
-const mqttUrl = v.pipe(
-  v.string(),
-  v.trim(),
-  v.check((s) => {
-    try {
-      const url = new URL(s);
-      return (url.protocol === 'mqtt:' || url.protocol === 'mqtts:') && url.hostname !== '';
-    } catch {
-      return false;
-    }
-  }, 'expected mqtt://[user:password@]host[:port] or mqtts://...'),
-);
+/** `mqtt://` or `mqtts://`, with user and password when the broker wants them. */
+const mqttUrl = serviceUrl('mqtt');
 
 export const ConfigSchema = v.strictObject({
   port: v.optional(port, '8080'),
