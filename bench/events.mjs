@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { load, percentile } from './lib/load.mjs';
+import { cpuMs, load, percentile } from './lib/load.mjs';
 import { call as httpCall, accessToken } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 import { benchDatabase } from './lib/postgres.mjs';
@@ -77,16 +77,22 @@ try {
   const ratios = [];
   const withRps = [];
   const withoutRps = [];
+  const cpuWith = [];
+  const cpuWithout = [];
   let delivered = 0;
   for (let round = 0; round < ROUNDS; round++) {
     const [a, b] = await Promise.all([start(), start()]);
     try {
       await a.subscribe(rx.url);
       const before = received;
+      const cpu0 = [cpuMs(a.child.pid), cpuMs(b.child.pid)];
       const [ra, rb] = await Promise.all([patchLoad(a, 8), patchLoad(b, 8)]);
       if (ra.errors + rb.errors > 0) throw new Error(`errors: ${ra.errors} with, ${rb.errors} without`);
       for (let i = 0; i < 600 && received - before < ra.requests; i++) await new Promise((r) => setTimeout(r, 50));
       delivered += received - before;
+      // server CPU per PATCH, the delivery of its event included (measured after the last delivery)
+      cpuWith.push((cpuMs(a.child.pid) - cpu0[0]) / ra.requests);
+      cpuWithout.push((cpuMs(b.child.pid) - cpu0[1]) / rb.requests);
       ratios.push(ra.rps / rb.rps);
       withRps.push(ra.rps);
       withoutRps.push(rb.rps);
@@ -97,7 +103,8 @@ try {
   }
   console.log(`[${BACKEND}] PATCH, 8 connections each, both servers at once, ${ROUNDS} x 8 s: with one webhook subscriber `
     + `${withRps.map((x) => fmt(x, 0)).join(', ')} req/s, without ${withoutRps.map((x) => fmt(x, 0)).join(', ')} req/s; `
-    + `with / without ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; aim >= 0.9); ${delivered} events delivered meanwhile`);
+    + `with / without ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; aim >= 0.9); ${delivered} events delivered meanwhile; `
+    + `server CPU per PATCH with ${fmt(median(cpuWith), 3)} ms (its delivery included), without ${fmt(median(cpuWithout), 3)} ms`);
 
   // 2. delivery rate: a backlog of EVENTS events replayed to one subscription
   const s = await start();
