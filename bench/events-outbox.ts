@@ -58,7 +58,7 @@ try {
   } else {
     await db.tx(async (tx) => {
       await tx.run(sql`INSERT INTO events (uid, type, at, subject_kind, subject_id, audience, device_id, data)
-        SELECT 'evt_' || substr(md5(i::text), 1, 22), 'device.updated', ${t0} + i, 'device', (1 + i % 1000)::text, 'device', 1 + i % 1000,
+        SELECT 'evt_' || substr(md5(i::text), 1, 22), 'device.updated', CAST(${t0} AS BIGINT) + i, 'device', (1 + i % 1000)::text, 'device', 1 + i % 1000,
           '{"changes":{"power":{"before":' || (i - 1) || ',"after":' || i || '}}}'
         FROM generate_series(1, ${EVENTS}) AS i`);
       await tx.run(sql`INSERT INTO event_deliveries (subscription_id, event_id, state, next_at, created_at)

@@ -31,6 +31,7 @@ const MAINTAIN_EVERY_MS = 60_000;
 export const DISABLE_AFTER_MS = 3 * 24 * 3600_000;
 export const DISABLE_FAILURES = 10;
 const PRUNE_CHUNK = 1_000;
+const STOP_WAIT_MS = 5_000;
 
 /** Sends a payload to an MQTT broker (mqtt-publisher.ts); `connected` false: MQTT subscriptions wait. */
 export interface MqttSink {
@@ -172,7 +173,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
 
   /** Records the outcomes gathered so far, one transaction at a time. */
   function flush(): Promise<void> {
-    if (flushing) return flushing.then(() => (outcomes.length > 0 ? flush() : undefined));
+    if (flushing !== undefined) return flushing.then(() => (outcomes.length > 0 ? flush() : undefined));
     if (outcomes.length === 0) return Promise.resolve();
     const batch = outcomes.splice(0);
     flushing = bookkeeping(db, (tx) => recordOutcomes(tx, batch, now())).catch((err: unknown) => {
@@ -249,7 +250,8 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       running = false;
       signal();
       await loop;
-      while (total > 0 || flushing) await new Promise((r) => setTimeout(r, 20));
+      // deliveries in flight get a few seconds to end; one still running then is sent again after its lease (at least once)
+      for (let waited = 0; (total > 0 || flushing !== undefined) && waited < STOP_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
       await flush();
       await o.mqtt?.close();
     },
