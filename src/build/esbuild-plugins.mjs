@@ -63,3 +63,19 @@ export const foldWorkerPlugin = {
     b.onLoad({ filter: /.*/, namespace: 'fold-worker' }, async () => ({ contents: await foldWorkerModule(), loader: 'js' }));
   },
 };
+
+/**
+ * Optional packages that the mqtt client's dependencies try to require inside try/catch (debug: supports-color; ws:
+ * bufferutil, utf-8-validate), never installed here. Left as requires, each makes a single executable print a warning
+ * about non-builtin modules; bundled as a module that throws "not found", each takes the fallback it has in place.
+ */
+export const absentOptionalsPlugin = {
+  name: 'absent-optionals',
+  setup(b) {
+    b.onResolve({ filter: /^(supports-color|bufferutil|utf-8-validate)$/ }, (args) => ({ path: args.path, namespace: 'absent-optional' }));
+    b.onLoad({ filter: /.*/, namespace: 'absent-optional' }, (args) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}'`)}), { code: 'MODULE_NOT_FOUND' });`,
+      loader: 'js',
+    }));
+  },
+};

@@ -272,15 +272,16 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
 /** /metrics: the outbox read when scraped (shared by every node), attempts and failures of this node. */
 function metrics(registry: Registry | undefined, db: Db, now: () => number) {
   const registers = registry ? [registry] : [];
-  let figures: Promise<{ pending: number; oldest: number | null }> | undefined;
-  const read = () => (figures ??= outboxFigures(db).finally(() => { setTimeout(() => { figures = undefined; }, 100).unref(); }));
+  let figures: Promise<{ pending: number; oldest: number | null } | undefined> | undefined;
+  // a database that cannot be reached leaves the two gauges out of the scrape: /metrics itself still answers
+  const read = () => (figures ??= outboxFigures(db).catch(() => undefined).finally(() => { setTimeout(() => { figures = undefined; }, 100).unref(); }));
   new Gauge({
     name: 'gridkeeper_events_pending', help: 'Event deliveries waiting in the outbox (all nodes)', registers,
-    async collect() { this.set((await read()).pending); },
+    async collect() { const f = await read(); if (f !== undefined) this.set(f.pending); },
   });
   new Gauge({
     name: 'gridkeeper_events_oldest_pending_age_seconds', help: 'Age of the oldest event delivery waiting in the outbox (0: none)', registers,
-    async collect() { const { oldest } = await read(); this.set(oldest === null ? 0 : Math.max(now() - oldest, 0) / 1000); },
+    async collect() { const f = await read(); if (f !== undefined) this.set(f.oldest === null ? 0 : Math.max(now() - f.oldest, 0) / 1000); },
   });
   return {
     attempts: new Counter({ name: 'gridkeeper_event_delivery_attempts_total', help: 'Event delivery attempts made by this node', labelNames: ['kind'], registers }),
