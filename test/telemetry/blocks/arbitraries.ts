@@ -1,0 +1,69 @@
+// Inputs for the codecs' property tests: random values mixed with the adversarial ones (extremes, runs, alternation,
+// regular steps with jumps), as typed arrays the way a block holds them.
+import fc from 'fast-check';
+
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+export const INT64_MIN = -(2n ** 63n);
+export const INT64_MAX = 2n ** 63n - 1n;
+
+/** fast-check settings: seeded, so a failure is reproduced by running the test again */
+export const SEEDED = { seed: 38, numRuns: 300 } as const;
+
+/** Arrays of length 0..max built from one element arbitrary, in the shapes that stress codecs. */
+export function shaped<T>(element: fc.Arbitrary<T>, max = 400): fc.Arbitrary<T[]> {
+  return fc.oneof(
+    fc.array(element, { maxLength: max }),
+    fc.tuple(element, fc.integer({ min: 0, max: max * 4 })).map(([v, n]) => Array<T>(n).fill(v)),
+    fc.tuple(element, element, fc.integer({ min: 0, max })).map(([a, b, n]) => Array.from({ length: n }, (_, i) => (i % 2 ? a : b))),
+    fc.array(fc.tuple(element, fc.integer({ min: 1, max: 300 })), { maxLength: 12 })
+      .map((runs) => runs.flatMap(([v, n]) => Array<T>(n).fill(v))),
+  );
+}
+
+const safeExtremes = fc.constantFrom(0, 1, -1, MAX_SAFE, -MAX_SAFE, 2 ** 32, -(2 ** 32), 2 ** 31 - 1, -(2 ** 31), 2 ** 52, -(2 ** 52));
+
+/** Safe integers: small, large and extreme. */
+export const safeInt = fc.oneof(
+  fc.integer({ min: -1000, max: 1000 }),
+  fc.maxSafeInteger(),
+  safeExtremes,
+);
+
+/** Safe integer sequences: shaped, and counters/clocks (start + steps with jitter and jumps). */
+export const safeInts: fc.Arbitrary<Float64Array> = fc.oneof(
+  shaped(safeInt),
+  fc.tuple(
+    fc.integer({ min: -(2 ** 50), max: 2 ** 50 }),
+    fc.integer({ min: 0, max: 100_000 }),
+    fc.array(fc.oneof(
+      { arbitrary: fc.constant(0), weight: 8 },
+      { arbitrary: fc.integer({ min: -3, max: 3 }), weight: 2 },
+      { arbitrary: fc.integer({ min: -(2 ** 40), max: 2 ** 40 }), weight: 1 },
+    ), { maxLength: 700 }),
+  ).map(([start, step, jitter]) => {
+    let t = start;
+    return jitter.map((j) => (t += step + j));
+  }),
+).map((a) => Float64Array.from(a));
+
+/** Any int64: extremes included. */
+export const int64 = fc.oneof(
+  fc.bigInt({ min: INT64_MIN, max: INT64_MAX }),
+  fc.constantFrom(INT64_MIN, INT64_MAX, INT64_MIN + 1n, 0n, -1n, 2n ** 53n, -(2n ** 53n), 2n ** 53n - 1n, 2n ** 53n + 1n),
+  safeInt.map(BigInt),
+);
+export const int64s: fc.Arbitrary<BigInt64Array> = shaped(int64).map((a) => BigInt64Array.from(a));
+
+/** Every finite double the codec must keep to the bit, and the short decimals it must keep small. */
+export const anyDouble = fc.oneof(
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.constantFrom(-0, 0, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE, -Number.MAX_VALUE, 2.2250738585072014e-308,
+    2.225073858507201e-308, 0.1 + 0.2, 1e300, -1e-300, Number.EPSILON, MAX_SAFE, 2 ** 53 + 2, 1 / 3, Math.PI),
+  fc.integer({ min: -100_000_000, max: 100_000_000 }).chain((k) => fc.integer({ min: 0, max: 6 }).map((e) => k / 10 ** e)),
+);
+
+/** Decimals as a meter writes them: k / 10^e with a fixed e per array. */
+export const decimals: fc.Arbitrary<Float64Array> = fc.tuple(fc.integer({ min: 0, max: 4 }), fc.array(fc.integer({ min: -10_000_000, max: 10_000_000 }), { maxLength: 600 }))
+  .map(([e, ks]) => Float64Array.from(ks, (k) => Number((k / 10 ** e).toFixed(e))));
+
+export const isBlockFormatError = (err: unknown): boolean => err instanceof Error && err.name === 'BlockFormatError';
