@@ -7,6 +7,15 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const TWO24 = 0x1000000;
 const TWO32 = 0x100000000;
 
+/** Which half of a double is which in a Uint32Array view of a Float64Array (the machine's byte order). */
+export const LO = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1 ? 0 : 1;
+export const HI = 1 - LO;
+
+/** The 32-bit words of a Float64Array's values, two per value (LO and HI): their exact bits. */
+export function wordsOf(values: Float64Array): Uint32Array {
+  return new Uint32Array(values.buffer, values.byteOffset, values.length * 2);
+}
+
 /** Bits needed for 0 <= v <= 2^53 - 1 (0 for 0). */
 export function bitWidth(v: number): number {
   return v < TWO32 ? 32 - Math.clz32(v) : 64 - Math.clz32(Math.floor(v / TWO32));
@@ -92,6 +101,15 @@ export class ByteWriter {
       this.byte(this.acc & 255);
       this.acc >>>= 8;
       this.accBits -= 8;
+    }
+  }
+
+  /** k <= 32 bits of 0 <= v < 2^k */
+  bits32(v: number, k: number): void {
+    if (k <= 24) this.bits(v, k);
+    else {
+      this.bits(v & 0xffffff, 24);
+      this.bits(v >>> 24, k - 24);
     }
   }
 
@@ -192,6 +210,13 @@ export class ByteReader {
     return v;
   }
 
+  /** k <= 32 bits, as an unsigned number */
+  bits32(k: number): number {
+    if (k <= 24) return this.bits(k);
+    const low = this.bits(24);
+    return low + this.bits(k - 24) * TWO24;
+  }
+
   /** Drops the rest of a partly read byte. */
   align(): void {
     this.acc = 0;
@@ -216,6 +241,11 @@ export function packedSize(count: number, width: number): number {
   return Math.ceil((count * width) / 8);
 }
 
+// unpack()'s aligned copy of one chunk's bits, read as 32-bit words: 128 values of up to 53 bits, and a spare word
+const scratchBytes = new Uint8Array(128 * 8 + 8);
+const scratchWords = new Uint32Array(scratchBytes.buffer);
+const LITTLE_ENDIAN = LO === 0;
+
 /** Reads what pack() wrote into out[o .. o + count), adding base. */
 export function unpack(r: ByteReader, out: Float64Array, o: number, count: number, base: number, width: number): void {
   if (width === 0) {
@@ -225,23 +255,25 @@ export function unpack(r: ByteReader, out: Float64Array, o: number, count: numbe
   const size = packedSize(count, width);
   if (size > r.left) throw new BlockFormatError('truncated');
   const b = r.bytes;
-  let p = r.pos;
-  let acc = 0;
-  let n = 0;
   const end = o + count;
-  if (width <= 24) {
-    // the hot path: one refill loop and one mask per value, all in int32
+  if (width <= 30 && count <= 128 && LITTLE_ENDIAN) {
+    // the hot path: the bits as aligned 32-bit words, one or two loads per value, all in int32
+    scratchBytes.set(b.subarray(r.pos, r.pos + size));
+    const words = scratchWords;
     const mask = (1 << width) - 1;
+    let bit = 0;
     for (let i = o; i < end; i++) {
-      while (n < width) {
-        acc |= b[p++] << n;
-        n += 8;
-      }
-      out[i] = base + (acc & mask);
-      acc >>>= width;
-      n -= width;
+      const at = bit >>> 5;
+      const shift = bit & 31;
+      let v = words[at] >>> shift;
+      if (shift + width > 32) v |= words[at + 1] << (32 - shift);
+      out[i] = base + (v & mask);
+      bit += width;
     }
   } else {
+    let p = r.pos;
+    let acc = 0;
+    let n = 0;
     for (let i = o; i < end; i++) {
       let v = 0;
       let mul = 1;

@@ -3,67 +3,20 @@
 //
 // A sequence is first differenced 0, 1 or 2 times (raw values; deltas, for counters; deltas of deltas, for regular
 // timestamps), the first `order` values kept aside as seeds. What remains is either packed as it is, or as runs
-// (value, length) when it repeats. Packing is frame of reference in chunks of 128: each chunk stores its minimum and
-// the bits of (value - minimum), so a chunk of equal values costs two bytes and a noisy one the width of its spread.
-// The encoder estimates every shape and writes the smallest.
+// (value, length) when it repeats, then packed by frames of reference (frames.ts). The encoder estimates every shape
+// and writes the smallest.
 //
 // Values within ±(2^53 - 1) whose differences stay there take the fast path in doubles. Anything else (values or
 // steps beyond 2^53) goes the wide way: 64-bit differences with wrap-around, zig-zag, and the high and low 32-bit
 // halves each coded as a sequence of their own.
-import { ByteReader, ByteWriter, bitWidth, pack, packedSize, svarintSize, unpack, varintSize } from './bits.ts';
+import { ByteReader, ByteWriter, svarintSize, varintSize } from './bits.ts';
+import { framesSize, readFrames, writeFrames } from './frames.ts';
 import { BlockFormatError } from './errors.ts';
 
-const CHUNK = 128;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-const MAX_WIDTH = 53;
 /** mode byte: bits 0-1 the order, then these flags */
 const RUNS = 4;
 const WIDE = 8;
-
-/** Bytes of the chunked frame-of-reference packing of x[from .. to), or -1 when a chunk's spread is beyond 2^53 - 1. */
-function forSize(x: Float64Array, from: number, to: number): number {
-  let size = 0;
-  for (let c = from; c < to; c += CHUNK) {
-    const end = Math.min(c + CHUNK, to);
-    let min = x[c];
-    let max = min;
-    for (let i = c + 1; i < end; i++) {
-      const v = x[i];
-      if (v < min) min = v;
-      else if (v > max) max = v;
-    }
-    const spread = max - min;
-    if (!(spread <= MAX_SAFE)) return -1;
-    size += 1 + svarintSize(min) + packedSize(end - c, bitWidth(spread));
-  }
-  return size;
-}
-
-function writeFor(w: ByteWriter, x: Float64Array, from: number, to: number): void {
-  for (let c = from; c < to; c += CHUNK) {
-    const end = Math.min(c + CHUNK, to);
-    let min = x[c];
-    let max = min;
-    for (let i = c + 1; i < end; i++) {
-      const v = x[i];
-      if (v < min) min = v;
-      else if (v > max) max = v;
-    }
-    const width = bitWidth(max - min);
-    w.byte(width);
-    w.svarint(min);
-    pack(w, x, c, end - c, min, width);
-  }
-}
-
-function readFor(r: ByteReader, out: Float64Array, from: number, to: number): void {
-  for (let c = from; c < to; c += CHUNK) {
-    const width = r.byte();
-    if (width > MAX_WIDTH) throw new BlockFormatError(`bit width ${width}`);
-    const base = r.svarint();
-    unpack(r, out, c, Math.min(CHUNK, to - c), base, width);
-  }
-}
 
 /** x = the order-th differences of v after `order` seeds; false when a difference is beyond ±(2^53 - 1). */
 function difference(v: Float64Array, order: number, x: Float64Array): boolean {
@@ -113,7 +66,7 @@ function bestShape(v: Float64Array): Shape | undefined {
     if (!difference(v, order, x)) break;
     let seeds = 0;
     for (let i = 0; i < order; i++) seeds += svarintSize(x[i]);
-    const packed = forSize(x, order, n);
+    const packed = framesSize(x, order, n, false);
     if (packed >= 0 && (!best || seeds + 1 + packed < best.size)) best = { order, runs: false, size: seeds + 1 + packed };
     const count = runs(x, order, n);
     // runs pay only when values repeat; each run costs at least a length besides its value
@@ -121,8 +74,8 @@ function bestShape(v: Float64Array): Shape | undefined {
       const values = new Float64Array(count);
       const lengths = new Float64Array(count);
       runs(x, order, n, values, lengths);
-      const a = forSize(values, 0, count);
-      const b = forSize(lengths, 0, count);
+      const a = framesSize(values, 0, count, false);
+      const b = framesSize(lengths, 0, count, false);
       const size = seeds + 1 + varintSize(count) + a + b;
       if (a >= 0 && b >= 0 && (!best || size < best.size)) best = { order, runs: true, size };
     }
@@ -155,7 +108,7 @@ export function encodeInts(w: ByteWriter, values: Float64Array | BigInt64Array):
   w.byte(shape.order | (shape.runs ? RUNS : 0));
   for (let i = 0; i < shape.order; i++) w.svarint(x[i]);
   if (!shape.runs) {
-    writeFor(w, x, shape.order, n);
+    writeFrames(w, x, shape.order, n);
     return;
   }
   const count = runs(x, shape.order, n);
@@ -163,8 +116,8 @@ export function encodeInts(w: ByteWriter, values: Float64Array | BigInt64Array):
   const lengths = new Float64Array(count);
   runs(x, shape.order, n, runValues, lengths);
   w.varint(count);
-  writeFor(w, runValues, 0, count);
-  writeFor(w, lengths, 0, count);
+  writeFrames(w, runValues, 0, count);
+  writeFrames(w, lengths, 0, count);
 }
 
 /**
@@ -172,30 +125,52 @@ export function encodeInts(w: ByteWriter, values: Float64Array | BigInt64Array):
  * `wide`: whether the wide form may occur here (not inside the wide form itself: no nesting without bound).
  */
 export function decodeInts(r: ByteReader, n: number, wide = true): Float64Array | BigInt64Array {
+  return decodeScaled(r, n, 1, wide);
+}
+
+/** decodeInts(), with each value divided by `divisor` when it is a Float64Array (the decimals of floats.ts). */
+export function decodeScaled(r: ByteReader, n: number, divisor: number, wide = true): Float64Array | BigInt64Array {
   if (n === 0) return new Float64Array(0);
   const mode = r.byte();
   const order = mode & 3;
   if (mode & ~(3 | RUNS | WIDE) || order > 2 || order > n || (mode & WIDE && (!wide || mode & RUNS || order > 1))) {
     throw new BlockFormatError(`integer mode ${mode}`);
   }
-  if (mode & WIDE) return decodeWide(r, n, order);
+  if (mode & WIDE) {
+    const v = decodeWide(r, n, order);
+    if (v instanceof Float64Array && divisor !== 1) integrate(v, 0, divisor);
+    return v;
+  }
   const out = new Float64Array(n);
   for (let i = 0; i < order; i++) out[i] = r.svarint();
   if (mode & RUNS) readRuns(r, out, order);
-  else readFor(r, out, order, n);
-  if (order === 2 && n > 1) {
-    let prev = out[0] + out[1];
+  else readFrames(r, out, order, n);
+  integrate(out, order, divisor);
+  return out;
+}
+
+/** Undoes the differencing in place, and divides by `divisor` on the way (the scale of decimal floats). */
+function integrate(out: Float64Array, order: number, divisor: number): void {
+  const n = out.length;
+  // running values in locals: each step waits on one addition, not on the store before it
+  if (order === 2) {
+    let value = out[0];
     let d = out[1];
-    out[1] = prev;
-    for (let i = 2; i < n; i++) {
-      d += out[i];
-      prev += d;
-      out[i] = prev;
+    out[0] = value / divisor;
+    for (let i = 1; i < n; i++) {
+      if (i > 1) d += out[i];
+      value += d;
+      out[i] = value / divisor;
     }
   } else if (order === 1) {
-    for (let i = 1; i < n; i++) out[i] += out[i - 1];
+    let value = 0;
+    for (let i = 0; i < n; i++) {
+      value += out[i];
+      out[i] = value / divisor;
+    }
+  } else if (divisor !== 1) {
+    for (let i = 0; i < n; i++) out[i] /= divisor;
   }
-  return out;
 }
 
 /** Reads n integers that must all be within ±(2^53 - 1). */
@@ -211,8 +186,8 @@ function readRuns(r: ByteReader, out: Float64Array, from: number): void {
   if (count === 0 && m > 0) throw new BlockFormatError('no runs');
   const values = new Float64Array(count);
   const lengths = new Float64Array(count);
-  readFor(r, values, 0, count);
-  readFor(r, lengths, 0, count);
+  readFrames(r, values, 0, count);
+  readFrames(r, lengths, 0, count);
   let at = from;
   for (let j = 0; j < count; j++) {
     const length = lengths[j] + 1;

@@ -67,3 +67,17 @@ export const decimals: fc.Arbitrary<Float64Array> = fc.tuple(fc.integer({ min: 0
   .map(([e, ks]) => Float64Array.from(ks, (k) => Number((k / 10 ** e).toFixed(e))));
 
 export const isBlockFormatError = (err: unknown): boolean => err instanceof Error && err.name === 'BlockFormatError';
+
+/** The bytes of a Float64Array: equal bytes mean equal to the bit (-0, NaN payloads). */
+export const bitsOf = (a: Float64Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/** Doubles no parser produces: NaN with payloads, infinities. */
+export const oddDoubles = (): Float64Array => {
+  const a = Float64Array.of(NaN, Infinity, -Infinity, 0, 0);
+  const words = new Uint32Array(a.buffer);
+  words[6] = 0x12345; // low word first on little-endian machines: a NaN with a payload either way
+  words[7] = 0x7ff80000;
+  words[8] = 1;
+  words[9] = 0xfff00000;
+  return a;
+};
