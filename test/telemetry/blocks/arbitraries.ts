@@ -81,3 +81,22 @@ export const oddDoubles = (): Float64Array => {
   words[9] = 0xfff00000;
   return a;
 };
+
+/** A field's values by row as the query layer holds them (null: missing), for each kind (0 float .. 4 boolean). */
+export function rowValues(kind: 0 | 1 | 2 | 3 | 4, max = 300): fc.Arbitrary<Array<number | bigint | string | boolean | null>> {
+  const value: fc.Arbitrary<number | bigint | string | boolean> = [
+    anyDouble,
+    fc.oneof(safeInt, int64),
+    fc.oneof(fc.nat(), fc.bigInt({ min: 0n, max: INT64_MAX })),
+    fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('on', 'off', '')),
+    fc.boolean(),
+  ][kind];
+  const missing = fc.oneof(
+    { arbitrary: fc.constant(0), weight: 2 },
+    { arbitrary: fc.constant(0.1), weight: 1 },
+    { arbitrary: fc.constant(0.9), weight: 1 },
+    { arbitrary: fc.constant(1), weight: 1 },
+  );
+  return fc.tuple(shaped(value, max), missing, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: max * 4, maxLength: max * 4 }))
+    .map(([values, p, dice]) => values.map((v, i) => ((dice[i % dice.length] ?? 0) < p ? null : v)));
+}
