@@ -26,6 +26,17 @@ function fits(v: number, p: number): boolean {
   return Math.abs(d) <= MAX_SAFE && d / p === v && !(v === 0 && 1 / v < 0);
 }
 
+/** [d, e] with the smallest e such that v = d / 10^e exactly, or undefined (the compact numbers of stats.ts). */
+export function decimalOf(v: number): [number, number] | undefined {
+  for (let e = 0; e <= MAX_EXPONENT; e++) if (fits(v, POW10[e])) return [Math.round(v * POW10[e]), e];
+  return undefined;
+}
+
+/** d / 10^e: the value of what decimalOf() found */
+export const fromDecimal = (d: number, e: number): number => d / POW10[e];
+
+export const MAX_DECIMAL_EXPONENT = MAX_EXPONENT;
+
 /** The smallest exponent that fits most of the values; -1 when even the best fits under half. */
 function chooseExponent(sample: ArrayLike<number>): number {
   let best = -1;

@@ -1,6 +1,9 @@
 // Inputs for the codecs' property tests: random values mixed with the adversarial ones (extremes, runs, alternation,
 // regular steps with jumps), as typed arrays the way a block holds them.
 import fc from 'fast-check';
+import type { BlockData } from '../../../src/telemetry/blocks/index.ts';
+import { columnFromValues } from '../../../src/telemetry/blocks/values.ts';
+import type { FieldKind } from '../../../src/telemetry/line-scanner.ts';
 
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export const INT64_MIN = -(2n ** 63n);
@@ -82,15 +85,18 @@ export const oddDoubles = (): Float64Array => {
   return a;
 };
 
+/** Values of each field kind (0 float .. 4 boolean) */
+const KIND_VALUES: ReadonlyArray<fc.Arbitrary<number | bigint | string | boolean>> = [
+  anyDouble,
+  fc.oneof(safeInt, int64),
+  fc.oneof(fc.nat(), fc.bigInt({ min: 0n, max: INT64_MAX })),
+  fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('on', 'off', '')),
+  fc.boolean(),
+];
+
 /** A field's values by row as the query layer holds them (null: missing), for each kind (0 float .. 4 boolean). */
 export function rowValues(kind: 0 | 1 | 2 | 3 | 4, max = 300): fc.Arbitrary<Array<number | bigint | string | boolean | null>> {
-  const value: fc.Arbitrary<number | bigint | string | boolean> = [
-    anyDouble,
-    fc.oneof(safeInt, int64),
-    fc.oneof(fc.nat(), fc.bigInt({ min: 0n, max: INT64_MAX })),
-    fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.constantFrom('on', 'off', '')),
-    fc.boolean(),
-  ][kind];
+  const value = KIND_VALUES[kind];
   const missing = fc.oneof(
     { arbitrary: fc.constant(0), weight: 2 },
     { arbitrary: fc.constant(0.1), weight: 1 },
@@ -100,3 +106,23 @@ export function rowValues(kind: 0 | 1 | 2 | 3 | 4, max = 300): fc.Arbitrary<Arra
   return fc.tuple(shaped(value, max), missing, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: max * 4, maxLength: max * 4 }))
     .map(([values, p, dice]) => values.map((v, i) => ((dice[i % dice.length] ?? 0) < p ? null : v)));
 }
+
+/** A block of n rows: increasing (ms, sub), up to 7 field slots, each absent or a column with some values missing */
+export const blocks: fc.Arbitrary<BlockData> = fc.integer({ min: 0, max: 400 }).chain((n) => fc.record({
+  start: fc.integer({ min: -(2 ** 50), max: 2 ** 50 }),
+  steps: fc.array(fc.oneof({ arbitrary: fc.constant(10_000), weight: 5 }, { arbitrary: fc.nat({ max: 2 ** 30 }), weight: 1 }), { minLength: n, maxLength: n }),
+  subs: fc.oneof(fc.constant(undefined), fc.array(fc.integer({ min: 0, max: 999_999 }), { minLength: n, maxLength: n })),
+  slots: fc.array(fc.option(fc.integer({ min: 0, max: 4 }).chain((kind) => fc.tuple(
+    fc.constant(kind as FieldKind),
+    fc.array(fc.option(KIND_VALUES[kind], { freq: 4, nil: null }), { minLength: n, maxLength: n }),
+  )), { freq: 4, nil: undefined }), { maxLength: 7 }),
+}).map(({ start, steps, subs, slots }) => {
+  let t = start;
+  // a step of 0 needs a larger sub-ms value than the row before: rows are strictly increasing
+  const ms = Float64Array.from(steps, (s, i) => (t += i > 0 && s === 0 && (!subs || subs[i] <= subs[i - 1]) ? 1 : s));
+  return {
+    ms,
+    sub: subs ? Int32Array.from(subs) : new Int32Array(n),
+    columns: slots.map((slot) => (slot ? columnFromValues(slot[0], slot[1]) : undefined)),
+  };
+}));

@@ -1,0 +1,7 @@
+// Compressed column blocks of telemetry (issue 38): pure codecs, the block container and per-field statistics. No
+// I/O; storage, sealing and reads build on these.
+export { BlockFormatError } from './errors.ts';
+export type { Column } from './column.ts';
+export { BLOCK_VERSION, MAX_BLOCK_ROWS, blockRowCount, decodeBlock, encodeBlock, type BlockData } from './block.ts';
+export { columnStats, decodeStats, encodeStats, type FieldStats } from './stats.ts';
+export { columnFromValues, valuesOfColumn, type RowValue } from './values.ts';
