@@ -257,18 +257,30 @@ export function unpack(r: ByteReader, out: Float64Array, o: number, count: numbe
   const b = r.bytes;
   const end = o + count;
   if (width <= 30 && count <= 128 && LITTLE_ENDIAN) {
-    // the hot path: the bits as aligned 32-bit words, one or two loads per value, all in int32
+    // the hot path: the bits as aligned 32-bit words, shifted out of an int32 accumulator, one load per word
     scratchBytes.set(b.subarray(r.pos, r.pos + size));
     const words = scratchWords;
     const mask = (1 << width) - 1;
-    let bit = 0;
+    let k = 0;
+    let acc = words[0];
+    let bits = 32;
     for (let i = o; i < end; i++) {
-      const at = bit >>> 5;
-      const shift = bit & 31;
-      let v = words[at] >>> shift;
-      if (shift + width > 32) v |= words[at + 1] << (32 - shift);
-      out[i] = base + (v & mask);
-      bit += width;
+      let v: number;
+      if (bits >= width) {
+        v = acc & mask;
+        acc >>>= width;
+        bits -= width;
+        if (bits === 0) {
+          acc = words[++k];
+          bits = 32;
+        }
+      } else {
+        const next = words[++k];
+        v = (acc | (next << bits)) & mask;
+        acc = next >>> (width - bits);
+        bits += 32 - width;
+      }
+      out[i] = base + v;
     }
   } else {
     let p = r.pos;

@@ -2,20 +2,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeBools, encodeBools } from '../../../src/telemetry/blocks/booleans.ts';
-import { SEEDED, isBlockFormatError, shaped } from './arbitraries.ts';
+import { SEEDED, shaped } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
 
 function roundTrip(values: Uint8Array): Uint8Array {
-  const w = new ByteWriter(1);
-  encodeBools(w, values);
-  w.byte(0xee);
-  const bytes = w.finish();
-  const r = new ByteReader(bytes);
-  assert.deepEqual(decodeBools(r, values.length), values);
-  assert.equal(r.byte(), 0xee);
-  r.done();
-  return bytes.subarray(0, bytes.length - 1);
+  const { back, bytes } = check((w) => encodeBools(w, values), (r) => decodeBools(r, values.length));
+  assert.deepEqual(back, values);
+  return bytes;
 }
 
 describe('booleans', () => {
@@ -35,12 +29,6 @@ describe('booleans', () => {
   });
 
   it('fail on corrupt bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 48 }), fc.integer({ min: 0, max: 5000 }), (bytes, n) => {
-      try {
-        decodeBools(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 2000 });
+    failsOnlyWithFormatErrors(decodeBools, 5000, 2000);
   });
 });

@@ -2,11 +2,12 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
+import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeColumn, encodeColumn, type Column } from '../../../src/telemetry/blocks/column.ts';
 import { columnFromValues, valuesOfColumn } from '../../../src/telemetry/blocks/values.ts';
 import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED } from '../../../src/telemetry/line-scanner.ts';
-import { MAX_SAFE, SEEDED, isBlockFormatError, rowValues } from './arbitraries.ts';
+import { MAX_SAFE, SEEDED, rowValues } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
 
 const KINDS = [FLOAT, INTEGER, UNSIGNED, STRING, BOOLEAN] as const;
 
@@ -14,12 +15,7 @@ const KINDS = [FLOAT, INTEGER, UNSIGNED, STRING, BOOLEAN] as const;
 const expected = (v: number | bigint | string | boolean | null) => (typeof v === 'bigint' && v <= BigInt(MAX_SAFE) && v >= -BigInt(MAX_SAFE) ? Number(v) : v);
 
 function roundTrip(column: Column, n: number): Column {
-  const w = new ByteWriter(1);
-  encodeColumn(w, column, n);
-  const r = new ByteReader(w.finish());
-  const back = decodeColumn(r, n);
-  r.done();
-  return back;
+  return check((w) => encodeColumn(w, column, n), (r) => decodeColumn(r, n)).back;
 }
 
 describe('columns', () => {
@@ -67,12 +63,6 @@ describe('columns', () => {
   });
 
   it('fail on corrupt bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 3000 }), (bytes, n) => {
-      try {
-        decodeColumn(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 3000 });
+    failsOnlyWithFormatErrors(decodeColumn, 3000, 3000);
   });
 });

@@ -3,22 +3,16 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
+import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeFloats, encodeFloats } from '../../../src/telemetry/blocks/floats.ts';
 import { encodeXor } from '../../../src/telemetry/blocks/gorilla.ts';
-import { SEEDED, anyDouble, bitsOf, decimals, isBlockFormatError, oddDoubles, shaped } from './arbitraries.ts';
+import { SEEDED, anyDouble, bitsOf, decimals, oddDoubles, shaped } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, failsWhenTruncated, roundTrip as check } from './codec-checks.ts';
 
 function roundTrip(values: Float64Array): Uint8Array {
-  const w = new ByteWriter(1);
-  encodeFloats(w, values);
-  w.byte(0xee);
-  const bytes = w.finish();
-  const r = new ByteReader(bytes);
-  const back = decodeFloats(r, values.length);
-  assert.equal(r.byte(), 0xee);
-  r.done();
+  const { back, bytes } = check((w) => encodeFloats(w, values), (r) => decodeFloats(r, values.length));
   assert.deepEqual(bitsOf(back), bitsOf(values));
-  return bytes.subarray(0, bytes.length - 1);
+  return bytes;
 }
 
 const xorSize = (values: Float64Array) => {
@@ -106,19 +100,7 @@ describe('floats: compact for meter values', () => {
 
 describe('floats: corrupt input', () => {
   it('fails on random and truncated bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 3000 }), (bytes, n) => {
-      try {
-        decodeFloats(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 3000 });
-    fc.assert(fc.property(shaped(anyDouble), fc.nat(), (values, cut) => {
-      const w = new ByteWriter();
-      encodeFloats(w, Float64Array.from(values));
-      const bytes = w.finish();
-      fc.pre(bytes.length > 0);
-      assert.throws(() => decodeFloats(new ByteReader(bytes.subarray(0, cut % bytes.length)), values.length), isBlockFormatError);
-    }), SEEDED);
+    failsOnlyWithFormatErrors(decodeFloats, 3000, 3000);
+    failsWhenTruncated(shaped(anyDouble).map((a) => Float64Array.from(a)), encodeFloats, decodeFloats);
   });
 });

@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { framesSize, readFrames, writeFrames } from '../../../src/telemetry/blocks/frames.ts';
-import { MAX_SAFE, SEEDED, isBlockFormatError } from './arbitraries.ts';
+import { MAX_SAFE, SEEDED } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
 
 /** Noise around a level, with a few outliers of either sign */
 const noisy = fc.tuple(
@@ -19,14 +19,9 @@ const noisy = fc.tuple(
 });
 
 function roundTrip(x: Float64Array, from = 0): Uint8Array {
-  const w = new ByteWriter(1);
-  writeFrames(w, x, from, x.length);
-  const bytes = w.finish();
-  assert.equal(bytes.length, framesSize(x, from, x.length));
   const out = new Float64Array(x.length);
-  const r = new ByteReader(bytes);
-  readFrames(r, out, from, x.length);
-  r.done();
+  const { bytes } = check((w) => writeFrames(w, x, from, x.length), (r) => readFrames(r, out, from, x.length));
+  assert.equal(bytes.length, framesSize(x, from, x.length));
   assert.deepEqual(out.subarray(from), x.subarray(from));
   return bytes;
 }
@@ -56,12 +51,6 @@ describe('frames', () => {
   });
 
   it('fail on corrupt bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 1000 }), (bytes, n) => {
-      try {
-        readFrames(new ByteReader(bytes), new Float64Array(n), 0, n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 2000 });
+    failsOnlyWithFormatErrors((r, n) => readFrames(r, new Float64Array(n), 0, n), 1000, 2000);
   });
 });

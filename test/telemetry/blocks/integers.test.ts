@@ -3,20 +3,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
+import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeInts, encodeInts } from '../../../src/telemetry/blocks/integers.ts';
-import { MAX_SAFE, SEEDED, int64s, isBlockFormatError, safeInts } from './arbitraries.ts';
+import { MAX_SAFE, SEEDED, int64s, safeInts } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, failsWhenTruncated, roundTrip as check } from './codec-checks.ts';
 
 function roundTrip(values: Float64Array | BigInt64Array): { out: Float64Array | BigInt64Array; bytes: Uint8Array } {
-  const w = new ByteWriter(1);
-  encodeInts(w, values);
-  w.byte(0xee);
-  const bytes = w.finish();
-  const r = new ByteReader(bytes);
-  const out = decodeInts(r, values.length);
-  assert.equal(r.byte(), 0xee, 'reads exactly what was written');
-  r.done();
-  return { out, bytes };
+  const { back, bytes } = check((w) => encodeInts(w, values), (r) => decodeInts(r, values.length));
+  return { out: back, bytes };
 }
 
 const safe = (v: bigint) => v <= BigInt(MAX_SAFE) && v >= -BigInt(MAX_SAFE);
@@ -85,19 +79,7 @@ describe('integers: compact for telemetry shapes', () => {
 
 describe('integers: corrupt input', () => {
   it('fails on random and truncated bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 5000 }), (bytes, n) => {
-      try {
-        decodeInts(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 3000 });
-    fc.assert(fc.property(fc.oneof(safeInts, int64s), fc.nat(), (values, cut) => {
-      const w = new ByteWriter();
-      encodeInts(w, values);
-      const bytes = w.finish();
-      fc.pre(bytes.length > 0);
-      assert.throws(() => decodeInts(new ByteReader(bytes.subarray(0, cut % bytes.length)), values.length), isBlockFormatError);
-    }), SEEDED);
+    failsOnlyWithFormatErrors(decodeInts, 5000);
+    failsWhenTruncated(fc.oneof(safeInts, int64s), encodeInts, decodeInts);
   });
 });

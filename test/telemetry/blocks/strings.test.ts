@@ -2,9 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeStrings, encodeStrings } from '../../../src/telemetry/blocks/strings.ts';
-import { SEEDED, isBlockFormatError, shaped } from './arbitraries.ts';
+import { SEEDED, shaped } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, failsWhenTruncated, roundTrip as check } from './codec-checks.ts';
 
 const anyString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 20 }), // lone surrogates included
@@ -13,15 +13,9 @@ const anyString = fc.oneof(
 );
 
 function roundTrip(values: string[]): Uint8Array {
-  const w = new ByteWriter(1);
-  encodeStrings(w, values);
-  w.byte(0xee);
-  const bytes = w.finish();
-  const r = new ByteReader(bytes);
-  assert.deepEqual(decodeStrings(r, values.length), values);
-  assert.equal(r.byte(), 0xee);
-  r.done();
-  return bytes.subarray(0, bytes.length - 1);
+  const { back, bytes } = check((w) => encodeStrings(w, values), (r) => decodeStrings(r, values.length));
+  assert.deepEqual(back, values);
+  return bytes;
 }
 
 describe('strings', () => {
@@ -39,19 +33,7 @@ describe('strings', () => {
   });
 
   it('fail on corrupt bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 64 }), fc.integer({ min: 0, max: 3000 }), (bytes, n) => {
-      try {
-        decodeStrings(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 3000 });
-    fc.assert(fc.property(shaped(anyString, 100), fc.nat(), (values, cut) => {
-      const w = new ByteWriter();
-      encodeStrings(w, values);
-      const bytes = w.finish();
-      fc.pre(bytes.length > 0);
-      assert.throws(() => decodeStrings(new ByteReader(bytes.subarray(0, cut % bytes.length)), values.length), isBlockFormatError);
-    }), SEEDED);
+    failsOnlyWithFormatErrors(decodeStrings, 3000, 3000);
+    failsWhenTruncated(shaped(anyString, 100), encodeStrings, decodeStrings);
   });
 });

@@ -2,9 +2,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ByteReader, ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeTimes, encodeTimes } from '../../../src/telemetry/blocks/timestamps.ts';
-import { MAX_SAFE, SEEDED, isBlockFormatError } from './arbitraries.ts';
+import { MAX_SAFE, SEEDED } from './arbitraries.ts';
+import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
 
 /** Rows in increasing (ms, sub) order: a start anywhere in the safe range, steps regular, jittered or huge. */
 const rows = fc.tuple(
@@ -34,12 +34,7 @@ const rows = fc.tuple(
 });
 
 function roundTrip(ms: Float64Array, sub: Int32Array): Uint8Array {
-  const w = new ByteWriter();
-  encodeTimes(w, ms, sub);
-  const bytes = w.finish();
-  const r = new ByteReader(bytes);
-  const back = decodeTimes(r, ms.length);
-  r.done();
+  const { back, bytes } = check((w) => encodeTimes(w, ms, sub), (r) => decodeTimes(r, ms.length));
   assert.deepEqual(back.ms, ms);
   assert.deepEqual(back.sub, sub);
   return bytes;
@@ -71,12 +66,6 @@ describe('timestamps', () => {
   });
 
   it('fail on corrupt bytes with BlockFormatError only', () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 48 }), fc.integer({ min: 0, max: 3000 }), (bytes, n) => {
-      try {
-        decodeTimes(new ByteReader(bytes), n);
-      } catch (err) {
-        assert.ok(isBlockFormatError(err), String(err));
-      }
-    }), { ...SEEDED, numRuns: 2000 });
+    failsOnlyWithFormatErrors(decodeTimes, 3000, 2000);
   });
 });
