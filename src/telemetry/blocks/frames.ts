@@ -156,13 +156,17 @@ export function writeFrames(w: ByteWriter, x: Float64Array, from: number, to: nu
   }
 }
 
-export function readFrames(r: ByteReader, out: Float64Array, from: number, to: number): void {
+/** Reads what writeFrames() wrote into out[from .. to), each value divided by `divisor` (in the chunk, while cached). */
+/** Reads what writeFrames() wrote into out[from .. to), each value divided by `divisor` (in the chunk, while cached). */
+export function readFrames(r: ByteReader, out: Float64Array, from: number, to: number, divisor = 1): void {
+  let last = 0; // the last value of the chunk before, not divided
   for (let c = from; c < to; c += CHUNK) {
     const head = r.byte();
     const width = head & ~(PATCHED | DIFFERENCES);
     if (width > MAX_WIDTH) throw new BlockFormatError(`bit width ${width}`);
     const base = r.svarint();
     const len = Math.min(CHUNK, to - c);
+    const end = c + len;
     unpack(r, out, c, len, base, width);
     if (head & PATCHED) {
       const count = r.count(len);
@@ -175,11 +179,15 @@ export function readFrames(r: ByteReader, out: Float64Array, from: number, to: n
       }
     }
     if (head & DIFFERENCES) {
-      let value = c > from ? out[c - 1] : 0;
-      for (let i = c; i < c + len; i++) {
+      let value = last;
+      for (let i = c; i < end; i++) {
         value += out[i];
-        out[i] = value;
+        out[i] = value / divisor;
       }
+      last = value;
+    } else {
+      last = out[end - 1];
+      if (divisor !== 1) for (let i = c; i < end; i++) out[i] /= divisor;
     }
   }
 }
