@@ -93,6 +93,16 @@ export function sealWindow(db: SealHandle, w: DueWindow, enough: (points: number
   return step;
 }
 
+/**
+ * After sealing dropped shard tables: their pages go back to the disk (a file made with auto_vacuum = INCREMENTAL; an
+ * older one reuses them for later writes instead), and the WAL is checkpointed and cut to nothing. Outside a
+ * transaction, holding the write lock (a TRUNCATE checkpoint keeps writers out while it runs).
+ */
+export function giveBackPages(db: SealHandle & { pragma(source: string): unknown }): void {
+  db.pragma('incremental_vacuum');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
 /** Inside a transaction that changed sealed windows or blocks: other connections' mirrors read them again. */
 export function noteSealChange(db: SealHandle): void {
   db.prepare(`INSERT INTO settings (key, value) VALUES (?, '1')
