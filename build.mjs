@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { consoleAssetsModule } from './src/console/build-ui.mjs';
-import { TEXT_LOADERS, absentOptionalsPlugin, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from './src/build/esbuild-plugins.mjs';
+import { TEXT_LOADERS, absentOptionalsPlugin, consoleAssetsPlugin, rawTextPlugin, workersPlugin } from './src/build/esbuild-plugins.mjs';
 import { makeExecutable } from './src/build/sea.mjs';
 import { buildRelease, packageVersion } from './src/build/release.mjs';
 
@@ -38,7 +38,7 @@ await build({
   legalComments: 'none',
   loader: TEXT_LOADERS,
   define: { __GRIDKEEPER_BUNDLED__: 'true' },
-  plugins: [rawTextPlugin, consoleAssetsPlugin(consoleSource), foldWorkerPlugin, absentOptionalsPlugin],
+  plugins: [rawTextPlugin, consoleAssetsPlugin(consoleSource), workersPlugin, absentOptionalsPlugin],
   // pg's optional native binding (libpq) is never used: the pure JavaScript client is bundled.
   external: ['pg-native'],
   logLevel: 'warning',

@@ -36,7 +36,11 @@ export function freePort() {
   });
 }
 
-export async function startInflux(influxd, dir) {
+/**
+ * `compaction`: { cacheSnapshotCold, compactFullCold } to have cold shards snapshotted and fully compacted after that
+ * long without writes (durations: '2s'), for measuring the disk a compacted store takes; InfluxDB's defaults otherwise.
+ */
+export async function startInflux(influxd, dir, compaction) {
   const httpPort = await freePort();
   const rpcPort = await freePort();
   for (const d of ['meta', 'data', 'wal']) mkdirSync(join(dir, d), { recursive: true });
@@ -49,7 +53,9 @@ bind-address = "127.0.0.1:${rpcPort}"
   dir = "${join(dir, 'data')}"
   wal-dir = "${join(dir, 'wal')}"
   wal-fsync-delay = "0s"
-  query-log-enabled = false
+  query-log-enabled = false${compaction ? `
+  cache-snapshot-write-cold-duration = "${compaction.cacheSnapshotCold}"
+  compact-full-write-cold-duration = "${compaction.compactFullCold}"` : ''}
 [retention]
   enabled = false
 [monitor]

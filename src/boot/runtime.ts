@@ -16,6 +16,7 @@ import { createMetrics } from '../http/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { stagedEntries, startStaging } from '../telemetry/sqlite/staging.ts';
 import { setFoldLog, stagedBatches } from '../telemetry/pg/pg-staging.ts';
+import { registerSealingMetrics } from '../telemetry/seal.ts';
 import { createRateLimiter } from '../rate-limit/rate-limiter.ts';
 import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
@@ -95,5 +96,6 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     events,
     version: VERSION,
   };
+  registerSealingMetrics(deps.metrics.registry, db, now);
   return { deps, bootstrapped, migrated };
 }

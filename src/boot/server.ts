@@ -15,7 +15,7 @@ export interface Running {
 export function startServer(deps: Deps, onListening: (url: string) => void): Promise<Running> {
   const { app } = createApp(deps);
   const drain: Drain = { stopping: false, connections: new Set() };
-  const stopSealing = startSealing(deps.db, deps.now, deps.log);
+  const stopSealing = startSealing(deps.db, deps.now, deps.log, deps.config.telemetrySealInterval);
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host }, (info: AddressInfo) => {
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;

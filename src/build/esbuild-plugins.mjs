@@ -4,7 +4,8 @@
 //   - .sql, .html, .py and .txt files import as their text (TEXT_LOADERS);
 //   - `import x from './file.ts?raw'` gives the file's text (assets served verbatim, e.g. estimateCost.ts);
 //   - `gridkeeper:console-assets` is the console's front end, built beforehand (src/console/build-ui.mjs);
-//   - `gridkeeper:fold-worker` is the telemetry fold worker's own bundle as text (src/telemetry/sqlite/fold-worker.ts).
+//   - `gridkeeper:fold-worker` and `gridkeeper:read-worker` are the telemetry fold worker's and the read worker's own
+//     bundles as text (src/telemetry/sqlite/fold-worker.ts, src/influx/read-worker.ts).
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -33,16 +34,22 @@ export function consoleAssetsPlugin(source) {
   };
 }
 
+/** The worker threads started from the text of their own bundle: their virtual modules and entry points. */
+export const WORKERS = {
+  'gridkeeper:fold-worker': '../telemetry/sqlite/fold-worker.ts',
+  'gridkeeper:read-worker': '../influx/read-worker.ts',
+};
 export const FOLD_WORKER_MODULE = 'gridkeeper:fold-worker';
-const FOLD_WORKER_ENTRY = join(dirname(fileURLToPath(import.meta.url)), '../telemetry/sqlite/fold-worker.ts');
+const here = dirname(fileURLToPath(import.meta.url));
 
 /**
- * The fold worker as one CommonJS script (better-sqlite3's JavaScript included: a thread started from text has no
- * node_modules to load it from; the addon itself is loaded by path) and the module that exports it as text.
+ * A worker as one CommonJS script (better-sqlite3's JavaScript included: a thread started from text has no
+ * node_modules to load it from; the addon itself is loaded by path) and the module that exports it as text. A worker's
+ * sources may import text files and the fold worker (the read worker's telemetry code names it), like the program's.
  */
-export async function foldWorkerModule() {
+export async function workerModule(name) {
   const result = await build({
-    entryPoints: [FOLD_WORKER_ENTRY],
+    entryPoints: [join(here, WORKERS[name])],
     bundle: true,
     write: false,
     platform: 'node',
@@ -51,16 +58,18 @@ export async function foldWorkerModule() {
     minify: true,
     legalComments: 'none',
     logLevel: 'warning',
+    loader: TEXT_LOADERS,
+    plugins: name === FOLD_WORKER_MODULE ? [] : [workersPlugin],
   });
   return `export default ${JSON.stringify(result.outputFiles[0].text)};`;
 }
 
-/** `gridkeeper:fold-worker` in an esbuild build (build.mjs, the tests' bundles). */
-export const foldWorkerPlugin = {
-  name: 'fold-worker',
+/** `gridkeeper:fold-worker` and `gridkeeper:read-worker` in an esbuild build (build.mjs, the tests' bundles). */
+export const workersPlugin = {
+  name: 'workers',
   setup(b) {
-    b.onResolve({ filter: /^gridkeeper:fold-worker$/ }, () => ({ path: FOLD_WORKER_MODULE, namespace: 'fold-worker' }));
-    b.onLoad({ filter: /.*/, namespace: 'fold-worker' }, async () => ({ contents: await foldWorkerModule(), loader: 'js' }));
+    b.onResolve({ filter: /^gridkeeper:(fold|read)-worker$/ }, (args) => ({ path: args.path, namespace: 'worker' }));
+    b.onLoad({ filter: /.*/, namespace: 'worker' }, async (args) => ({ contents: await workerModule(args.path), loader: 'js' }));
   },
 };
 

@@ -25,3 +25,8 @@ declare module 'gridkeeper:fold-worker' {
   const text: string;
   export default text;
 }
+// The read worker's own bundle as text (src/influx/read-worker.ts), started like the fold worker.
+declare module 'gridkeeper:read-worker' {
+  const text: string;
+  export default text;
+}

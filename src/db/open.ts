@@ -457,6 +457,9 @@ function walSyncer(file: string): { sync(): Promise<void>; close(): void } {
 }
 
 function applyPragmas(sqlite: Database.Database, memory: boolean): void {
+  // A new file keeps track of its free pages, so that sealing telemetry (which drops shard tables) can give them back
+  // to the disk (telemetry/sqlite/seal.ts). Only takes on a file without tables; an older file keeps its setting.
+  if (!memory && !sqlite.readonly) sqlite.pragma('auto_vacuum = INCREMENTAL');
   // WAL: readers never block the writer, and `gridkeeper backup` can copy while we serve.
   if (!memory) sqlite.pragma('journal_mode = WAL');
   // synchronous=FULL in WAL mode fsyncs the WAL on every commit: a 2xx answer means the write survives kill -9 AND

@@ -12,6 +12,7 @@ import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { parseQuery, ParseError, type Params } from '../influxql/parser.ts';
 import { executeQuery } from '../influxql/execute.ts';
+import { answerInWorker, mayAnswerInWorker } from '../telemetry/read-workers.ts';
 import { EPOCH_UNITS } from '../influxql/time.ts';
 import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError } from './influx-http.ts';
 
@@ -75,15 +76,23 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
       }
       const now = deps.now();
       await enforceRetention(db, deps.config.telemetryRetention, now);
-      const body = await executeQuery(db, {
+      const request = {
         userId: c.var.actor.userId, nowMs: now,
         database: params.get('db') || undefined, retentionPolicy: params.get('rp') || undefined,
-      }, statements, {
+      };
+      const body = await executeQuery(db, request, statements, {
         epoch,
         charge: async (cost) => { await enforceQueryCost(c, deps, estimateRequest(cost, now), {}); },
+        // a heavy request is answered off the event loop (docs/api.md#telemetry-blocks)
+        ...(mayAnswerInWorker(db) ? {
+          offload: (cost) => answerInWorker(db, estimateRequest(cost, now).estimatedDatapoints, { kind: 'influxql', request, statements, epoch }),
+        } : {}),
       });
       // pretty: re-indented (epoch=ns times above 2^53 lose their last digits there, as in any JSON reader)
-      if (params.get('pretty') === 'true') return c.body(JSON.stringify(JSON.parse(body), null, 4), 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
+      if (params.get('pretty') === 'true') {
+        const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+        return c.body(JSON.stringify(JSON.parse(text), null, 4), 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
+      }
       return c.body(body, 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
     });
   }

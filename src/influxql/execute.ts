@@ -33,6 +33,11 @@ export interface ExecuteOptions {
   epoch?: string;
   /** called once with the cost queries of every SELECT before any point is read; rejects to refuse */
   charge(cost: CostQuery[]): Promise<void>;
+  /**
+   * Once charged: the whole answer from elsewhere (a read worker, telemetry/read-workers.ts) for a heavy request, or
+   * undefined to answer here. Given, the first attempt only plans: the points are read where the answer is made.
+   */
+  offload?(cost: CostQuery[]): Promise<Uint8Array<ArrayBuffer> | undefined>;
 }
 
 type Planned = { kind: 'select'; plan: SelectPlan } | { kind: 'other'; stmt: Statement } | { kind: 'error'; message: string };
@@ -43,16 +48,19 @@ interface Attempt {
   cost: CostQuery[];
   /** nodeIds met whose right was not known */
   unknown: Set<string>;
+  /** false when the SELECTs were only planned */
+  answered: boolean;
 }
 
-/** The answer `{"results":[…]}` as JSON text. */
-export async function executeQuery(db: Db, request: QueryRequest, statements: Statement[], options: ExecuteOptions): Promise<string> {
+/** The answer `{"results":[…]}` as JSON text (or its bytes, from a read worker). */
+export async function executeQuery(db: Db, request: QueryRequest, statements: Statement[], options: ExecuteOptions): Promise<string | Uint8Array<ArrayBuffer>> {
   const rights = new Map<string, boolean>();
   const lists: RequestMemo['lists'] = new Map();
   const attempts = readAttempts(db);
+  let planOnly = options.offload !== undefined;
   const run = (reads: TelemetryReads): Attempt => {
     const memo = newMemo(rights, lists);
-    return { ...runStatements({ ...request, reads }, statements, memo, options.epoch), unknown: memo.unknown };
+    return { ...runStatements({ ...request, reads }, statements, memo, options.epoch, planOnly), unknown: memo.unknown };
   };
   const attempt = (tx: Db) => attempts.run(tx, run);
   // The first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier) and the
@@ -63,7 +71,12 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   const planned = onKeptCatalogue(db, run);
   const first = planned !== undefined && planned.unknown.size > 0 ? planned : await settledRead(db, attempt);
   await options.charge(first.cost);
-  if (first.unknown.size === 0) {
+  if (planOnly) {
+    const elsewhere = await options.offload!(first.cost);
+    if (elsewhere !== undefined) return elsewhere;
+    planOnly = false;
+  }
+  if (first.unknown.size === 0 && first.answered) {
     await attempts.keep();
     return first.body;
   }
@@ -83,8 +96,9 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   return body;
 }
 
-/** One attempt: every statement planned, then executed, with the rights in the memo. */
-function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined): { body: string; cost: CostQuery[] } {
+/** One attempt: every statement planned, then executed (not with `planOnly`), with the rights in the memo. */
+function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined, planOnly: boolean):
+  { body: string; cost: CostQuery[]; answered: boolean } {
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {
@@ -97,7 +111,7 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
   const cost = planned.flatMap((p) => (p.kind === 'select' ? p.plan.cost : []));
   // Planning met nodeIds whose right is not known yet: this attempt's answer will be thrown away, so its SELECTs read
   // no point (the SHOWs still run: they may meet more nodeIds to check before the next attempt).
-  const discarded = memo.unknown.size > 0;
+  const discarded = memo.unknown.size > 0 || planOnly;
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
@@ -113,7 +127,7 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
       throw err;
     }
   });
-  return { body: `{"results":[${results.join(',')}]}`, cost };
+  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly };
 }
 
 function errorResult(id: number, message: string): string {

@@ -116,6 +116,12 @@ export const ConfigSchema = v.strictObject({
   /** GRIDKEEPER_SECRET_KEY (environment only: a flag would show in the process list); see auth/secret-box.ts */
   secretKey: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('expected one or more comma-separated 32-byte keys (base64 or hex)'))),
   telemetryRetention: v.optional(retention, 'off'),
+  /** how often closed telemetry windows are looked for and sealed into blocks (docs/api.md#telemetry-blocks) */
+  telemetrySealInterval: v.optional(v.pipe(
+    v.string(),
+    v.check((s) => (parseDurationMs(s) ?? 0) >= 1000, 'expected a duration of at least 1s such as 30s, 1m or 5m'),
+    v.transform((s) => parseDurationMs(s)!),
+  ), '1m'),
   /** GRIDKEEPER_DATABASE_URL: PostgreSQL 15+ instead of the embedded SQLite database in the data dir */
   databaseUrl: v.optional(databaseUrl),
   /** GRIDKEEPER_DATABASE_POOL: connections this node opens to PostgreSQL at most (docs/scale-out.md) */
@@ -151,6 +157,7 @@ const ENV: Record<string, keyof v.InferInput<typeof ConfigSchema>> = {
   GRIDKEEPER_LOG: 'log',
   GRIDKEEPER_NATIVE_DIR: 'nativeDir',
   GRIDKEEPER_TELEMETRY_RETENTION: 'telemetryRetention',
+  GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: 'telemetrySealInterval',
   GRIDKEEPER_SECRET_KEY: 'secretKey',
   GRIDKEEPER_DATABASE_URL: 'databaseUrl',
   GRIDKEEPER_DATABASE_POOL: 'databasePool',

@@ -152,6 +152,23 @@ export async function settledRead<T>(db: Db, read: (tx: Db) => Promise<T>): Prom
     await settleReads(db);
     return db.read(read);
   }
+  // A snapshot holds its catalogue rows, not the tables they name: a shard table dropped meanwhile (sealed, pruned) by
+  // a commit after the snapshot began is missing from it. The read is made again in a new snapshot, which no longer
+  // names the table.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await settledReadPg(db, read);
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== UNDEFINED_TABLE || attempt >= READ_ATTEMPTS) throw err;
+    }
+  }
+}
+
+/** PostgreSQL's undefined_table, and how many snapshots a read may need while tables are dropped under it. */
+const UNDEFINED_TABLE = '42P01';
+const READ_ATTEMPTS = 4;
+
+async function settledReadPg<T>(db: Db, read: (tx: Db) => Promise<T>): Promise<T> {
   // the snapshot's first statement: what is staged, and the catalogue version its reads may use kept rows of
   const begin = async (tx: Db): Promise<StagedThrough[]> => {
     const { staged, catalogue } = await snapshotState(tx);

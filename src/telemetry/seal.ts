@@ -1,11 +1,14 @@
 // Sealing closed shard windows into compressed blocks (docs/api.md#telemetry-blocks), on whichever backend: on SQLite
 // in the fold worker when the database is a file, else on the main thread a transaction at a time, yielding to requests
 // between them. A service seals on a timer (startSealing); `gridkeeper telemetry seal` and the tests call sealDue.
+import { sql } from 'kysely';
+import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../lib/logger.ts';
 import { catalogueOf } from './sqlite/catalogue.ts';
 import { sealStep } from './sqlite/seal.ts';
-import { logSealingTo, noteSealed } from './sqlite/seal-progress.ts';
+import { GRACE_DIVISOR } from './blocks/rows.ts';
+import { logSealingTo, noteSealed, sealProgress, type SealProgress } from './sqlite/seal-progress.ts';
 import { settleStaged, stagingOf } from './sqlite/staging.ts';
 import { sealStepPg } from './pg/pg-seal.ts';
 import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
@@ -48,13 +51,11 @@ export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = (
   }
 }
 
-const SEAL_EVERY_MS = 60_000;
-
 /**
- * Seals what is due now and then every minute until the database closes (a pass never overlaps the one before). At
+ * Seals what is due now and then every `everyMs` until the database closes (a pass never overlaps the one before). At
  * start this seals what an earlier version left in shard tables: an upgrade needs nothing else.
  */
-export function startSealing(db: Db, now: () => number, log: Logger): () => Promise<void> {
+export function startSealing(db: Db, now: () => number, log: Logger, everyMs: number): () => Promise<void> {
   let running: Promise<void> | undefined;
   let stopped = false;
   const pass = () => {
@@ -64,7 +65,7 @@ export function startSealing(db: Db, now: () => number, log: Logger): () => Prom
       .finally(() => { running = undefined; });
   };
   logSealingTo(log);
-  const timer = setInterval(pass, SEAL_EVERY_MS);
+  const timer = setInterval(pass, everyMs);
   timer.unref();
   pass();
   return async () => {
@@ -72,4 +73,32 @@ export function startSealing(db: Db, now: () => number, log: Logger): () => Prom
     clearInterval(timer);
     await running;
   };
+}
+
+/**
+ * /metrics (docs/api.md#telemetry-blocks): what this process sealed since it started, and the windows still waiting:
+ * those whose shard table holds points, and among them those closed for the grace period (due now).
+ */
+export function registerSealingMetrics(registry: Registry, db: Db, now: () => number): void {
+  const total = (name: string, help: string, read: (p: SealProgress) => number) => new Counter({
+    name, help, registers: [registry], collect() { this.reset(); this.inc(read(sealProgress())); },
+  });
+  total('gridkeeper_telemetry_sealed_windows_total', 'Telemetry windows this process sealed whole into blocks', (p) => p.windows);
+  total('gridkeeper_telemetry_sealed_points_total', 'Telemetry points this process sealed into blocks', (p) => p.points);
+  total('gridkeeper_telemetry_sealed_bytes_total', 'Bytes of the blocks this process wrote while sealing', (p) => p.bytes);
+  new Gauge({
+    name: 'gridkeeper_telemetry_windows_unsealed', help: 'Telemetry windows whose shard table holds points, by whether they are due for sealing',
+    labelNames: ['due'], registers: [registry],
+    async collect() {
+      const { open, due } = await unsealedWindows(db, now());
+      this.set({ due: 'false' }, open - due);
+      this.set({ due: 'true' }, due);
+    },
+  });
+}
+
+async function unsealedWindows(db: Db, nowMs: number): Promise<{ open: number; due: number }> {
+  const row = await db.get(sql<{ open: number; due: number }>`SELECT count(*) AS open,
+    count(*) FILTER (WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ${nowMs}) AS due FROM telemetry_shards`);
+  return { open: Number(row?.open ?? 0), due: Number(row?.due ?? 0) };
 }

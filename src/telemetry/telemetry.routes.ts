@@ -10,6 +10,7 @@ import { namespaceFromWriteParams } from './namespaces.ts';
 import { runQueries } from './execute.ts';
 import { resultsJson } from './query/result.ts';
 import { estimateRequest } from './cost.ts';
+import { answerInWorker, mayAnswerInWorker } from './read-workers.ts';
 import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
@@ -64,9 +65,13 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     const userId = c.var.actor.userId;
     const now = deps.now();
     // docs/api.md#rate-limit: charged (or refused) before anything executes; a dry run charges nothing and stops here.
-    const dryRun = await enforceQueryCost(c, deps, estimateRequest(body, now), query);
+    const estimate = estimateRequest(body, now);
+    const dryRun = await enforceQueryCost(c, deps, estimate, query);
     if (dryRun) return c.json(dryRun);
     await enforceRetention(db, deps.config.telemetryRetention, now);
+    // a heavy request is answered off the event loop (docs/api.md#telemetry-blocks)
+    const elsewhere = mayAnswerInWorker(db) ? await answerInWorker(db, estimate.estimatedDatapoints, { kind: 'json', userId, body, nowMs: now }) : undefined;
+    if (elsewhere !== undefined) return c.body(elsewhere, 200, { 'content-type': 'application/json' });
     const results = await runQueries(db, userId, body, now);
     return c.body(resultsJson(results, !Array.isArray(body)), 200, { 'content-type': 'application/json' });
   });

@@ -124,7 +124,9 @@ describe('operations under write load', () => {
     // the live database holds everything acknowledged
     const liveDb = await openCheckDb(dataDir);
     t.after(() => liveDb.close()); // closing twice is harmless
-    const report = checkLedger(state.writes, await observe(client, session.access, fixture, WORKERS, liveDb), 'live');
+    let liveObserved;
+    try { liveObserved = await observe(client, session.access, fixture, WORKERS, liveDb); } catch (e) { console.log('LIVE ERRORS', serverErrors(live)); throw e; }
+    const report = checkLedger(state.writes, liveObserved, 'live');
     await liveDb.close();
 
     for (const [i, copy] of copies.entries()) {
@@ -147,7 +149,8 @@ describe('operations under write load', () => {
         assert.equal(access.status, 200, access.text);
         const rdb = await openCheckDb(restoredDir);
         t.after(() => rdb.close()); // closing twice is harmless
-        const observed = await observe(rc, access.text, fixture, WORKERS, rdb);
+        let observed;
+        try { observed = await observe(rc, access.text, fixture, WORKERS, rdb); } catch (e) { console.log('RESTORED ERRORS', serverErrors(restored)); throw e; }
         await rdb.close();
         const missing = copy.ackedBefore.filter((w) => MONOTONE.has(w.kind) && presence(w, observed) !== 'all');
         assert.deepEqual(missing.slice(0, 5), [], `backup ${i}: ${missing.length} of ${copy.ackedBefore.length} writes acknowledged before it started are missing`);

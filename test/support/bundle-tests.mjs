@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { consoleAssetsModule } from '../../src/console/build-ui.mjs';
-import { TEXT_LOADERS, consoleAssetsPlugin, foldWorkerPlugin, rawTextPlugin } from '../../src/build/esbuild-plugins.mjs';
+import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin, workersPlugin } from '../../src/build/esbuild-plugins.mjs';
 
 // Kept in node_modules: native addons and packages that read files of their own at run time, or are large and used by
 // one test file (typescript).
@@ -57,7 +57,7 @@ export async function bundleTests(root, files, outdir) {
     external: EXTERNAL,
     // the CommonJS packages in the bundle require() Node's own modules
     banner: { js: "import { createRequire as __gridkeeperCreateRequire } from 'node:module'; const require = __gridkeeperCreateRequire(import.meta.url);" },
-    plugins: [rawTextPlugin, consoleAssetsPlugin(await consoleAssetsModule()), foldWorkerPlugin, ownUrls],
+    plugins: [rawTextPlugin, consoleAssetsPlugin(await consoleAssetsModule()), workersPlugin, ownUrls],
   });
   return files.map((f) => join(outdir, f.replace(/\.ts$/, '.mjs')));
 }

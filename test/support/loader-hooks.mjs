@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { transform, version as esbuildVersion } from 'esbuild';
-import { FOLD_WORKER_MODULE, TEXT_LOADERS, foldWorkerModule } from '../../src/build/esbuild-plugins.mjs';
+import { TEXT_LOADERS, WORKERS, workerModule } from '../../src/build/esbuild-plugins.mjs';
 
 // The console's assets (src/console/build-ui.mjs), built on first import like build.mjs inlines them in the bundle.
 const CONSOLE_ASSETS = 'gridkeeper:console-assets';
@@ -18,7 +18,7 @@ const COMMONJS = new Map(['kysely', 'nodemailer'].map((name) => {
 
 export async function resolve(specifier, context, nextResolve) {
   if (specifier === CONSOLE_ASSETS) return { url: CONSOLE_ASSETS, shortCircuit: true };
-  if (specifier === FOLD_WORKER_MODULE) return { url: FOLD_WORKER_MODULE, shortCircuit: true };
+  if (Object.hasOwn(WORKERS, specifier)) return { url: specifier, shortCircuit: true };
   const commonjs = COMMONJS.get(specifier);
   if (commonjs !== undefined) return { url: commonjs, format: 'commonjs', shortCircuit: true };
   return nextResolve(specifier, context);
@@ -78,9 +78,9 @@ export async function load(url, context, nextLoad) {
     const source = await cached(key, async () => (await import('../../src/console/build-ui.mjs')).consoleAssetsModule());
     return { format: 'module', source, shortCircuit: true };
   }
-  if (url === FOLD_WORKER_MODULE) {
-    // built each time (a few tens of ms): its sources are few
-    return { format: 'module', source: await foldWorkerModule(), shortCircuit: true };
+  if (Object.hasOwn(WORKERS, url)) {
+    // built each time (a few tens of ms to a second)
+    return { format: 'module', source: await workerModule(url), shortCircuit: true };
   }
   if (url.startsWith('file:') && (TEXT.test(url) || url.endsWith('?raw'))) {
     const source = await readFile(fileURLToPath(url.replace(/\?raw$/, '')), 'utf8');

@@ -8,6 +8,11 @@ import fc from 'fast-check';
 import { sql } from 'kysely';
 import { makeTestApp, T0, type TestApp } from '../support/app.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
+import { readAttempts, settledRead } from '../../src/telemetry/reads.ts';
+import { planQueries } from '../../src/telemetry/query/plan.ts';
+import { resolveColumns } from '../../src/telemetry/query/columns.ts';
+import type { Query } from '../../src/telemetry/telemetry.schemas.ts';
+import { testBackend } from '../support/postgres.ts';
 import { FROM_V1, ns, queryOk, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
@@ -195,5 +200,30 @@ describe('all-time reads: a query without a lower time bound covers every stored
       await seal(s, T0 + DAY);
     }
     assert.deepEqual(await counts(s), { blocks: 2, heads: 0, sealed: 2 });
+  });
+});
+
+describe('sealing beside reads on PostgreSQL', { skip: testBackend() !== 'postgres' && 'PostgreSQL only: SQLite snapshots hold their schema' }, () => {
+  it('a read snapshot that names a shard table another node sealed (dropped) meanwhile is read again, in a new snapshot', async (t) => {
+    const s = await appWith(t);
+    await writeOk(s.app, s.token, dataset(40).join('\n'));
+    const expected = await answers(s);
+    const other = await s.app.anotherNode();
+    t.after(() => other.close());
+    const db = s.app.deps.db;
+    const body: Query = { select: ['f', 'i'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: START }, { operator: '<', value: T0 }] } };
+    let snapshots = 0;
+    const rows = await settledRead(db, async (tx) => {
+      // the snapshot's catalogue names the shard tables; the other node seals (drops) them before they are read
+      if (snapshots++ === 0) await sealDue(other.deps.db, T0);
+      return readAttempts(db).run(tx, (reads) => planQueries(reads, body, T0).queries.map((q) => {
+        const series = q.stored === undefined ? undefined : reads.seriesOfNode(q.stored, 'power', 'n1')[0];
+        return series === undefined ? '' : reads.rawRows(q, series.id, resolveColumns(q.stored!.measurements.get('power')!, body.select));
+      }));
+    });
+    assert.equal(snapshots, 2, 'the first snapshot failed on a dropped table, the second read the blocks');
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    const all = (expected.raw[0] as Array<{ series: Array<{ values: unknown[][] }> }>)[0].series[0].values;
+    assert.deepEqual(JSON.parse(`[${rows[0]}]`), all.map((r) => r.slice(0, 3)).filter((r) => r[1] !== null || r[2] !== null));
   });
 });

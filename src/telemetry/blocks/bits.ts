@@ -241,8 +241,8 @@ export function packedSize(count: number, width: number): number {
   return Math.ceil((count * width) / 8);
 }
 
-// unpack()'s aligned copy of one chunk's bits, read as 32-bit words: 128 values of up to 53 bits, and a spare word
-const scratchBytes = new Uint8Array(128 * 8 + 8);
+// unpack()'s aligned copy of one chunk's bits, read as 32-bit words: 128 values of up to 30 bits, and a spare word
+const scratchBytes = new Uint8Array(128 * 4 + 8);
 const scratchWords = new Uint32Array(scratchBytes.buffer);
 const LITTLE_ENDIAN = LO === 0;
 

@@ -1,7 +1,12 @@
 // Frame-of-reference packing in chunks of 128, the last stage of every integer sequence. A chunk stores a base and
-// the bits of (value - base) at one width, so a chunk of equal values costs two bytes. A few outliers (a kettle
-// switched on, sunrise after a night of zeros) would widen the whole chunk: the encoder may leave up to 16 of them
-// out as patches, stored after the chunk as (position, value - base), when that makes the chunk smaller.
+// the bits of (value - base) at one width, so a chunk of equal values costs two bytes. Each chunk also chooses to
+// store its values or their differences (from the value before it; the first chunk's first from 0): meter readings
+// hover by night and move by day, and which is narrower changes within a block. A few outliers (a kettle switched
+// on, sunrise after a night of zeros) would widen the whole chunk: the encoder may leave up to 16 of them out as
+// patches, stored after the chunk as (position, value - base), when that makes the chunk smaller.
+//
+//   head byte: width (0..53) | 64 patched | 128 differences;  svarint base;  the packed bits;
+//   if patched: varint count, 7-bit positions, svarint (value - base) each
 import { ByteReader, ByteWriter, bitWidth, pack, packedSize, svarintSize, unpack, varintSize } from './bits.ts';
 import { BlockFormatError } from './errors.ts';
 
@@ -10,6 +15,7 @@ const MAX_PATCHES = 16;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const MAX_WIDTH = 53;
 const PATCHED = 64;
+const DIFFERENCES = 128;
 
 interface Plan {
   base: number;
@@ -17,42 +23,53 @@ interface Plan {
   /** patches: the `low` smallest and `high` largest values of the chunk */
   low: number;
   high: number;
+  /** bytes; -1: the spread is beyond 2^53 - 1 */
   size: number;
 }
 
+/** What one encoder pass reuses from chunk to chunk: a chunk's differences, a sorted copy, two plans. */
+interface Scratch { differences: Float64Array; sorted: Float64Array; plain: Plan; delta: Plan }
+
+const newPlan = (): Plan => ({ base: 0, width: 0, low: 0, high: 0, size: 0 });
+const newScratch = (): Scratch => ({ differences: new Float64Array(CHUNK), sorted: new Float64Array(CHUNK), plain: newPlan(), delta: newPlan() });
+
 /**
- * How to pack x[c .. end); undefined when its spread is beyond 2^53 - 1. `sorted`: scratch of CHUNK values, or
- * undefined to plan without patches (a quick estimate).
+ * Plans the packing of v[at .. at + len) into `plan`. `sorted`: scratch for the patch search, or undefined to plan
+ * without patches (a quick estimate).
  */
-function planChunk(x: Float64Array, c: number, end: number, sorted: Float64Array | undefined): Plan | undefined {
-  const len = end - c;
-  let min = x[c];
+function planValues(v: Float64Array, at: number, len: number, sorted: Float64Array | undefined, plan: Plan): Plan {
+  let min = v[at];
   let max = min;
-  for (let i = c + 1; i < end; i++) {
-    const v = x[i];
-    if (v < min) min = v;
-    else if (v > max) max = v;
+  for (let i = at + 1; i < at + len; i++) {
+    if (v[i] < min) min = v[i];
+    else if (v[i] > max) max = v[i];
   }
-  if (!(max - min <= MAX_SAFE)) return undefined;
-  const width = bitWidth(max - min);
-  const best: Plan = { base: min, width, low: 0, high: 0, size: 1 + svarintSize(min) + packedSize(len, width) };
+  plan.low = 0;
+  plan.high = 0;
+  if (!(max - min <= MAX_SAFE)) {
+    plan.size = -1;
+    return plan;
+  }
+  plan.base = min;
+  plan.width = bitWidth(max - min);
+  plan.size = 1 + svarintSize(min) + packedSize(len, plan.width);
   // patches cannot pay in small or narrow chunks
-  if (!sorted || width <= 3 || len < 32 || !mayPatch(x, c, end, min, max - min)) return best;
+  if (!sorted || plan.width <= 3 || len < 32 || !mayPatch(v, at, len, min, max - min)) return plan;
   const s = sorted.subarray(0, len);
-  s.set(x.subarray(c, end));
+  s.set(v.subarray(at, at + len));
   s.sort();
   for (let low = 0; low <= MAX_PATCHES; low++) {
     for (let high = low === 0 ? 1 : 0; low + high <= MAX_PATCHES; high++) {
       const base = s[low];
-      const w = bitWidth(s[len - 1 - high] - base);
-      let size = 1 + svarintSize(base) + packedSize(len, w) + varintSize(low + high) + packedSize(low + high, 7);
-      if (size >= best.size) continue;
+      const width = bitWidth(s[len - 1 - high] - base);
+      let size = 1 + svarintSize(base) + packedSize(len, width) + varintSize(low + high) + packedSize(low + high, 7);
+      if (size >= plan.size) continue;
       for (let i = 0; i < low; i++) size += svarintSize(s[i] - base);
       for (let i = len - high; i < len; i++) size += svarintSize(s[i] - base);
-      if (size < best.size) Object.assign(best, { base, width: w, low, high, size });
+      if (size < plan.size) Object.assign(plan, { base, width, low, high, size });
     }
   }
-  return best;
+  return plan;
 }
 
 const bins = new Int32Array(8);
@@ -61,10 +78,9 @@ const bins = new Int32Array(8);
  * Whether patches could pay (a quick test before sorting): a chunk one bit narrower needs all but ~5 values within
  * half the spread, 5 adjacent eighths of it; two bits narrower, all but 16 within a quarter, 3 adjacent eighths.
  */
-function mayPatch(x: Float64Array, c: number, end: number, min: number, spread: number): boolean {
+function mayPatch(v: Float64Array, at: number, len: number, min: number, spread: number): boolean {
   bins.fill(0);
-  for (let i = c; i < end; i++) bins[Math.min(7, Math.floor(((x[i] - min) / spread) * 8))]++;
-  const len = end - c;
+  for (let i = at; i < at + len; i++) bins[Math.min(7, Math.floor(((v[i] - min) / spread) * 8))]++;
   for (let i = 0; i < 8; i++) {
     const three = bins[i] + (i < 7 ? bins[i + 1] : 0) + (i < 6 ? bins[i + 2] : 0);
     const five = three + (i < 5 ? bins[i + 3] + bins[i + 4] : 0);
@@ -74,14 +90,33 @@ function mayPatch(x: Float64Array, c: number, end: number, min: number, spread: 
 }
 
 /**
+ * Plans x[c .. c + len) as values (scratch.plain) and as differences (scratch.delta, the differences left in
+ * scratch.differences); returns the smaller plan, or undefined when neither fits 2^53 - 1. `patches` false: planned
+ * without patches.
+ */
+function planChunk(x: Float64Array, from: number, c: number, len: number, scratch: Scratch, patches: boolean): Plan | undefined {
+  const sorted = patches ? scratch.sorted : undefined;
+  const plain = planValues(x, c, len, sorted, scratch.plain);
+  const d = scratch.differences;
+  let safe = true;
+  for (let i = 0; i < len; i++) {
+    d[i] = x[c + i] - (c + i > from ? x[c + i - 1] : 0);
+    if (!(d[i] <= MAX_SAFE && d[i] >= -MAX_SAFE)) safe = false;
+  }
+  const delta = safe ? planValues(d, 0, len, sorted, scratch.delta) : undefined;
+  if (delta && delta.size >= 0 && (plain.size < 0 || delta.size < plain.size)) return delta;
+  return plain.size >= 0 ? plain : undefined;
+}
+
+/**
  * Bytes of the packing of x[from .. to), or -1 when a chunk's spread is beyond 2^53 - 1. `patches` false: a quicker
  * estimate, planned without patches (at least the size written).
  */
 export function framesSize(x: Float64Array, from: number, to: number, patches = true): number {
-  const sorted = patches ? new Float64Array(CHUNK) : undefined;
+  const scratch = newScratch();
   let size = 0;
   for (let c = from; c < to; c += CHUNK) {
-    const plan = planChunk(x, c, Math.min(c + CHUNK, to), sorted);
+    const plan = planChunk(x, from, c, Math.min(CHUNK, to - c), scratch, patches);
     if (!plan) return -1;
     size += plan.size;
   }
@@ -90,50 +125,69 @@ export function framesSize(x: Float64Array, from: number, to: number, patches = 
 
 /** Packs x[from .. to); every chunk's spread must be within 2^53 - 1 (framesSize() >= 0). */
 export function writeFrames(w: ByteWriter, x: Float64Array, from: number, to: number): void {
-  const sorted = new Float64Array(CHUNK);
+  const scratch = newScratch();
   for (let c = from; c < to; c += CHUNK) {
-    const end = Math.min(c + CHUNK, to);
-    const { base, width, low, high } = planChunk(x, c, end, sorted)!;
-    const patches = low + high;
-    w.byte(width | (patches > 0 ? PATCHED : 0));
+    const len = Math.min(CHUNK, to - c);
+    const plan = planChunk(x, from, c, len, scratch, true)!;
+    const { base, width } = plan;
+    const differences = plan === scratch.delta;
+    const values = differences ? scratch.differences : x.subarray(c, c + len);
+    const patches = plan.low + plan.high;
+    w.byte(width | (patches > 0 ? PATCHED : 0) | (differences ? DIFFERENCES : 0));
     w.svarint(base);
     if (patches === 0) {
-      pack(w, x, c, end - c, base, width);
+      pack(w, values, 0, len, base, width);
       continue;
     }
     // values outside [base, base + 2^width) are the patches; the packed bits hold 0 in their place
     const top = 2 ** width;
     const at: number[] = [];
-    const kept = new Float64Array(end - c);
-    for (let i = c; i < end; i++) {
-      const d = x[i] - base;
-      if (d < 0 || d >= top) at.push(i - c);
-      else kept[i - c] = d;
+    const kept = new Float64Array(len);
+    for (let i = 0; i < len; i++) {
+      const d = values[i] - base;
+      if (d < 0 || d >= top) at.push(i);
+      else kept[i] = d;
     }
-    pack(w, kept, 0, end - c, 0, width);
+    pack(w, kept, 0, len, 0, width);
     w.varint(at.length);
     for (const i of at) w.bits(i, 7);
     w.align();
-    for (const i of at) w.svarint(x[c + i] - base);
+    for (const i of at) w.svarint(values[i] - base);
   }
 }
 
-export function readFrames(r: ByteReader, out: Float64Array, from: number, to: number): void {
+/** Reads what writeFrames() wrote into out[from .. to), each value divided by `divisor` (in the chunk, while cached). */
+/** Reads what writeFrames() wrote into out[from .. to), each value divided by `divisor` (in the chunk, while cached). */
+export function readFrames(r: ByteReader, out: Float64Array, from: number, to: number, divisor = 1): void {
+  let last = 0; // the last value of the chunk before, not divided
   for (let c = from; c < to; c += CHUNK) {
     const head = r.byte();
-    const width = head & ~PATCHED;
+    const width = head & ~(PATCHED | DIFFERENCES);
     if (width > MAX_WIDTH) throw new BlockFormatError(`bit width ${width}`);
     const base = r.svarint();
     const len = Math.min(CHUNK, to - c);
+    const end = c + len;
     unpack(r, out, c, len, base, width);
-    if ((head & PATCHED) === 0) continue;
-    const count = r.count(len);
-    const at: number[] = [];
-    for (let k = 0; k < count; k++) at.push(r.bits(7));
-    r.align();
-    for (const i of at) {
-      if (i >= len) throw new BlockFormatError('patch position out of range');
-      out[c + i] = base + r.svarint();
+    if (head & PATCHED) {
+      const count = r.count(len);
+      const at: number[] = [];
+      for (let k = 0; k < count; k++) at.push(r.bits(7));
+      r.align();
+      for (const i of at) {
+        if (i >= len) throw new BlockFormatError('patch position out of range');
+        out[c + i] = base + r.svarint();
+      }
+    }
+    if (head & DIFFERENCES) {
+      let value = last;
+      for (let i = c; i < end; i++) {
+        value += out[i];
+        out[i] = value / divisor;
+      }
+      last = value;
+    } else {
+      last = out[end - 1];
+      if (divisor !== 1) for (let i = c; i < end; i++) out[i] /= divisor;
     }
   }
 }

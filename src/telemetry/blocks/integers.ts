@@ -144,7 +144,11 @@ export function decodeScaled(r: ByteReader, n: number, divisor: number, wide = t
   const out = new Float64Array(n);
   for (let i = 0; i < order; i++) out[i] = r.svarint();
   if (mode & RUNS) readRuns(r, out, order);
-  else readFrames(r, out, order, n);
+  else if (order === 0) {
+    // nothing to undo but the frames' own differences: they divide on the way
+    readFrames(r, out, 0, n, divisor);
+    return out;
+  } else readFrames(r, out, order, n);
   integrate(out, order, divisor);
   return out;
 }
@@ -192,8 +196,9 @@ function readRuns(r: ByteReader, out: Float64Array, from: number): void {
   for (let j = 0; j < count; j++) {
     const length = lengths[j] + 1;
     if (!(length >= 1 && length <= out.length - at)) throw new BlockFormatError('runs overflow');
-    out.fill(values[j], at, at + length);
-    at += length;
+    // runs are often short: a loop costs less than a call of fill() each
+    const value = values[j];
+    for (const end = at + length; at < end; at++) out[at] = value;
   }
   if (at !== out.length) throw new BlockFormatError('runs fall short');
 }

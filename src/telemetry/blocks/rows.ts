@@ -6,6 +6,9 @@ import type { Column } from './column.ts';
 import { columnStats, encodeStats, type FieldStats } from './stats.ts';
 import { columnFromValues, valuesOfColumn } from './values.ts';
 
+/** A window may be sealed once this share of its duration has passed after its end (an hour for a 1-day window). */
+export const GRACE_DIVISOR = 24;
+
 /** One sealing transaction's work. */
 export interface SealStep {
   namespaceId: number;

@@ -10,12 +10,10 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { decodeBlock, type BlockData } from '../blocks/index.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
-import { blockFromRows, blockRow, mergeBlocks, type SealStep } from '../blocks/rows.ts';
+import { blockFromRows, blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/rows.ts';
 import { catalogueChanging } from './pg-catalogue.ts';
 import { pgColumn, storageOf } from './pg-shards.ts';
 
-/** A window may be sealed once this share of its duration has passed after its end (an hour for a 1-day window). */
-const GRACE_DIVISOR = 24;
 
 interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
 

@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
-import { sealStep } from './seal.ts';
+import { giveBackPages, sealStep } from './seal.ts';
 
 export interface FoldWorkerData {
   file: string;
@@ -108,6 +108,7 @@ function main(): void {
   function seal(nowMs: number, id: number): void {
     drain();
     let error: string | undefined;
+    let dropped = false;
     while (!stopping()) {
       if (!lock.take(stopping)) break;
       let step;
@@ -123,8 +124,18 @@ function main(): void {
         lock.give();
       }
       if (step === undefined) break;
+      dropped ||= step.done;
       parentPort!.postMessage({ sealed: step });
       if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+    }
+    if (dropped && error === undefined && !stopping() && lock.take(stopping)) {
+      try {
+        giveBackPages(db);
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+      } finally {
+        lock.give();
+      }
     }
     parentPort!.postMessage({ sealDone: id, error });
     if (stopping()) stop();

@@ -9,7 +9,7 @@
 // on other connections notice a seal by the settings row it changes (catalogue.ts, SEAL_GENERATION_KEY).
 import type { Statement } from 'better-sqlite3';
 import { decodeBlock, type BlockData } from '../blocks/index.ts';
-import { blockFromRows, blockRow, mergeBlocks, type SealStep } from '../blocks/rows.ts';
+import { blockFromRows, blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/rows.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
 
 export type { SealStep } from '../blocks/rows.ts';
@@ -23,8 +23,6 @@ export interface SealHandle {
 /** Settings row changed by every sealing transaction (the catalogue mirrors of other connections watch it). */
 export const SEAL_GENERATION_KEY = 'telemetry.sealed';
 
-/** A window may be sealed once this share of its duration has passed after its end (an hour for a 1-day window). */
-const GRACE_DIVISOR = 24;
 
 interface DueWindow {
   namespace_id: number;
@@ -93,6 +91,16 @@ export function sealWindow(db: SealHandle, w: DueWindow, enough: (points: number
   }
   noteSealChange(db);
   return step;
+}
+
+/**
+ * After sealing dropped shard tables: their pages go back to the disk (a file made with auto_vacuum = INCREMENTAL; an
+ * older one reuses them for later writes instead), and the WAL is checkpointed and cut to nothing. Outside a
+ * transaction, holding the write lock (a TRUNCATE checkpoint keeps writers out while it runs).
+ */
+export function giveBackPages(db: SealHandle & { pragma(source: string): unknown }): void {
+  db.pragma('incremental_vacuum');
+  db.pragma('wal_checkpoint(TRUNCATE)');
 }
 
 /** Inside a transaction that changed sealed windows or blocks: other connections' mirrors read them again. */

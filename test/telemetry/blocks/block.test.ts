@@ -79,7 +79,7 @@ describe('blocks: corrupt bytes', () => {
       for (const [at, v] of changes) bytes[at % bytes.length] = v;
       check(bytes, ordinals ?? undefined);
       boundedMemory();
-    }), { ...SEEDED, numRuns: 2000 });
+    }), { ...SEEDED, numRuns: 1000 });
   });
 
   it('a header claiming more rows than a block may hold is refused before anything is allocated', () => {

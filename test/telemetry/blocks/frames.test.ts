@@ -46,6 +46,15 @@ describe('frames', () => {
     assert.ok(patched <= plain + 11, `${plain} bytes without outliers, ${patched} with two`);
   });
 
+  it('pack each chunk as values or as differences, whichever is narrower', () => {
+    // a value hovering around a level (values: 4 bits), then climbing by 1000 ± 7 a row (differences: 4 bits)
+    const hover = Array.from({ length: 256 }, (_, i) => 5_000 + ((i * 7) % 16));
+    let level = 6_000;
+    const climb = Array.from({ length: 256 }, (_, i) => (level += 1000 + ((i * 5) % 15) - 7));
+    const bytes = roundTrip(Float64Array.from([...hover, ...climb])).length;
+    assert.ok(bytes <= 4 * (128 * 4 / 8 + 4), `${bytes} bytes`);
+  });
+
   it('report a spread beyond 2^53 - 1', () => {
     assert.equal(framesSize(Float64Array.of(-MAX_SAFE, MAX_SAFE), 0, 2), -1);
   });

@@ -1,0 +1,122 @@
+// Heavy reads off the event loop (src/telemetry/read-workers.ts): on an SQLite file, a query request whose estimate is
+// large is answered whole by the read worker — the same bytes the main thread would answer, rights included — and a
+// light request meanwhile is answered on the main thread without waiting for it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../src/boot/app.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
+import { addonFile } from '../../src/db/native.ts';
+import { readWorkerAnswers } from '../../src/telemetry/read-workers.ts';
+import { sealDue } from '../../src/telemetry/seal.ts';
+import { testBackend } from '../support/postgres.ts';
+
+const PASSWORD = 'read-workers-password';
+const DAY = 86_400_000;
+const T = Date.UTC(2026, 0, 1);
+const ns = (ms: number) => `${BigInt(ms) * 1_000_000n}`;
+
+type Call = (method: string, path: string, body?: string | object, token?: string) => Promise<{ status: number; text: string }>;
+
+/** An app on `db` (the service's deps and routes), its admin's token, and a user who reads n0 only. */
+async function appOn(db: Db, dir: string): Promise<{ call: Call; admin: string; reader: string }> {
+  const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_DATA_DIR: dir }, []);
+  const { deps } = await createDeps({ config, db, log: createLogger('error'), now: () => T + 2 * DAY });
+  const { app } = createApp(deps);
+  const call: Call = async (method, path, body, token) => {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = typeof body === 'string' ? 'text/plain' : 'application/json';
+    const res = await app.request(path, { method, headers, body: typeof body === 'string' || body === undefined ? body : JSON.stringify(body) },
+      { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
+    return { status: res.status, text: await res.text() };
+  };
+  const token = async (username: string) => {
+    const login = await call('POST', '/auth/login', { username, password: PASSWORD });
+    assert.equal(login.status, 200, login.text);
+    return (await call('GET', '/auth/accesstoken', undefined, login.text)).text;
+  };
+  const admin = await token('admin@localhost');
+  assert.equal((await call('PUT', '/v1/user/admin@localhost/tier', { tier: 'premium' }, admin)).status, 204);
+  for (let d = 0; d < 4; d++) assert.equal((await call('POST', '/v1/device?roleId=1', { properties: { nodeId: `n${d}` } }, admin)).status, 200);
+  const role = JSON.parse((await call('POST', '/v1/role?parentRoleId=1', {
+    manages: { roleManagement: true, userManagement: true, viewManagement: false, deviceManagement: true, reportManagement: false, alarmManagement: false },
+    role: { name: 'readers', selfRights: { roleManagement: false, userManagement: false, viewManagement: false, deviceManagement: false, reportManagement: false, alarmManagement: false } },
+  }, admin)).text).role.id;
+  const member = await call('PUT', `/v1/role/${role}/member?userEmail=reader@test&password=${PASSWORD}`, {}, admin);
+  assert.equal(member.status, 200, member.text);
+  const monitors = await call('PUT', `/v1/role/${role}/monitors?deviceId=1`, { monitorManagement: false, reads: ['nodeId'], edits: [] }, admin);
+  assert.equal(monitors.status, 200, monitors.text);
+  const reader = await token('reader@test');
+  assert.equal((await call('PUT', '/v1/user/reader@test/tier', { tier: 'premium' }, admin)).status, 204);
+  // two days of 4 devices every 10 s, the first day sealed into blocks
+  for (let day = 0; day < 2; day++) {
+    for (let h = 0; h < 24; h++) {
+      const lines: string[] = [];
+      for (let i = 0; i < 360; i++) {
+        const t = T + day * DAY + h * 3_600_000 + i * 10_000;
+        for (let d = 0; d < 4; d++) lines.push(`power,nodeId=n${d} p=${((t / 10_000) % 997) / 10 + d},e=${t / 10_000}i,s="x${i % 3}" ${ns(t)}`);
+      }
+      const written = await call('POST', '/write?db=energy', `${lines.join('\n')}\n`, admin);
+      assert.equal(written.status, 204, written.text);
+    }
+  }
+  await sealDue(db, T + 2 * DAY);
+  return { call, admin, reader };
+}
+
+describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a file only: PostgreSQL reads are network round trips' }, () => {
+  it('a heavy request is answered by the worker with the bytes the main thread answers; light ones stay here', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    const fileDb = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+    const memoryDb = openDatabase({ file: ':memory:' });
+    t.after(async () => { await fileDb.close(); await memoryDb.close(); rmSync(dir, { recursive: true, force: true }); });
+    const inFile = await appOn(fileDb, dir);
+    const inMemory = await appOn(memoryDb, dir);
+    const heavy: Array<[string, string, object | undefined]> = [
+      ['POST', `/query?db=energy&epoch=ms&q=${encodeURIComponent(`SELECT * FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms`)}`, undefined],
+      ['POST', `/query?db=energy&q=${encodeURIComponent(`SELECT mean(p), max(e) FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms GROUP BY time(1h), nodeId`)}`, undefined],
+      ['POST', '/v1/telemetry/query', [0, 1, 2, 3].map((d) => ({ select: ['p', 'e', 's'], from: { database: 'energy', retentionPolicy: 'autogen', measurement: 'power' },
+        where: { tags: { nodeId: `n${d}` }, time: [{ operator: '>=', value: T + DAY / 2 }, { operator: '<', value: T + 2 * DAY }] } }))],
+    ];
+    for (const who of ['admin', 'reader'] as const) {
+      for (const [method, path, body] of heavy) {
+        const before = readWorkerAnswers();
+        const got = await inFile.call(method, path, body, inFile[who]);
+        assert.equal(got.status, 200, got.text);
+        assert.equal(readWorkerAnswers(), before + 1, `${who} ${path}: answered by the worker`);
+        const expected = await inMemory.call(method, path, body, inMemory[who]);
+        assert.equal(got.text, expected.text, `${who} ${path}`);
+      }
+    }
+    // the reader sees its one device only, through the worker as through the main thread
+    const seen = JSON.parse((await inFile.call(...heavy[0], inFile.reader)).text);
+    assert.deepEqual(seen.results[0].series.map((s: { values: unknown[][] }) => s.values.length), [17_280]);
+    // a light request stays on the main thread
+    const before = readWorkerAnswers();
+    const light = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE nodeId = 'n1' AND time >= ${T + 2 * DAY - 3_600_000}ms`)}`, undefined, inFile.admin);
+    assert.equal(light.status, 200, light.text);
+    assert.equal(readWorkerAnswers(), before);
+  });
+
+  it('a light request is answered while a heavy one is still being read in the worker', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    const fileDb = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+    t.after(async () => { await fileDb.close(); rmSync(dir, { recursive: true, force: true }); });
+    const app = await appOn(fileDb, dir);
+    const order: string[] = [];
+    const heavyQuery = `SELECT * FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms`;
+    const heavy = Promise.all([1, 2, 3].map(() => app.call('GET', `/query?db=energy&q=${encodeURIComponent(heavyQuery)}`, undefined, app.admin)))
+      .then((all) => { order.push('heavy'); return all; });
+    const light = app.call('GET', `/query?db=energy&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE nodeId = 'n1' AND time >= ${T + 2 * DAY - 3_600_000}ms`)}`, undefined, app.admin)
+      .then((r) => { order.push('light'); return r; });
+    const [all, one] = await Promise.all([heavy, light]);
+    for (const r of [...all, one]) assert.equal(r.status, 200, r.text);
+    assert.deepEqual(order, ['light', 'heavy']);
+  });
+});
