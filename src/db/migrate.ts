@@ -43,10 +43,10 @@ import m0017 from '../../sql/0017_telemetry_key_hashes.sql';
 import p0017 from '../../sql/pg/0017_telemetry_key_hashes.sql';
 import m0018 from '../../sql/0018_users_email_ascii.sql';
 import p0018 from '../../sql/pg/0018_users_email_ascii.sql';
-import m0020 from '../../sql/0020_telemetry_blocks.sql';
-import p0020 from '../../sql/pg/0020_telemetry_blocks.sql';
-import m0021 from '../../sql/0021_events.sql';
-import p0021 from '../../sql/pg/0021_events.sql';
+import m0019 from '../../sql/0019_telemetry_blocks.sql';
+import p0019 from '../../sql/pg/0019_telemetry_blocks.sql';
+import m0020 from '../../sql/0020_events.sql';
+import p0020 from '../../sql/pg/0020_events.sql';
 
 export interface Migration {
   name: string;
@@ -78,8 +78,8 @@ export const migrations: readonly Migration[] = [
   { name: '0016_telemetry_catalogue_version', sql: m0016, pg: p0016 },
   { name: '0017_telemetry_key_hashes', sql: m0017, pg: p0017 },
   { name: '0018_users_email_ascii', sql: m0018, pg: p0018 },
-  { name: '0020_telemetry_blocks', sql: m0020, pg: p0020 },
-  { name: '0021_events', sql: m0021, pg: p0021 },
+  { name: '0019_telemetry_blocks', sql: m0019, pg: p0019 },
+  { name: '0020_events', sql: m0020, pg: p0020 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

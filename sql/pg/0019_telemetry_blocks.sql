@@ -1,4 +1,4 @@
--- PostgreSQL variant of sql/0020_telemetry_blocks.sql. The blocks are compressed already: stored out of line and not
+-- PostgreSQL variant of sql/0019_telemetry_blocks.sql. The blocks are compressed already: stored out of line and not
 -- compressed again (STORAGE EXTERNAL). telemetry_sealed is part of the catalogue: its changes change the catalogue
 -- version (0016), so a node's kept catalogue rows never miss a sealed window.
 CREATE TABLE telemetry_sealed (
