@@ -31,7 +31,7 @@ async function answer(task: ReadTask): Promise<string> {
 }
 
 parentPort!.on('message', (m: { id: number; task: ReadTask }) => {
-  answer(m.task).then((text) => {
+  void answer(m.task).then((text) => {
     const bytes = encoder.encode(text);
     parentPort!.postMessage({ id: m.id, bytes }, [bytes.buffer]);
   }, (err: unknown) => {

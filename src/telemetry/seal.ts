@@ -90,9 +90,12 @@ export function registerSealingMetrics(registry: Registry, db: Db, now: () => nu
     name: 'gridkeeper_telemetry_windows_unsealed', help: 'Telemetry windows whose shard table holds points, by whether they are due for sealing',
     labelNames: ['due'], registers: [registry],
     async collect() {
-      const { open, due } = await unsealedWindows(db, now());
-      this.set({ due: 'false' }, open - due);
-      this.set({ due: 'true' }, due);
+      // a database that cannot be reached leaves the gauge out of the scrape: /metrics itself still answers
+      const figures = await unsealedWindows(db, now()).catch(() => undefined);
+      this.reset();
+      if (figures === undefined) return;
+      this.set({ due: 'false' }, figures.open - figures.due);
+      this.set({ due: 'true' }, figures.due);
     },
   });
 }

@@ -98,7 +98,10 @@ describe('a cluster of nodes on one PostgreSQL database', { skip }, () => {
     // B again; every acknowledged write (on any node) is there, read through B
     const b = await node('b', database.url, key);
     const bClient = httpClient(b.url, { maxSockets: 4 });
-    const report = checkLedger(load.state.writes, await observe(bClient, session.access, fixture, WORKERS, check), 'after kill -9 of B');
+    const observed = await observe(bClient, session.access, fixture, WORKERS, check).catch((e: unknown) => {
+      throw new Error(`${String(e)}; B logged: ${serverErrors(b).slice(0, 3).join(' | ')}`);
+    });
+    const report = checkLedger(load.state.writes, observed, 'after kill -9 of B');
     await assertIntact(check, 'after kill -9 of B');
     console.log(`cluster: ${report.acked} writes acknowledged over 3 nodes, B killed mid-load: all present (${JSON.stringify(report.byKind)}); ${report.unknown} unanswered, all-or-nothing`);
     for (const c of [...clients, bClient]) c.close();

@@ -60,14 +60,14 @@ export async function startGridkeeper(exe: string, dataDir: string, env: Record<
   return startBinary(exe, ['--data-dir', dataDir], { GRIDKEEPER_ADMIN_PASSWORD: ADMIN_PASSWORD, GRIDKEEPER_LOG: 'warn', ...await databaseEnv(dataDir), ...env });
 }
 
-/** The server's logged errors so far (route, request id and first line of the error), for assertion messages. */
+/** The server's logged errors so far (route, request id, the error and its first frames), for assertion messages. */
 export function serverErrors(run: RunningBinary): string[] {
   const out: string[] = [];
   for (const line of run.stdout) {
     if (!line.includes('"level":"error"')) continue;
     try {
       const e = JSON.parse(line) as { msg?: string; route?: string; error?: string; requestId?: string };
-      out.push(`${e.route ?? ''} ${e.msg ?? ''} (request id ${e.requestId ?? '-'}): ${String(e.error ?? '').split('\n')[0]}`);
+      out.push(`${e.route ?? ''} ${e.msg ?? ''} (request id ${e.requestId ?? '-'}): ${String(e.error ?? '').split('\n').slice(0, 8).map((l) => l.trim()).join(' ← ')}`);
     } catch { out.push(line.slice(0, 300)); }
   }
   return out;
