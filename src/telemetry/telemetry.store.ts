@@ -6,7 +6,7 @@ import { allReadableDevices } from '../access/rights.ts';
 import { catalogueOf, shardTableName } from './sqlite/catalogue.ts';
 import { noteSealChange } from './sqlite/seal.ts';
 import { forgetStaged } from './sqlite/staging.ts';
-import { catalogueChanging } from './pg/pg-catalogue.ts';
+import { catalogueChanging, dropsShardTables } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
 
@@ -65,6 +65,7 @@ export async function pruneShards(db: Db, cutoffMs: number): Promise<string[]> {
     // points still staged for those tables (sql/pg/0013_telemetry_staged.sql).
     return db.tx(async (tx) => {
       await catalogueChanging(tx);
+      await dropsShardTables(tx);
       const tables = await tx.all(sql<{ table_name: string }>`SELECT table_name FROM telemetry_shards WHERE end_ms <= ${cutoffMs}`);
       const sealed = await tx.all(sql<{ namespace_id: number; shard_window: number }>`SELECT namespace_id, shard_window FROM telemetry_sealed
         WHERE end_ms <= ${cutoffMs}`);

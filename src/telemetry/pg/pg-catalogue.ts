@@ -25,6 +25,25 @@ export async function catalogueChanging(tx: Db): Promise<void> {
   await tx.run(sql`SELECT version FROM telemetry_catalogue_version FOR UPDATE`);
 }
 
+/**
+ * A read snapshot's guard against shard tables dropped under it (sealed, pruned): a dropped table is missing from every
+ * snapshot taken before the drop committed, its catalogue rows still naming it. A snapshot takes this lock before its
+ * first query (a LOCK takes no snapshot), so it waits for a drop under way and holds off the next until it ends; the
+ * paths that drop shard tables take the lock exclusively first (dropsShardTables).
+ */
+export async function guardAgainstDrops(tx: Db): Promise<void> {
+  await tx.run(sql`LOCK TABLE telemetry_sealed IN ACCESS SHARE MODE`);
+}
+
+/**
+ * Taken by a transaction about to drop shard tables, after catalogueChanging: waits for the read snapshots begun
+ * (guardAgainstDrops), `timeoutMs` at most when given (then PostgreSQL's lock_not_available, 55P03).
+ */
+export async function dropsShardTables(tx: Db, timeoutMs?: number): Promise<void> {
+  if (timeoutMs !== undefined) await tx.run(sql.raw(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(timeoutMs))}`));
+  await tx.run(sql`LOCK TABLE telemetry_sealed IN ACCESS EXCLUSIVE MODE`);
+}
+
 /** The namespaces with these keys, each with its fields and shards, as stored now (missing keys are absent). */
 export async function loadNamespaces(tx: Db, keys: readonly string[]): Promise<Map<string, NamespaceInfo>> {
   const out = new Map<string, NamespaceInfo>();

@@ -11,22 +11,23 @@ import type { Db } from '../../db/open.ts';
 import { decodeBlock, type BlockData } from '../blocks/index.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
 import { blockFromRows, blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/rows.ts';
-import { catalogueChanging } from './pg-catalogue.ts';
+import { catalogueChanging, dropsShardTables } from './pg-catalogue.ts';
 import { pgColumn, storageOf } from './pg-shards.ts';
 
 
 interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
 
 /**
- * Seals series of the oldest window due at `nowMs` (closed for the grace period, nothing staged for it) in one
- * transaction, until `enough(points)` after a series; undefined when nothing is due.
+ * Seals series of the oldest window due at `nowMs` (closed for the grace period, nothing staged for it; none of the
+ * tables `skip`) in one transaction, until `enough(points)` after a series; undefined when nothing is due.
  */
-export async function sealStepPg(db: Db, nowMs: number, enough: (points: number) => boolean): Promise<SealStep | undefined> {
+export async function sealStepPg(db: Db, nowMs: number, enough: (points: number) => boolean, skip: readonly string[] = []): Promise<SealStep | undefined> {
   return db.tx(async (tx) => {
     await catalogueChanging(tx);
     const w = await tx.get(sql<DueWindow>`SELECT namespace_id, shard_window, table_name, start_ms, end_ms, columns FROM telemetry_shards s
       WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ${nowMs}
         AND NOT EXISTS (SELECT 1 FROM telemetry_staged st WHERE st.table_name = s.table_name)
+        ${skip.length > 0 ? sql`AND NOT (s.table_name = ANY(${[...skip]}))` : sql``}
       ORDER BY end_ms, namespace_id LIMIT 1 FOR UPDATE`);
     if (w === undefined) return undefined;
     return sealWindow(tx, w, enough);
@@ -68,12 +69,32 @@ async function sealWindow(tx: Db, w: DueWindow, enough: (points: number) => bool
   // the window's row is ours (FOR UPDATE): what is staged for its table now stays staged until it is folded
   const staged = await tx.get(sql`SELECT 1 AS one FROM telemetry_staged WHERE table_name = ${w.table_name} LIMIT 1`);
   if (staged === undefined && await tx.get(sql`SELECT 1 AS one FROM ${table} LIMIT 1`) === undefined) {
-    await tx.run(sql`DROP TABLE ${table}`);
-    await tx.run(sql`DELETE FROM telemetry_shards WHERE namespace_id = ${w.namespace_id} AND shard_window = ${w.shard_window}`);
-    step.done = true;
+    step.done = await dropWindowTable(tx, w);
   }
   return step;
 }
+
+/**
+ * Drops the emptied table once the read snapshots begun before are through (dropsShardTables); while one runs longer
+ * than DROP_WAIT_MS the table stays (the window is sealed again, and its table dropped, by a later step), so reads
+ * never queue behind a drop for longer.
+ */
+async function dropWindowTable(tx: Db, w: DueWindow): Promise<boolean> {
+  try {
+    await tx.tx(async (inner) => {
+      await dropsShardTables(inner, DROP_WAIT_MS);
+      await inner.run(sql`DROP TABLE ${sql.id(w.table_name)}`);
+      await inner.run(sql`DELETE FROM telemetry_shards WHERE namespace_id = ${w.namespace_id} AND shard_window = ${w.shard_window}`);
+    });
+    return true;
+  } catch (err) {
+    if ((err as { code?: unknown }).code === LOCK_NOT_AVAILABLE) return false;
+    throw err;
+  }
+}
+
+const DROP_WAIT_MS = 100;
+const LOCK_NOT_AVAILABLE = '55P03';
 
 /** PostgreSQL rows as sqlite/seal.ts blockFromRows reads them: (series_id, t_ms, t_ns, values) with integers as bigint. */
 function asSqliteRow(kinds: ReadonlyArray<FieldKind | undefined>, width: number): (r: unknown[]) => unknown[] {
