@@ -30,6 +30,7 @@ import { benchDatabase } from './lib/postgres.mjs';
 import { openPostgres, toPostgres } from '../src/db/postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { copyInstallation } from '../src/db/copy.ts';
+import { telemetryCopy } from '../src/telemetry/copy-shards.ts';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
@@ -206,7 +207,7 @@ try {
     try {
       await migrate(pgDb, Date.now());
       t0 = performance.now();
-      await copyInstallation(db, pgDb);
+      await copyInstallation(db, pgDb, { telemetry: telemetryCopy });
       await pgDb.script('ANALYZE');
       console.log(`\ncopied into PostgreSQL in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
       summary.postgres = await rightsChecks(pgDb, 'PostgreSQL (loopback, one connection at a time)', checks);

@@ -17,7 +17,7 @@ import { pruneTelemetryCommand } from '../telemetry/telemetry.cli.ts';
 import { rotateSecretsCommand } from '../auth/secrets.cli.ts';
 import { rotateKeysCommand } from '../auth/keys.cli.ts';
 import { exportAuditCommand } from '../audit/audit.cli.ts';
-import { copyCommand } from '../db/copy.cli.ts';
+import { copyCommand } from './copy.cli.ts';
 
 import type { Command, CommandIo } from '../lib/command.ts';
 

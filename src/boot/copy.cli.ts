@@ -1,17 +1,18 @@
 // `gridkeeper copy --from <sqlite file | postgres url> --to <postgres url | sqlite file> [--skip-telemetry]`: moves a
-// whole installation between the two backends, telemetry included unless --skip-telemetry (see copy.ts). Both sides
+// whole installation between the two backends, telemetry included unless --skip-telemetry (see db/copy.ts). Both sides
 // are migrated first (forward-only, as a start of the service would), then the target must be empty. A progress line
 // per table and shard table; counts verified before the commit.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
-import { checkDatabase } from './configured.ts';
-import { loadNativeBinding } from './native.ts';
-import { openDatabase, type Db } from './open.ts';
-import { openPostgres } from './postgres.ts';
-import { migrate } from './migrate.ts';
-import { copyInstallation, CopyError } from './copy.ts';
+import { checkDatabase } from '../db/configured.ts';
+import { loadNativeBinding } from '../db/native.ts';
+import { openDatabase, type Db } from '../db/open.ts';
+import { openPostgres } from '../db/postgres.ts';
+import { migrate } from '../db/migrate.ts';
+import { copyInstallation, CopyError } from '../db/copy.ts';
+import { telemetryCopy } from '../telemetry/copy-shards.ts';
 
 const USAGE = 'copy --from <sqlite file | postgres://...> --to <postgres://... | sqlite file> [--skip-telemetry]';
 
@@ -56,7 +57,7 @@ export const copyCommand: Command = {
       await migrate(source, Date.now());
       await migrate(target, Date.now());
       io.err(`copy: ${describe(values.from)} -> ${describe(values.to)}`);
-      const report = await copyInstallation(source, target, { skipTelemetry, progress: (line) => io.err(line) });
+      const report = await copyInstallation(source, target, { skipTelemetry, telemetry: telemetryCopy, progress: (line) => io.err(line) });
       const rows = report.tables.reduce((n, t) => n + t.rows, 0);
       const points = report.shards.reduce((n, t) => n + t.points, 0);
       const telemetry = report.telemetrySkipped ? '; row counts verified (telemetry not copied: --skip-telemetry)'
