@@ -2,7 +2,9 @@
 // changes, license creation/activation/claims, telemetry) is killed with SIGKILL at seeded random moments, restarted
 // on the same data dir, and every write that got a 2xx must be there with the value written (read back through the
 // API, licenses from the database file), every unanswered one entirely or not at all, and the database must pass
-// PRAGMA integrity_check. A few kills land right after the start, before the load has warmed up.
+// PRAGMA integrity_check; every sealed block decodes whole (the load writes into closed days, which the server seals
+// every second: kills land in seals and block rewrites). A few kills land right after the start, before the load has
+// warmed up.
 // On PostgreSQL (GRIDKEEPER_TEST_BACKEND=postgres) the kill -9 hits the gridkeeper process only — the database server
 // survives — and every acknowledged write must be in the database.
 //
@@ -17,7 +19,7 @@ import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { httpClient } from '../support/http-client.ts';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, assertIntact, databaseEnv, dropDatabases, envInt, kill9, loginOver, openCheckDb, seeded, serverErrors,
+  ADMIN_EMAIL, ADMIN_PASSWORD, BACKEND, assertIntact, blocksChecked, databaseEnv, dropDatabases, envInt, kill9, loginOver, openCheckDb, seeded, serverErrors,
   sleep, startGridkeeper,
 } from '../support/harness.ts';
 import { checkLedger, createFixture, newLoadState, observe, runWorker, type Fixture, type LedgerReport, type LoadState } from './write-load.ts';
@@ -44,7 +46,8 @@ test(`${KILLS} kill -9 under a mixed write load: every acknowledged write surviv
   try {
     for (let epoch = 0; epoch <= KILLS; epoch++) {
       if (run) errors.push(...serverErrors(run));
-      run = await startGridkeeper(exe, dataDir);
+      // sealing every second: the load writes into 40 closed days, so kills land in seals and block rewrites too
+      run = await startGridkeeper(exe, dataDir, { GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: '1s' });
       const client = httpClient(run.url, { maxSockets: WORKERS + 2 });
       let access: string;
       if (epoch === 0) {
@@ -101,6 +104,8 @@ test(`${KILLS} kill -9 under a mixed write load: every acknowledged write surviv
       + `${report!.unknown} unanswered (all-or-nothing checked); statuses ${JSON.stringify(Object.fromEntries(state.statuses))}`);
     assert.equal(kills, KILLS);
     assert.equal(report!.verified, report!.acked);
+    assert.ok(blocksChecked.blocks > 0, 'sealing ran under the load: blocks were checked whole after the kills');
+    console.log(`durability: ${blocksChecked.blocks} sealed blocks (${blocksChecked.rows} points) checked whole over ${KILLS + 2} checks`);
     errors.push(...serverErrors(run!));
     assert.equal(fiveHundreds, 0, `5xx answers; the server logged: ${errors.slice(0, 5).join(' | ')}`);
     assert.deepEqual(unexpected, [], 'every answered write succeeded');

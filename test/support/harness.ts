@@ -17,6 +17,7 @@ import { emptyPostgres, testBackend } from './postgres.ts';
 import { compileQuery, openDatabase, type Db, type Query } from '../../src/db/open.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { migrations } from '../../src/db/migrate.ts';
+import { decodeBlock, decodeStats, type BlockData } from '../../src/telemetry/blocks/index.ts';
 
 export const ADMIN_EMAIL = 'admin@localhost';
 export const ADMIN_PASSWORD = 'hardening-admin-password';
@@ -175,6 +176,7 @@ export async function openBackup(file: string): Promise<{ db: CheckDb; database?
  * there: every migration is applied, the root role has a member, and no relation row points at a missing row.
  */
 export async function assertIntact(db: CheckDb, what: string): Promise<void> {
+  await assertWholeBlocks(db, what);
   if (db.backend === 'sqlite') {
     const integrity = db.sqlite!.pragma('integrity_check') as { integrity_check: string }[];
     assert.deepEqual(integrity.map((r) => r.integrity_check), ['ok'], `${what}: integrity_check`);
@@ -196,6 +198,31 @@ export async function assertIntact(db: CheckDb, what: string): Promise<void> {
         OR NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = x.device_id)) AS orphan_links`);
   assert.ok(row!.root_members >= 1, `${what}: the root role has a member`);
   assert.deepEqual({ ...row, root_members: 0 }, { root_members: 0, orphan_members: 0, orphan_manages: 0, orphan_monitors: 0, orphan_links: 0 }, `${what}: relations`);
+}
+
+/** Sealed telemetry blocks written so far (assertWholeBlocks), for a suite to show that it sealed under its load. */
+export const blocksChecked = { blocks: 0, rows: 0 };
+
+/**
+ * No half block: every sealed block decodes whole, its statistics too, and its row count, first and last times are
+ * those of its row in telemetry_blocks.
+ */
+async function assertWholeBlocks(db: CheckDb, what: string): Promise<void> {
+  const blocks = await db.all(sql<{ series_id: number; start_ms: number; rows: number; first_ms: number; last_ms: number; stats: Uint8Array; data: Uint8Array }>`
+    SELECT series_id, start_ms, rows, first_ms, last_ms, stats, data FROM telemetry_blocks`);
+  for (const b of blocks) {
+    const at = `${what}: the block of series ${b.series_id} at ${b.start_ms}`;
+    let decoded: BlockData;
+    try {
+      decoded = decodeBlock(new Uint8Array(b.data));
+      decodeStats(new Uint8Array(b.stats));
+    } catch (err) {
+      assert.fail(`${at} does not decode: ${String(err)}`);
+    }
+    assert.deepEqual([decoded.ms.length, decoded.ms[0], decoded.ms[decoded.ms.length - 1]], [Number(b.rows), Number(b.first_ms), Number(b.last_ms)], at);
+    blocksChecked.blocks++;
+    blocksChecked.rows += decoded.ms.length;
+  }
 }
 
 /** mulberry32: a tiny seeded PRNG; the same seed gives the same run. */
