@@ -160,3 +160,52 @@ export function indentJson(text: string, indent = '    '): string {
   }
   return out.join('');
 }
+
+/**
+ * One pass over a container, for readers that descend as they go (chunked.ts): `open` takes the bracket at `i` and
+ * returns where the first member or element starts (-1: the container is empty, `after` then holds the index past
+ * it); `next` takes the index past a member's or element's value and returns where the next one starts (-1: that was
+ * the last). `key` reads a member's key and returns where its value starts.
+ */
+export class Walk {
+  /** the index past the container once `open` or `next` returned -1 */
+  after = -1;
+
+  constructor(private readonly text: string, private readonly close: number) {}
+
+  static object(text: string, i: number): { walk: Walk; first: number } {
+    return Walk.begin(text, i, OPEN_OBJECT, CLOSE_OBJECT);
+  }
+
+  static array(text: string, i: number): { walk: Walk; first: number } {
+    return Walk.begin(text, i, OPEN_ARRAY, CLOSE_ARRAY);
+  }
+
+  private static begin(text: string, i: number, open: number, close: number): { walk: Walk; first: number } {
+    if (text.charCodeAt(i) !== open) throw new MalformedJson(i, open === OPEN_OBJECT ? 'expected an object' : 'expected an array');
+    const walk = new Walk(text, close);
+    const first = skipSpace(text, i + 1);
+    if (text.charCodeAt(first) !== close) return { walk, first };
+    walk.after = first + 1;
+    return { walk, first: -1 };
+  }
+
+  next(end: number): number {
+    const i = skipSpace(this.text, end);
+    const c = this.text.charCodeAt(i);
+    if (c === this.close) {
+      this.after = i + 1;
+      return -1;
+    }
+    if (c !== COMMA) throw new MalformedJson(i, this.close === CLOSE_OBJECT ? 'expected , or }' : 'expected , or ]');
+    return skipSpace(this.text, i + 1);
+  }
+
+  key(i: number): { key: string; value: number } {
+    if (this.text.charCodeAt(i) !== QUOTE) throw new MalformedJson(i, 'expected a key');
+    const end = stringEnd(this.text, i);
+    const colon = skipSpace(this.text, end);
+    if (this.text.charCodeAt(colon) !== COLON) throw new MalformedJson(colon, 'expected :');
+    return { key: JSON.parse(this.text.slice(i, end)) as string, value: skipSpace(this.text, colon + 1) };
+  }
+}

@@ -89,13 +89,13 @@ describe('chunked answers: cutting', () => {
     assert.match(indentJson(body), /1795870800000000003,\n/);
   });
 
-  it('refuse malformed text with MalformedJson: before the first line, or at the line it would spoil', () => {
-    for (const bad of ['', '{', '{"results":[{"statement_id":0]}', '{"results":[1 2]}', '{"results":[}', '{"results":"x', '[1,]', '{"results":[]} x']) {
-      assert.throws(() => answerLines(bad, [], 1), MalformedJson, bad);
+  it('refuse malformed text with MalformedJson, at the line it would spoil', () => {
+    for (const bad of ['', '{', '{"results":[{"statement_id":0]}', '{"results":[1 2]}', '{"results":[}', '{"results":"x', '[1,]', '{"results":[]} x', '{"results":[{"a":1,}]}']) {
+      assert.throws(() => [...iterate(answerLines(bad, [], 1))], MalformedJson, bad);
     }
     const late = answerLines('{"results":[{"statement_id":0},{"statement_id":1,"series":[{"columns":["a"],"values":[[1],[2] [3]]}]}]}', ['rows', 'rows'], 1);
     assert.equal(late.next().value, '{"results":[{"statement_id":0}]}\n');
-    assert.equal(late.next().value, '{"results":[{"statement_id":1,"series":[{"columns":["a"],"values":[[1]],"partial":true}],"partial":true}]}\n');
+    // statement 1's first line waits for the next (only then is it known not to be the last), which is spoilt
     assert.throws(() => late.next(), MalformedJson);
     fc.assert(fc.property(fc.string({ unit: fc.constantFrom('{', '}', '[', ']', '"', ',', ':', '1', 'a', '\\', ' ', 'null') }), (t) => {
       try {
