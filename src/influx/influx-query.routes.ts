@@ -1,7 +1,7 @@
 // GET|POST /query: InfluxQL through the engine in src/influxql/, charged through the telemetry cost limiter (contract
 // §7.4) before any point is read, answered in InfluxDB's shape. `q` (and db, rp, params, epoch) come from the query
-// string or, on POST, from a form body. `chunked=true` is answered with one un-chunked JSON document, which chunk-reading
-// clients read as a single chunk.
+// string or, on POST, from a form body. `chunked=true` streams the answer as InfluxDB does, one JSON object a line
+// (chunked.ts): the engine answers whole, the lines are cut from its answer and written as the client reads them.
 import type { Context } from 'hono';
 import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
@@ -14,10 +14,14 @@ import { parseQuery, ParseError, type Params } from '../influxql/parser.ts';
 import { executeQuery } from '../influxql/execute.ts';
 import { answerInWorker, mayAnswerInWorker } from '../telemetry/read-workers.ts';
 import { EPOCH_UNITS } from '../influxql/time.ts';
-import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError } from './influx-http.ts';
+import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
+import { answerLines, chunkSizeOf, cutOf } from './chunked.ts';
+import { indentJson } from './raw-json.ts';
 
 const TAG = 'influxdb-1.x';
 const FORM = /^application\/x-www-form-urlencoded\s*(;.*)?$/i;
+/** Lines of a chunked answer are gathered into writes of about this many bytes (a line of one row is ~50 bytes). */
+const WRITE_BYTES = 64 * 1024;
 
 /** The request's parameters: the query string, overridden by a form body (as Go's FormValue reads them). */
 function requestParams(c: Context<AppEnv>, raw: Uint8Array[] | undefined): URLSearchParams {
@@ -39,14 +43,15 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
     api.route({
       method, path: '/query', tag: TAG, summary: `InfluxDB 1.x query (InfluxQL)${method === 'post' ? ', q also as a form body' : ''}`,
       description: 'Parameters: q (statements separated by ;), db, rp, epoch (ns|u|µ|ms|s|m|h), params (JSON of bound $parameters), '
-        + 'pretty, chunked (answered un-chunked). SELECT and SHOW DATABASES | RETENTION POLICIES | MEASUREMENTS | TAG KEYS | '
+        + 'pretty, chunked=true and chunk_size (default 10000: one JSON object a line, docs/api.md#influxdb-1x). SELECT and SHOW DATABASES | RETENTION POLICIES | MEASUREMENTS | TAG KEYS | '
         + 'TAG VALUES | FIELD KEYS | SERIES; anything else is that statement\'s error. Only series whose nodeId names a device '
         + 'the caller may read are seen (root members see all). Every SELECT is charged like a JSON query (docs/api.md#cost). '
         + 'Credentials: an API token (scope api or telemetry:read) or an access token, as Bearer, Token, HTTP Basic password or ?p=.',
       auth: influxAuthenticator(ctx, ['api', 'telemetry:read']), looseQuery: true, renderError: renderInfluxError,
       ...(method === 'post' ? { rawBody: { contentTypes: ['application/x-www-form-urlencoded'], description: 'q=…&db=… as a form' } } : {}),
       responses: {
-        200: { description: '{ results: [{ statement_id, series: [{ name, tags?, columns, values }] } | { statement_id, error }] }' },
+        200: { description: '{ results: [{ statement_id, series: [{ name, tags?, columns, values }] } | { statement_id, error }] }; '
+          + 'chunked: one { results: [one result] } a line, series of more than chunk_size rows split, "partial": true on all but the last' },
         400: { description: '{ error: "error parsing query: …" }' },
         429: { description: '{ error } with Retry-After: the telemetry bucket is too full' },
       },
@@ -88,12 +93,50 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
           offload: (cost) => answerInWorker(db, estimateRequest(cost, now).estimatedDatapoints, { kind: 'influxql', request, statements, epoch }),
         } : {}),
       });
-      // pretty: re-indented (epoch=ns times above 2^53 lose their last digits there, as in any JSON reader)
-      if (params.get('pretty') === 'true') {
-        const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
-        return c.body(JSON.stringify(JSON.parse(text), null, 4), 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
-      }
-      return c.body(body, 200, { 'content-type': 'application/json', ...INFLUX_HEADERS });
+      // InfluxDB reads pretty from the query string only, everything else from a form body too
+      const pretty = searchParams(c).get('pretty') === 'true';
+      const headers = { 'content-type': 'application/json', ...INFLUX_HEADERS };
+      const chunked = params.get('chunked') === 'true';
+      if (!chunked && !pretty) return c.body(body, 200, headers);
+      const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+      if (!chunked) return c.body(indentJson(text), 200, headers);
+      const lines = answerLines(text, statements.map(cutOf), chunkSizeOf(params.get('chunk_size')), pretty);
+      return c.body(lineStream(lines, (err) => deps.log.error('influx: a chunked answer was cut short', { requestId: c.var.requestId, error: String(err) })), 200, headers);
     });
+  }
+}
+
+/**
+ * The lines as a byte stream that makes its next write only when the client has taken the previous one. A failure
+ * once the head is sent ends the connection without the last chunk: the client sees an incomplete answer.
+ */
+function lineStream(lines: Iterator<string>, failed: (err: unknown) => void): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      let batch = '';
+      for (let next = step(); ; next = step()) {
+        if (next.done) {
+          if (batch !== '') controller.enqueue(encoder.encode(batch));
+          controller.close();
+          return;
+        }
+        batch += next.value;
+        if (batch.length >= WRITE_BYTES) break;
+      }
+      controller.enqueue(encoder.encode(batch));
+    },
+    cancel() {
+      lines.return?.();
+    },
+  }, { highWaterMark: 0 });
+
+  function step(): IteratorResult<string> {
+    try {
+      return lines.next();
+    } catch (err) {
+      failed(err);
+      throw err;
+    }
   }
 }

@@ -18,6 +18,8 @@ const TAG = 'influxdb-1.x';
 
 /** InfluxDB's precision names; `n`, `u` and `µ` are its short forms. */
 const PRECISIONS: Record<string, Precision> = { n: 'ns', ns: 'ns', u: 'us', us: 'us', 'µ': 'us', ms: 'ms', s: 's', m: 'm', h: 'h' };
+/** A line without a timestamp is stored at the time of the write cut to the precision, as InfluxDB does (ms at best). */
+const PRECISION_MS: Record<Precision, number> = { ns: 1, us: 1, ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
 
 export function registerInfluxRoutes(ctx: RouteContext): void {
   const { api, deps } = ctx;
@@ -58,7 +60,7 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     try {
       const stored = await writeLineProtocol(db, {
         userId: c.var.actor.userId, namespace: { version: '1', database, retentionPolicy },
-        body: decodeUtf8Lines(bytes), precision, now, retainFromMs,
+        body: decodeUtf8Lines(bytes), precision, now: now - (now % PRECISION_MS[precision]), retainFromMs,
       });
       deps.metrics.telemetryPointsWritten.inc(stored);
     } catch (err) {

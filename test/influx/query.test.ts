@@ -281,3 +281,98 @@ describe('influx door: /query errors and cost', () => {
     assert.ok(Number(res.headers.get('retry-after')) >= 1);
   });
 });
+
+describe('influx door: chunked answers (chunked=true, chunk_size)', () => {
+  const chunkedText = async (t: TestApp, token: string, q: string, extra: string) => {
+    const res = await influxQuery(t, token, q, `&chunked=true${extra}`);
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.headers.get('content-type'), 'application/json');
+    return res.text;
+  };
+  const line = (id: number, series: object | undefined, partial = false) =>
+    `${JSON.stringify({ results: [{ statement_id: id, ...(series ? { series: [series] } : {}), ...(partial ? { partial: true } : {}) }] })}\n`;
+  const power = (node: string, from: number, to: number, partial = false) => ({
+    name: 'energy', tags: { nodeId: node }, columns: ['time', 'power'],
+    values: Array.from({ length: to - from }, (_, k) => [s10(from + k), (node === 'a' ? 1 : 10) * (from + k)]), ...(partial ? { partial: true } : {}),
+  });
+
+  test('one JSON object a line: series cut into chunk_size rows, partial on all but the last; only readable series', async () => {
+    const { t, readerToken } = await fixture();
+    const q = `SELECT power FROM energy WHERE ${range} GROUP BY "nodeId"`;
+    assert.equal(await chunkedText(t, t.adminToken, q, '&chunk_size=4&epoch=ms'), [
+      line(0, power('a', 0, 4, true), true), line(0, power('a', 4, 6), true), line(0, power('b', 0, 4, true), true), line(0, power('b', 4, 6)),
+    ].join(''));
+    // the reader's answer holds node a only: its last line is the statement's last
+    assert.equal(await chunkedText(t, readerToken, q, '&chunk_size=4&epoch=ms'), [line(0, power('a', 0, 4, true), true), line(0, power('a', 4, 6))].join(''));
+    // chunk_size missing, 0 or not a number: InfluxDB's 10000; a series of exactly chunk_size rows is not cut
+    for (const extra of ['', '&chunk_size=0', '&chunk_size=x', '&chunk_size=6']) {
+      assert.equal(await chunkedText(t, readerToken, q, `${extra}&epoch=ms`), line(0, power('a', 0, 6)), extra);
+    }
+    // chunked=false (or anything but "true"): one document
+    const whole = await influxQuery(t, readerToken, q, '&chunked=True&chunk_size=1&epoch=ms');
+    assert.deepEqual(whole.body, { results: [{ statement_id: 0, series: [power('a', 0, 6)] }] });
+  });
+
+  test('several statements in a POST form body: SHOW lines, errors and empty results as their own lines', async () => {
+    const { t } = await fixture();
+    const form = new URLSearchParams({
+      db: 'site', chunked: 'true', chunk_size: '1', epoch: 's',
+      q: `SHOW TAG KEYS; SELECT nope(power) FROM energy; SELECT v FROM other WHERE ${range}; SHOW SERIES; SELECT power FROM energy WHERE nodeId = 'nobody' AND ${range}`,
+    });
+    const res = await t.request('POST', '/query', { raw: form.toString(), headers: { authorization: `Bearer ${t.adminToken}`, 'content-type': 'application/x-www-form-urlencoded' } });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.text, [
+      line(0, { name: 'energy', columns: ['tagKey'], values: [['nodeId'], ['phase']] }),
+      line(0, { name: 'other', columns: ['tagKey'], values: [['nodeId']] }),
+      '{"results":[{"statement_id":1,"error":"undefined function nope()"}]}\n',
+      line(2, { name: 'other', columns: ['time', 'v'], values: [[T / 1000, 1]] }),
+      line(3, { columns: ['key'], values: [['energy,nodeId=a,phase=L1']], partial: true }, true),
+      line(3, { columns: ['key'], values: [['energy,nodeId=b']], partial: true }, true),
+      line(3, { columns: ['key'], values: [['other,nodeId=b']] }),
+      line(4, undefined),
+    ].join(''));
+  });
+
+  test('pretty=true indents every line as InfluxDB does', async () => {
+    const { t, readerToken } = await fixture();
+    const text = await chunkedText(t, readerToken, `SELECT power FROM energy WHERE ${range} LIMIT 2`, '&chunk_size=1&epoch=ns&pretty=true');
+    const objects = text.split(/(?<=^\}\n)/m);
+    assert.equal(objects.length, 2);
+    assert.match(objects[0], /^\{\n {4}"results": \[\n {8}\{\n {12}"statement_id": 0,\n/);
+    assert.match(objects[0], new RegExp(`\\[\\n {28}${T}000000,\\n {28}0\\n {24}\\]`));
+    assert.deepEqual(objects.map((o) => JSON.parse(o).results[0].partial ?? false), [true, false]);
+  });
+
+  test('refusals come before any line, with their status in InfluxDB\'s shape', async () => {
+    const { t } = await fixture();
+    const parse = await influxQuery(t, t.adminToken, 'SELECT FROM energy', '&chunked=true');
+    assert.equal(parse.status, 400);
+    assert.deepEqual(Object.keys(parse.body), ['error']);
+    assert.match(parse.body.error, /^error parsing query: /);
+    const anon = await t.request('GET', `/query?db=site&chunked=true&q=${encodeURIComponent('SHOW MEASUREMENTS')}`);
+    assert.equal(anon.status, 401);
+    const user = await userWithNodes(t, { a: { reads: [] } });
+    await setTier(t, user.id, 'free');
+    const huge = await influxQuery(t, user.token, 'SELECT mean(power) FROM energy', '&chunked=true&chunk_size=1');
+    assert.equal(huge.status, 422);
+    assert.match(huge.body.error, /costs \d+, more than the 100/);
+  });
+});
+
+describe('influx door: /write of lines without a time', () => {
+  test('stored at the time of the write cut to the precision, as InfluxDB stores them', async () => {
+    const t = await openApp();
+    const w = await writer(t, 'a');
+    t.clock.set(T + 3_723_456); // 1 h 2 min 3.456 s after T
+    const cut: Record<string, number> = { h: T + 3_600_000, m: T + 3_720_000, s: T + 3_723_000, ms: T + 3_723_456, u: T + 3_723_456, ns: T + 3_723_456 };
+    for (const precision of Object.keys(cut)) {
+      const res = await t.request('POST', `/write?db=site&precision=${precision}`, { raw: `p_${precision},nodeId=a v=1`, headers: { authorization: `Bearer ${w.token}` } });
+      assert.equal(res.status, 204, res.text);
+    }
+    t.clock.advance(1000);
+    for (const [precision, ms] of Object.entries(cut)) {
+      const [r] = await results(t, t.adminToken, `SELECT v FROM p_${precision} WHERE time >= ${T}ms`, '&epoch=ms');
+      assert.deepEqual(r.series?.[0].values, [[ms, 1]], precision);
+    }
+  });
+});

@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 export const SYSTEM_PACKAGES = [
   { file: '/usr/bin/influx', pkg: 'influxdb-client', for: 'InfluxDB 1.x door: the influx shell (test/influx/real-clients.test.ts)' },
   { file: '/usr/lib/python3/dist-packages/influxdb/__init__.py', pkg: 'python3-influxdb', for: 'InfluxDB 1.x door: the Python client (test/influx/real-clients.test.ts)' },
-  { file: '/usr/bin/influxd', pkg: 'influxdb', for: 'InfluxDB 1.x door: the differential test against InfluxDB 1.6.7 (test/influx/differential.test.ts)' },
+  { file: '/usr/bin/influxd', pkg: 'influxdb', for: 'InfluxDB 1.x door: the differential tests against InfluxDB 1.6.7 (test/influx/differential.test.ts, chunked.test.ts)' },
   { file: '/usr/bin/chromium', pkg: 'chromium', for: 'console browser tests' },
   { file: '/usr/sbin/pgbouncer', pkg: 'pgbouncer', for: 'nodes behind a pooler in transaction mode (test/http/pooler.test.ts)' },
   { file: '/usr/bin/aarch64-linux-gnu-g++', pkg: 'g++-aarch64-linux-gnu', for: 'the linux-arm64 executable: better-sqlite3 cross-compiled (test/release/arm64.test.ts)' },

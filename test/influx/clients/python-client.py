@@ -1,5 +1,6 @@
 # Drives gridkeeper's InfluxDB 1.x door with the official 1.x Python client (Debian python3-influxdb), the way a
-# script or gateway would: ping, write_points, queries with bind parameters and epoch, SHOW statements, errors.
+# script or gateway would: ping, write_points, queries with bind parameters and epoch, chunked queries, SHOW
+# statements, errors.
 # Usage: /usr/bin/python3 python-client.py HOST PORT TOKEN READ_ONLY_TOKEN BASE_SECONDS; prints one JSON document.
 import json
 import sys
@@ -26,6 +27,10 @@ out['databases'] = client.get_list_database()
 out['measurements'] = client.get_list_measurements()
 out['tag_values'] = list(client.query('SHOW TAG VALUES FROM py WITH KEY = "phase"').get_points())
 out['field_keys'] = list(client.query('SHOW FIELD KEYS FROM py').get_points())
+# chunked: one ResultSet per line the server sends
+out['chunked'] = [rs.raw for rs in client.query('SELECT power FROM py WHERE %s GROUP BY "nodeId"' % rng, chunked=True, chunk_size=4, epoch='s')]
+out['chunked_default'] = [list(rs.get_points()) for rs in client.query('SELECT power FROM py WHERE "nodeId" = \'n2\' AND ' + rng, chunked=True, epoch='s')]
+out['chunked_several'] = [rs.raw for rs in client.query('SELECT count(power) FROM py WHERE %s; SHOW TAG KEYS FROM py' % rng, chunked=True, chunk_size=1)]
 out['several'] = [list(r.get_points()) for r in client.query('SELECT count(power) FROM py WHERE %s; SELECT last(power) FROM py WHERE "nodeId" = \'n2\' AND %s' % (rng, rng), epoch='s')]
 
 def error_of(fn):
