@@ -83,9 +83,13 @@ async function startGridkeeper(backend, dir) {
   const db = backend === 'postgres' ? await benchDatabase('gk_bench_history') : undefined;
   const env = { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: '2s', ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
   const server = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', dir], { env });
+  // access tokens last 15 minutes and a run takes longer: each is renewed every 5 minutes
   const login = async (username, password) => {
     const refresh = (await expect(request(`${server.url}/auth/login`, { method: 'POST', headers: json({}), body: JSON.stringify({ username, password }) }), 200, 'login')).text;
-    return { authorization: `Bearer ${(await expect(request(`${server.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'token')).text}` };
+    const fresh = async () => (await expect(request(`${server.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'token')).text;
+    let access = await fresh();
+    setInterval(() => { fresh().then((t) => { access = t; }, (err) => log(`token renewal failed: ${err.message}`)); }, 300_000).unref();
+    return { get authorization() { return `Bearer ${access}`; } };
   };
   const auth = await login('admin@localhost', PASSWORD);
   await expect(request(`${server.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: json(auth), body: JSON.stringify({ tier: 'premium' }) }), 204, 'tier');

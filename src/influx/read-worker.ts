@@ -11,7 +11,6 @@ import { executeQuery, type QueryRequest } from '../influxql/execute.ts';
 import type { Statement } from '../influxql/ast.ts';
 import { runQueries } from '../telemetry/execute.ts';
 import { resultsJson } from '../telemetry/query/result.ts';
-import { catalogueOf } from '../telemetry/sqlite/catalogue.ts';
 import type { ReadTask, ReadWorkerData } from '../telemetry/read-workers.ts';
 import type { QueryBody } from '../telemetry/telemetry.schemas.ts';
 
@@ -21,24 +20,7 @@ process.dlopen(addon, data.addonFile);
 const db = openDatabase({ file: data.file, nativeBinding: addon.exports, readonly: true });
 const encoder = new TextEncoder();
 
-/** The catalogue's additions as last seen: series and fields are only ever added (a prune drops tables, noticed apart). */
-let additions: string | undefined;
-
-/**
- * Forgets the catalogue mirror when the main thread added series or fields since the last task. This connection
- * never writes, so its mirror learns of no addition by itself: a measurement or series written after the worker's
- * first answer would stay unseen.
- */
-function noticeAdditions(): Promise<void> {
-  return db.exclusive((conn) => {
-    const now = JSON.stringify(conn.prepare('SELECT (SELECT max(id) FROM telemetry_series), (SELECT count(*) FROM telemetry_fields)').raw(true).get());
-    if (additions !== undefined && now !== additions) catalogueOf(conn).reset();
-    additions = now;
-  });
-}
-
 async function answer(task: ReadTask): Promise<string> {
-  await noticeAdditions();
   if (task.kind === 'influxql') {
     // charged on the main thread already
     const body = await executeQuery(db, task.request as QueryRequest, task.statements as Statement[], { epoch: task.epoch, charge: async () => {} });

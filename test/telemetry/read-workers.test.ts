@@ -104,6 +104,33 @@ describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a fi
     assert.equal(readWorkerAnswers(), before);
   });
 
+  it('the worker sees measurements, fields and series written after its first answer', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    const fileDb = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+    t.after(async () => { await fileDb.close(); rmSync(dir, { recursive: true, force: true }); });
+    const { call, admin } = await appOn(fileDb, dir);
+    const heavy = (q: string) => `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`;
+    const all = `SELECT * FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms GROUP BY *`;
+    let before = readWorkerAnswers();
+    const first = JSON.parse((await call('POST', heavy(all), undefined, admin)).text);
+    assert.equal(readWorkerAnswers(), before + 1);
+    assert.deepEqual(first.results[0].series[0].columns, ['time', 'e', 'p', 's']);
+    // after the worker's first answer, into a window whose shard table exists (no schema change): a new series (a tag
+    // never written) with a new field of power, and a new measurement
+    const at = T + DAY + 3_600_000;
+    const written = await call('POST', '/write?db=energy', `power,nodeId=n0,phase=l1 p=1,q=2 ${ns(at)}\nbattery,nodeId=n0 soc=55 ${ns(at)}\n`, admin);
+    assert.equal(written.status, 204, written.text);
+    before = readWorkerAnswers();
+    const again = JSON.parse((await call('POST', heavy(all), undefined, admin)).text);
+    const battery = JSON.parse((await call('POST', heavy(`SELECT * FROM battery WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms AND nodeId = 'n0'`), undefined, admin)).text);
+    assert.equal(readWorkerAnswers(), before + 2, 'both answered by the worker');
+    const phase = again.results[0].series.find((s: { tags: Record<string, string> }) => s.tags.phase === 'l1');
+    assert.ok(phase !== undefined, 'the new series is in the answer');
+    assert.deepEqual(phase.columns, ['time', 'e', 'p', 'q', 's']);
+    assert.deepEqual(phase.values, [[at, null, 1, 2, null]]);
+    assert.deepEqual(battery.results[0].series[0].values, [[at, 'n0', 55]]);
+  });
+
   it('a light request is answered while a heavy one is still being read in the worker', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
     const fileDb = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });

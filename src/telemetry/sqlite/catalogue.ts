@@ -54,6 +54,10 @@ export function shardTableName(namespaceId: number, window: number): string {
   return `telemetry_shard_${namespaceId}_${window < 0 ? `m${-window}` : window}`;
 }
 
+/** What grows with every addition to the catalogue (ids only grow; a prune deletes no series or field). */
+const ADDITIONS = `SELECT (SELECT coalesce(max(id), 0) FROM telemetry_series) || ':' || (SELECT count(*) FROM telemetry_fields)
+  || ':' || (SELECT coalesce(max(id), 0) FROM telemetry_namespaces)`;
+
 export class Catalogue {
   private readonly byKey = new Map<string, NamespaceInfo>();
   private schemaVersion = -1;
@@ -61,6 +65,8 @@ export class Catalogue {
   private dataVersion = -1;
   /** the sealing generation last seen (sealedGeneration): moves with every transaction that seals points */
   private sealGeneration: string | undefined;
+  /** the catalogue's additions (ADDITIONS) when another connection last committed */
+  private additions: string | undefined;
   /** changes whenever the mirror changes (a plan made in an earlier generation is planned again) */
   generation = 0;
   /** prepared statements of this mirror's generation (shard tables may be dropped: they die with a reset) */
@@ -106,6 +112,17 @@ export class Catalogue {
       this.blockStats.clear();
       this.sealedBlocks.clear();
       this.dataVersion = data;
+      // series, fields or namespaces another connection added (another process; this connection may be a read
+      // worker's, which never writes): the mirror's lists are stale
+      const additions = this.conn.prepare(ADDITIONS).pluck().get() as string;
+      if (additions !== this.additions) {
+        const known = this.additions !== undefined;
+        this.additions = additions;
+        if (known) {
+          this.reset();
+          this.schemaVersion = version;
+        }
+      }
       const sealed = sealedGeneration(this.conn);
       if (sealed !== this.sealGeneration) {
         this.sealGeneration = sealed;
