@@ -6,6 +6,7 @@ import { splitCondition } from './condition.ts';
 import { StatementError } from './errors.ts';
 import type { Expr } from './ast.ts';
 import { checkZone } from './time.ts';
+import { validateSelect } from './validate.ts';
 import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
@@ -44,6 +45,8 @@ export interface SelectPlan {
   /** the nodeId the filter requires (`nodeId = '…'` in its top-level AND), if any */
   nodeId: string | undefined;
   explicitFromMs: number | undefined;
+  /** the lower bound the answer starts at: explicitFromMs before the window read earlier for derivative(mean(x)) and its kin */
+  answerFromMs: number | undefined;
   /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
   explicitFrom: [number, number] | undefined;
   /** one cost query per source (docs/api.md#cost) */
@@ -136,7 +139,7 @@ export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Sourc
   return [...ns.measurements.values()].filter((m) => src.regex!.test(m.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average']);
+const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average', 'elapsed']);
 
 function looksBack(e: Expr): boolean {
   if (e.kind === 'call') return (LOOK_BACK.has(e.name) && e.args[0]?.kind === 'call') || e.args.some(looksBack);
@@ -150,9 +153,11 @@ const clampTime = (ms: number) => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, Ma
 export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: RequestMemo): SelectPlan {
   if (stmt.into !== undefined) throw new StatementError('SELECT … INTO is not supported: gridkeeper does not write through InfluxQL');
   if (stmt.tz !== undefined) checkZone(stmt.tz);
+  validateSelect(stmt);
   const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);
   // derivative(mean(x)) and its kin need the window before the first: InfluxDB reads one interval earlier
   const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+  const answerFromMs = range.fromMs;
   if (timeDim !== undefined && range.fromMs !== undefined && stmt.fields.some((f) => looksBack(f.expr))) range.fromMs -= timeDim.intervalNs / 1e6;
   const time: TimeCondition[] = [];
   if (range.fromMs !== undefined) time.push({ operator: '>=', value: clampTime(range.fromMs) });
@@ -184,5 +189,5 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
     }
     for (const m of matchMeasurements(planned.ns, src)) if (!planned.measurements.includes(m)) planned.measurements.push(m);
   }
-  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, explicitFrom: range.fromExact, cost };
+  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, answerFromMs, explicitFrom: range.fromExact, cost };
 }
