@@ -133,6 +133,10 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   } : undefined;
   const pointsOf = (name: string, fn: string) => fieldPoints(st, fieldInfos, name, fn);
 
+  // the window read before the answer's start feeds transformations only: a plain aggregate beside them starts
+  // at the answer's start (InfluxDB reads each call with its own range)
+  const lookBack = plan.answerFromMs !== undefined && plan.explicitFromMs !== undefined && plan.explicitFromMs < plan.answerFromMs;
+  let inTransform = false;
   const evalColumn = (e: Expr): Column | number => {
     switch (e.kind) {
       case 'paren': return evalColumn(e.expr);
@@ -175,7 +179,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         const values = windows.map((_, i) => reduced(inner.name, name, i));
         return { windowed: true, values, present: values.map((v) => v !== null), kind, ...(name === 'count' ? { isCount: true } : {}) };
       }
-      const p = pointsOf(inner.name, name);
+      const p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
       if (name === 'integral') {
         const unit = numArg(e.args[1], name) ?? 1000;
         const sums = integralWindows(p as Points<number>, windowOf, unit);
@@ -220,7 +224,9 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         rows = p.ms.map((ms, i) => ({ ms, sub: p.sub[i], v: p.v[i] }));
         kind = answerKind(name, fieldKindOf(fieldInfos, inner.name));
       } else {
+        inTransform = true;
         const col = evalColumn(inner);
+        inTransform = false;
         if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
         // the aggregate is filled first: the transformation sees the filled windows (InfluxDB)
         rows = col.windowed ? filledRows(col, windows, stmt.fill) : col.rows ?? [];
@@ -286,6 +292,13 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // the window read before the answer's start for a transformation answers nothing itself
   const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
   return [...byTime.values()].filter((r) => r.ms >= from && r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+}
+
+/** The points from `ms` on. */
+function pointsFrom(p: Points, ms: number): Points {
+  let i = 0;
+  while (i < p.ms.length && p.ms[i] < ms) i++;
+  return i === 0 ? p : { ms: p.ms.slice(i), sub: p.sub.slice(i), v: p.v.slice(i), idx: p.idx.slice(i) };
 }
 
 /** A windowed column as rows at the window starts, filled; windows left null are left out. */

@@ -7,7 +7,7 @@ import { StatementError } from './errors.ts';
 import type { Expr } from './ast.ts';
 import { checkZone } from './time.ts';
 import { validateSelect } from './validate.ts';
-import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
+import type { FieldInfo, MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
 import { earliestStored, shardsOverlapping } from '../telemetry/query/plan.ts';
@@ -35,6 +35,8 @@ export interface PlannedSource {
   seriesOf(measurement: string): SeriesRef[];
   /** the same, of one nodeId only (a WHERE that requires `nodeId = '…'`: its series are found by index, not listed) */
   seriesOfNode(measurement: string, nodeId: string): SeriesRef[];
+  /** the fields of a measurement the caller may learn (visibleFields) */
+  fieldsOf(m: MeasurementInfo): ReadonlyMap<string, FieldInfo>;
 }
 
 export interface SelectPlan {
@@ -73,10 +75,12 @@ export interface RequestMemo {
    * were read in is checked: a changed catalogue reads them again).
    */
   lists: Map<string, { generation: number; all: SeriesRef[] }>;
+  /** each measurement's fields the caller may learn (visibleFields) */
+  fields: Map<string, ReadonlyMap<string, FieldInfo>>;
 }
 
 export const newMemo = (rights: ReadonlyMap<string, boolean>, lists: RequestMemo['lists'] = new Map()): RequestMemo =>
-  ({ rights, series: new Map(), unknown: new Set(), lists });
+  ({ rights, series: new Map(), unknown: new Set(), lists, fields: new Map() });
 
 /**
  * The series of a measurement the caller may read, by the rights in the memo (checked through the telemetry rules,
@@ -103,6 +107,35 @@ export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: Namespac
   });
   memo.series.set(key, visible);
   return visible;
+}
+
+/**
+ * The fields of a measurement the caller may learn: every field when it may read every series of the measurement,
+ * else only those with a point in a series it may read (a field only another tenant's devices write stays unnamed).
+ */
+export function visibleFields(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, m: MeasurementInfo): ReadonlyMap<string, FieldInfo> {
+  const key = `${ns.id}\u0000${m.name}`;
+  const cached = memo.fields.get(key);
+  if (cached !== undefined) return cached;
+  const visible = visibleSeries(ctx, memo, ns, m.name);
+  const all = memo.lists.get(key)?.all ?? ctx.reads.seriesOfMeasurement(ns, m.name);
+  let fields: ReadonlyMap<string, FieldInfo> = m.fields;
+  if (visible.length < all.length) {
+    const shards = [...ns.shards.values()].sort((a, b) => a.startMs - b.startMs);
+    const present = new Map<string, FieldInfo>();
+    for (const f of m.list) {
+      for (const s of visible) {
+        if (ctx.reads.readPoints(shards, s.id, [f], MIN_TIME_MS, MAX_TIME_MS, { desc: false, limit: 1 }).ms.length > 0) {
+          present.set(f.name, f);
+          break;
+        }
+      }
+    }
+    fields = present;
+  }
+  // PostgreSQL answers reads it has not fetched yet as empty: not an answer to keep
+  if (!ctx.reads.lacking) memo.fields.set(key, fields);
+  return fields;
 }
 
 /** visibleSeries for the series of one nodeId (the same rights rule; an unchecked nodeId with series goes to memo.unknown). */
@@ -183,6 +216,7 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
         shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),
         seriesOf: (m) => (ns === undefined ? [] : visibleSeries(ctx, memo, ns, m)),
         seriesOfNode: (m, nodeId) => (ns === undefined ? [] : visibleSeriesOfNode(ctx, memo, ns, m, nodeId)),
+        fieldsOf: (m) => (ns === undefined ? new Map() : visibleFields(ctx, memo, ns, m)),
       };
       byKey.set(key, p);
       planned = p;

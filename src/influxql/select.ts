@@ -26,7 +26,7 @@ export function runSelect(reads: TelemetryReads, plan: SelectPlan, epoch?: strin
     const fields = new Map<string, FieldInfo>();
     const tagKeys = new Set<string>();
     for (const { src, m } of all) {
-      for (const [name, f] of m.fields) if (!fields.has(name)) fields.set(name, f);
+      for (const [name, f] of src.fieldsOf(m)) if (!fields.has(name)) fields.set(name, f);
       for (const s of src.seriesOf(m.name)) for (const k of Object.keys(s.tags)) tagKeys.add(k);
     }
     union = { fields, tagKeys: [...tagKeys].sort() };
@@ -131,7 +131,8 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
   const visible = plan.nodeId !== undefined && !allTagKeys && !m.fields.has('nodeId') ? src.seriesOfNode(m.name, plan.nodeId) : src.seriesOf(m.name);
   const tagKeys = [...new Set(visible.flatMap((s) => Object.keys(s.tags)))].sort();
   const groupTags = groupTagNames(stmt.dimensions, tagKeys);
-  const fields = union === undefined ? expandFields(stmt.fields, m.fields, tagKeys, new Set(groupTags))
+  const wildcard = stmt.fields.some((f) => f.expr.kind === 'wildcard' || (f.expr.kind === 'call' && f.expr.args[0]?.kind === 'wildcard'));
+  const fields = union === undefined ? expandFields(stmt.fields, wildcard ? src.fieldsOf(m) : m.fields, tagKeys, new Set(groupTags))
     : expandFields(stmt.fields, union.fields, union.tagKeys, new Set(groupTags));
   const columns = ['time', ...columnNames(fields)];
   const aggregate = fields.some((f) => hasCall(f.expr));

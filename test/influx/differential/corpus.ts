@@ -262,7 +262,8 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     add(`SELECT moving_average(mean(power), ${n}) FROM energy WHERE ${range()} GROUP BY time(1m)`);
     add(`SELECT moving_average(mean(power), ${n}) FROM energy WHERE "nodeId" = 'n2' AND ${full} GROUP BY time(2m) fill(${pick(['null', 'none', '0', 'previous', 'linear'])})`);
   }
-  add(`SELECT difference(max(power)) - 3 FROM energy WHERE ${range()} GROUP BY time(2m)`);
+  add(`SELECT derivative(mean(power), 1m), mean(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
+  add(`SELECT difference(max(power)) - 3, max(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
 
   // errors InfluxDB gives
   kind = 'error';
