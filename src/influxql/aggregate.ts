@@ -80,6 +80,9 @@ interface Column {
   present?: boolean[];
 }
 
+/** The rows of a select with functions; `limited`: LIMIT and OFFSET were applied per column already. */
+export type AggregateRows = OutRow[] & { limited?: boolean };
+
 type Reducer = (field: string, fn: string, windowIndex: number) => number | null;
 
 /** The windows [start, end) of a select: GROUP BY time's from the lower bound (or the first point), else one. */
@@ -115,7 +118,7 @@ function checkCalls(fields: Field[]): void {
 }
 
 export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined,
-  reduced?: Reducer): OutRow[] {
+  reduced?: Reducer): AggregateRows {
   const stmt = plan.stmt;
   checkCalls(fields);
   const windows = windowsOf(plan, src, st, timeDim);
@@ -273,10 +276,18 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
     });
     return rows;
   }
-  // free rows: joined by time
+  // free rows: joined by time. The window read before the answer's start for a transformation answers nothing
+  // itself; LIMIT and OFFSET count each column's rows, in the answer's order (InfluxDB limits each call's iterator)
+  const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
+  const perColumn = cols.length > 1 && (stmt.limit > 0 || stmt.offset > 0);
   const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
   cols.forEach((c, k) => {
-    for (const r of rowsOf(c, windows, false)) {
+    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from);
+    if (perColumn) {
+      if (stmt.desc) rows = rows.slice().reverse();
+      rows = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    }
+    for (const r of rows) {
       const key = `${r.ms}:${r.sub}`;
       let row = byTime.get(key);
       if (row === undefined) byTime.set(key, (row = { ms: r.ms, sub: r.sub, values: cols.map(() => null) }));
@@ -289,9 +300,9 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       }
     }
   });
-  // the window read before the answer's start for a transformation answers nothing itself
-  const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
-  return [...byTime.values()].filter((r) => r.ms >= from && r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  const out: AggregateRows = [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  if (perColumn) out.limited = true;
+  return out;
 }
 
 /** The points from `ms` on. */

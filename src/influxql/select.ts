@@ -2,10 +2,9 @@
 // same statement cache) -> rows. Raw selects return points; selects with functions reduce windows (GROUP BY time, or
 // the whole range) and fill the empty ones; transformations map the rows they get.
 import type { Dimension, Expr, Field } from './ast.ts';
-import { StatementError } from './errors.ts';
 import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './condition.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
-import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
+import { aggregateRows, isSimpleSum, sqlAggregateRows, type AggregateRows } from './aggregate.ts';
 import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
 import type { PointValue } from '../telemetry/query/reads-types.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
@@ -192,8 +191,9 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
       rows = aggregate ? aggregateRows(plan, src, fields, stream, fieldInfos, dim) : rawRows(fields, stream, resolver);
     }
     if (rows.length === 0) continue;
+    const perColumn = (rows as AggregateRows).limited === true;
     if (stmt.desc) rows.reverse();
-    const limited = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    const limited = perColumn ? rows : stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
     if (limited.length === 0) continue;
     out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: limited });
   }

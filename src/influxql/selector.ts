@@ -114,9 +114,13 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
       if (!perWindow.some((w) => w.v !== null)) return [];
       const nonEmpty = perWindow.map((w) => w.v !== null);
       const filled = fillColumn({ values: perWindow.map((w) => w.v), kind }, nonEmpty, stmt.fill, windows);
+      // fill(previous) repeats the previous window's point: its other values too
+      let previous: number | undefined;
       perWindow.forEach((w, i) => {
+        if (nonEmpty[i]) previous = w.idx;
         if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
-        selected.push({ ...w, v: filled[i] as Value | null });
+        const idx = nonEmpty[i] ? w.idx : stmt.fill.mode === 'previous' ? previous : undefined;
+        selected.push({ ms: w.ms, sub: w.sub, v: filled[i] as Value | null, ...(idx !== undefined ? { idx } : {}) });
       });
     }
   }

@@ -27,6 +27,10 @@ const PASSWORD = 'differential-password';
  */
 export const KNOWN_DIFFERENCES: Array<{ pattern: RegExp; reason: string }> = [
   { pattern: /^SHOW DATABASES/, reason: 'InfluxDB lists every database; gridkeeper only those holding a series the caller may read' },
+  {
+    pattern: /^(?!.*time >).*\b(derivative|non_negative_derivative|difference|non_negative_difference|cumulative_sum|moving_average|elapsed)\([a-z_]+\(.*GROUP BY time\(/,
+    reason: 'a transformation of an aggregate over GROUP BY time without a lower time bound: InfluxDB 1.6 answers no series, gridkeeper answers over all data as every other form does',
+  },
   { pattern: /SOFFSET/, reason: 'InfluxDB 1.6 applies SOFFSET before it groups and orders the series (it does not skip the first answered series); gridkeeper skips the first N answered series' },
 ];
 

@@ -1,6 +1,6 @@
 // InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (README: known differences),
-// each pinned here so that the decision is kept: the order of points of several series at one instant, and SOFFSET
-// skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
+// each pinned here so that the decision is kept: the order of points of several series at one instant, transformations
+// of aggregates without a lower time bound, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appOpener, type TestApp } from '../support/app.ts';
@@ -44,6 +44,15 @@ describe('InfluxQL decisions', () => {
     const { t, token } = await fixture();
     const r = await results(t, token, `SELECT first(power) FROM m WHERE ${range}; SELECT last(power) FROM m WHERE ${range}; SELECT last(state) FROM m WHERE ${range}`);
     assert.deepEqual(r.map((x: any) => x.series[0].values[0]), [['2026-01-07T08:00:00Z', 5], ['2026-01-07T08:00:10Z', 9], ['2026-01-07T08:00:10Z', 'c']]);
+  });
+
+  test('a transformation of an aggregate over GROUP BY time without a lower time bound answers over all data', async () => {
+    const { t, token } = await fixture();
+    // InfluxDB 1.6 answers no series here; every other form without a lower bound reads all data, and so does this
+    const upper = `time < ${T + 30_000}ms`;
+    const [d, c] = await results(t, token, `SELECT difference(max(power)) FROM m WHERE ${upper} GROUP BY time(10s); SELECT cumulative_sum(sum(power)) FROM m WHERE ${upper} GROUP BY time(10s)`);
+    assert.deepEqual(d.series, [{ name: 'm', columns: ['time', 'difference'], values: [['2026-01-07T08:00:10Z', 4]] }]);
+    assert.deepEqual(c.series, [{ name: 'm', columns: ['time', 'cumulative_sum'], values: [['2026-01-07T08:00:00Z', 9], ['2026-01-07T08:00:10Z', 27]] }]);
   });
 
   test('SOFFSET skips the first answered series', async () => {

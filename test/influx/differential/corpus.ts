@@ -325,6 +325,11 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     add(`SELECT count(state) FROM energy${where('')} GROUP BY time(30m) fill(none)`);
     add(`SELECT percentile(power, 90) FROM energy${where('')}`);
     add(`SELECT distinct(mode) FROM battery${where('')}`);
+    add(`SELECT derivative(mean(soc), 1m), elapsed(mean(soc), 1m) FROM battery${where('')} GROUP BY time(10m)`);
+    add(`SELECT mode(mode), count(distinct(mode)), spread(soc) FROM battery${where('')}`);
+    add(`SELECT cumulative_sum(soc), moving_average(soc, 3) FROM battery${where('')} LIMIT 6`);
+    add(`SELECT * FROM energy${where("\"nodeId\" = 'n2'")} GROUP BY * ORDER BY time DESC LIMIT 2`);
+    add(`SELECT last(soc), charging FROM battery${where('')} GROUP BY time(20m) fill(previous) tz('Europe/Brussels')`);
   }
 
   // raw selects
