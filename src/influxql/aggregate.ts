@@ -103,24 +103,9 @@ export function windowsOf(plan: SelectPlan, src: PlannedSource, st: Stream, time
   return windows;
 }
 
-/** InfluxDB's checks of the calls of a select with functions, with its messages. */
-function checkCalls(fields: Field[]): void {
-  const calls = fields.flatMap((f) => callsIn(f.expr));
-  const vars = fields.some((f) => hasVar(f.expr));
-  for (const c of calls) {
-    if (c.name === 'distinct' && (calls.length > 1 || vars)) throw new StatementError('aggregate function distinct() cannot be combined with other functions or fields');
-  }
-  if (calls.length > 1) {
-    const multi = calls.find((c) => c.name === 'top' || c.name === 'bottom' || c.name === 'sample');
-    if (multi) throw new StatementError(`selector function ${multi.name}() cannot be combined with other functions`);
-  }
-  if (vars && !(calls.length === 1 && SELECTORS.has(calls[0].name))) throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
-}
-
 export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined,
   reduced?: Reducer): AggregateRows {
   const stmt = plan.stmt;
-  checkCalls(fields);
   const windows = windowsOf(plan, src, st, timeDim);
   // one selector beside fields or tags, inside arithmetic, or one that answers several points: rows of selected points
   const calls = fields.flatMap((f) => callsIn(f.expr));

@@ -1,9 +1,10 @@
 // The checks InfluxDB makes of a SELECT before it reads anything, with its messages: the number of each function's
 // arguments, GROUP BY time without a function, several time dimensions, a select of `time` alone, transformations of
-// an aggregate without GROUP BY time, moving_average's window.
+// an aggregate without GROUP BY time, moving_average's window, and which calls and names may stand together.
 import type { Expr, SelectStatement } from './ast.ts';
 import { StatementError } from './errors.ts';
-import { callsIn } from './selector.ts';
+import { SELECTORS } from './functions.ts';
+import { callsIn, hasVar } from './selector.ts';
 
 /** [min, max] arguments of each function. */
 const ARITY: Record<string, [number, number]> = {
@@ -36,6 +37,20 @@ function checkCall(e: Extract<Expr, { kind: 'call' }>, grouped: boolean): void {
   for (const a of e.args) for (const c of callsIn(a)) checkCall(c, grouped);
 }
 
+/** InfluxDB's checks of the calls of a select with functions, with its messages. */
+function checkCalls(fields: SelectStatement['fields']): void {
+  const calls = fields.flatMap((f) => callsIn(f.expr));
+  const vars = fields.some((f) => hasVar(f.expr));
+  for (const c of calls) {
+    if (c.name === 'distinct' && (calls.length > 1 || vars)) throw new StatementError('aggregate function distinct() cannot be combined with other functions or fields');
+  }
+  if (calls.length > 1) {
+    const multi = calls.find((c) => c.name === 'top' || c.name === 'bottom' || c.name === 'sample');
+    if (multi) throw new StatementError(`selector function ${multi.name}() cannot be combined with other functions`);
+  }
+  if (vars && !(calls.length === 1 && SELECTORS.has(calls[0].name))) throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+}
+
 export function validateSelect(stmt: SelectStatement): void {
   const times = stmt.dimensions.filter((d) => d.kind === 'time');
   if (times.length > 1) throw new StatementError('multiple time dimensions not allowed');
@@ -45,4 +60,5 @@ export function validateSelect(stmt: SelectStatement): void {
     throw new StatementError('at least 1 non-time field must be queried');
   }
   if (times.length > 0 && calls.length === 0) throw new StatementError('GROUP BY requires at least one aggregate function');
+  if (calls.length > 0) checkCalls(stmt.fields);
 }

@@ -105,6 +105,10 @@ describe('influxql parser', () => {
       ['SELECT distinct(*) FROM m', 'expected field argument in distinct()'],
       ['SELECT elapsed(mean(v), 1m) FROM m', 'elapsed aggregate requires a GROUP BY interval'],
       ['SELECT max(v) + sum(count(v)) FROM m GROUP BY time(1m), time(1h)', 'multiple time dimensions not allowed'],
+      ['SELECT mean(v), w FROM m', 'mixing aggregate and non-aggregate queries is not supported'],
+      ['SELECT max(v), min(v), host FROM m', 'mixing aggregate and non-aggregate queries is not supported'],
+      ['SELECT distinct(v), count(v) FROM m', 'aggregate function distinct() cannot be combined with other functions or fields'],
+      ['SELECT top(v, 1), bottom(v, 1) FROM m', 'selector function top() cannot be combined with other functions'],
     ];
     for (const [q, message] of cases) {
       assert.throws(() => validateSelect(select(q)), (err: Error) => err instanceof StatementError && err.message === message, q);
