@@ -8,6 +8,8 @@ import {
   AGGREGATES, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
   type Points, type Row,
 } from './functions.ts';
+import { callsIn, hasVar, selectorRows } from './selector.ts';
+import { answerKind, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
@@ -61,76 +63,68 @@ export function sqlAggregateRows(reads: TelemetryReads, plan: SelectPlan, src: P
   });
 }
 
+/** A column of a select with functions: one value per window, or free rows. */
 interface Column {
-  /** aligned with the windows (one value per window) or free rows (transformations, top/bottom) */
+  /** aligned with the windows (one value per window) or free rows (transformations, distinct) */
   windowed: boolean;
-  values: Array<number | null>;
+  values: PointValue[];
   /** selectors: the selected point's time per window */
   times?: Array<[number, number] | undefined>;
   rows?: Row[];
   /** whether the column is an integer count (fill(null) gives 0) */
   isCount?: boolean;
-  /** integer values (linear fill interpolates in integers) */
-  integer?: boolean;
+  kind: ValueKind;
   /** integral(): answered at time 0 without GROUP BY time, windows without points left out */
   integral?: boolean;
+  /** per window: whether the column's field had points there (else fill() decides the value) */
+  present?: boolean[];
 }
+
+/** The rows of a select with functions; `limited`: LIMIT and OFFSET were applied per column already. */
+export type AggregateRows = OutRow[] & { limited?: boolean };
 
 type Reducer = (field: string, fn: string, windowIndex: number) => number | null;
 
-export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined,
-  reduced?: Reducer): OutRow[] {
+/** The windows [start, end) of a select: GROUP BY time's from the lower bound (or the first point), else one. */
+export function windowsOf(plan: SelectPlan, src: PlannedSource, st: Stream, timeDim: Extract<Dimension, { kind: 'time' }> | undefined): Array<[number, number]> {
   const stmt = plan.stmt;
+  const windows: Array<[number, number]> = [];
+  if (timeDim === undefined) return [[src.fromMs, src.toMs]];
+  const intervalMs = timeDim.intervalNs / 1e6;
+  const offsetMs = timeDim.offsetNs / 1e6;
+  const first = windowStart(plan.explicitFromMs ?? st.ms[0], intervalMs, offsetMs, stmt.tz);
+  for (let w = first; w < src.toMs; ) {
+    let next = windowStart(w + intervalMs, intervalMs, offsetMs, stmt.tz);
+    if (next <= w) next = w + intervalMs;
+    windows.push([w, next]);
+    if (windows.length > MAX_WINDOWS) throw new StatementError(`too many GROUP BY time windows (more than ${MAX_WINDOWS}): narrow the time range or widen the interval`);
+    w = next;
+  }
+  return windows;
+}
+
+export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Field[], st: Stream, fieldInfos: FieldInfo[], timeDim: Extract<Dimension, { kind: 'time' }> | undefined,
+  reduced?: Reducer): AggregateRows {
+  const stmt = plan.stmt;
+  const windows = windowsOf(plan, src, st, timeDim);
+  // one selector beside fields or tags, inside arithmetic, or one that answers several points: rows of selected points
+  const calls = fields.flatMap((f) => callsIn(f.expr));
+  if (calls.length === 1 && SELECTORS.has(calls[0].name)
+    && (fields.some((f) => hasVar(f.expr) || f.expr.kind !== 'call') || MULTI_SELECTORS.has(calls[0].name))) {
+    return selectorRows(plan, fields, calls[0], st, fieldInfos, windows, timeDim);
+  }
   const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
   const offsetMs = timeDim ? timeDim.offsetNs / 1e6 : 0;
-  // windows: [start, end) in order
-  const windows: Array<[number, number]> = [];
-  if (timeDim) {
-    const first = windowStart(plan.explicitFromMs ?? st.ms[0], intervalMs, offsetMs, stmt.tz);
-    for (let w = first; w < src.toMs; ) {
-      let next = windowStart(w + intervalMs, intervalMs, offsetMs, stmt.tz);
-      if (next <= w) next = w + intervalMs;
-      windows.push([w, next]);
-      if (windows.length > MAX_WINDOWS) throw new StatementError(`too many GROUP BY time windows (more than ${MAX_WINDOWS}): narrow the time range or widen the interval`);
-      w = next;
-    }
-  } else {
-    windows.push([src.fromMs, src.toMs]);
-  }
   const windowOf = timeDim ? (ms: number): [number, number] => {
     const s = windowStart(ms, intervalMs, offsetMs, stmt.tz);
     return [s, windowStart(s + intervalMs, intervalMs, offsetMs, stmt.tz)];
   } : undefined;
+  const pointsOf = (name: string, fn: string) => fieldPoints(st, fieldInfos, name, fn);
 
-  const pointsOf = (name: string): Points => {
-    const fi = fieldInfos.findIndex((f) => f.name === name);
-    if (fi < 0) return { ms: [], sub: [], v: [] };
-    const kind = fieldInfos[fi].kind;
-    if (kind !== FLOAT && kind !== INTEGER && kind !== UNSIGNED) throw new StatementError(`unsupported ${fieldInfos[fi].name} type: functions need a numeric field`);
-    const p: Points = { ms: [], sub: [], v: [] };
-    const vals = st.values[fi];
-    for (let i = 0; i < st.ms.length; i++) {
-      const v = vals[i];
-      if (typeof v === 'number') { p.ms.push(st.ms[i]); p.sub.push(st.sub[i]); p.v.push(v); }
-    }
-    return p;
-  };
-
-  const isIntegerField = (name: string) => {
-    const kind = fieldInfos.find((f) => f.name === name)?.kind;
-    return kind === INTEGER || kind === UNSIGNED;
-  };
-
-  const numArg = (e: Expr | undefined, what: string): number | undefined => {
-    if (e === undefined) return undefined;
-    if (e.kind === 'integer' || e.kind === 'number') return e.value;
-    if (e.kind === 'duration') return e.ns / 1e6;
-    throw new StatementError(`expected a number as the second argument of ${what}()`);
-  };
-
-  const multi = fields.map((f) => f.expr).filter((e) => e.kind === 'call' && MULTI_SELECTORS.has(e.name));
-  if (multi.length > 0 && fields.length > 1) throw new StatementError('top(), bottom(), sample() and distinct() cannot be combined with other fields here');
-
+  // the window read before the answer's start feeds transformations only: a plain aggregate beside them starts
+  // at the answer's start (InfluxDB reads each call with its own range)
+  const lookBack = plan.answerFromMs !== undefined && plan.explicitFromMs !== undefined && plan.explicitFromMs < plan.answerFromMs;
+  let inTransform = false;
   const evalColumn = (e: Expr): Column | number => {
     switch (e.kind) {
       case 'paren': return evalColumn(e.expr);
@@ -149,41 +143,51 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   const callColumn = (e: Extract<Expr, { kind: 'call' }>): Column => {
     const name = e.name;
     const inner = e.args[0];
+    if (name === 'count' && inner?.kind === 'call' && inner.name === 'distinct' && inner.args[0]?.kind === 'var') {
+      // count(distinct(x)): the number of distinct values per window
+      const p = pointsOf(inner.args[0].name, 'distinct');
+      const values: PointValue[] = [];
+      const present: boolean[] = [];
+      let hint = 0;
+      for (const [s, end] of windows) {
+        const [a, b] = windowRange(p, s, end, hint);
+        hint = b;
+        values.push(b > a ? new Set(p.v.slice(a, b)).size : null);
+        present.push(b > a);
+      }
+      return { windowed: true, values, present, kind: 'integer', isCount: true };
+    }
     if (AGGREGATES.has(name) || SELECTORS.has(name)) {
       if (inner === undefined || inner.kind !== 'var') {
         if (inner?.kind === 'call') throw new StatementError(`${name}() of a function is not supported`);
         throw new StatementError(`expected field argument in ${name}()`);
       }
+      const kind = answerKind(name, fieldKindOf(fieldInfos, inner.name));
       if (reduced !== undefined) {
         const values = windows.map((_, i) => reduced(inner.name, name, i));
-        return { windowed: true, values, ...(name === 'count' ? { isCount: true, integer: true } : {}), ...(name === 'sum' && isIntegerField(inner.name) ? { integer: true } : {}) };
+        return { windowed: true, values, present: values.map((v) => v !== null), kind, ...(name === 'count' ? { isCount: true } : {}) };
       }
-      const p = pointsOf(inner.name);
+      const p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
       if (name === 'integral') {
         const unit = numArg(e.args[1], name) ?? 1000;
-        const sums = integralWindows(p, windowOf, unit);
-        return {
-          windowed: true, integral: true,
-          values: windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (p.ms.length > 0 ? sums.get(Number.NaN) ?? null : null))),
-        };
+        const sums = integralWindows(p as Points<number>, windowOf, unit);
+        const values = windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (p.ms.length > 0 ? sums.get(Number.NaN) ?? null : null)));
+        return { windowed: true, integral: true, kind, values, present: values.map((v) => v !== null) };
       }
-      if (MULTI_SELECTORS.has(name)) {
-        const n = name === 'distinct' ? 0 : numArg(e.args[e.args.length - 1], name);
-        if (name !== 'distinct' && (n === undefined || n <= 0 || !Number.isInteger(n))) throw new StatementError(`${name}() needs a positive integer count as its last argument`);
+      if (name === 'distinct') {
         const rows: Row[] = [];
         let hint = 0;
         for (const [s, end] of windows) {
           const [a, b] = windowRange(p, s, end, hint);
           hint = b;
-          for (const r of reduceMany(name, p, a, b, n ?? 0)) {
-            rows.push(name === 'distinct' || timeDim ? { ms: timeDim || name === 'distinct' ? s : r.ms!, sub: 0, v: r.value } : { ms: r.ms!, sub: r.sub!, v: r.value });
-          }
+          const at = timeDim ? [s, 0] : plan.explicitFrom ?? [0, 0];
+          for (const r of reduceMany(name, p, a, b, 0)) rows.push({ ms: at[0], sub: at[1], v: r.value });
         }
-        return { windowed: false, values: [], rows };
+        return { windowed: false, values: [], rows, kind };
       }
       const arg = name === 'percentile' ? numArg(e.args[1], name) : undefined;
-      if (name === 'percentile' && arg === undefined) throw new StatementError('percentile() needs a percentile as its second argument');
-      const values: Array<number | null> = [];
+      const values: PointValue[] = [];
+      const present: boolean[] = [];
       const times: Array<[number, number] | undefined> = [];
       let hint = 0;
       for (const [s, end] of windows) {
@@ -191,30 +195,34 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         hint = b;
         const r = reduce(name, p, a, b, arg);
         values.push(r.value);
+        present.push(b > a);
         times.push(r.ms === undefined ? undefined : [r.ms, r.sub ?? 0]);
       }
-      const integer = name === 'count' || (isIntegerField(inner.name) && !['mean', 'median', 'stddev'].includes(name));
-      return { windowed: true, values, ...(SELECTORS.has(name) ? { times } : {}), ...(name === 'count' ? { isCount: true } : {}), ...(integer ? { integer } : {}) };
+      return { windowed: true, values, present, kind, ...(SELECTORS.has(name) ? { times } : {}), ...(name === 'count' ? { isCount: true } : {}) };
     }
     if (TRANSFORMATIONS.has(name)) {
       if (inner === undefined) throw new StatementError(`expected field argument in ${name}()`);
       const unitArg = name === 'moving_average' ? undefined : numArg(e.args[1], name);
       const arg = name === 'moving_average' ? numArg(e.args[1], name) : undefined;
-      if (name === 'moving_average' && (arg === undefined || !Number.isInteger(arg))) throw new StatementError('moving_average() needs an integer window as its second argument');
-      if (name === 'moving_average' && arg! <= 1) throw new StatementError(`moving_average window must be greater than 1, got ${arg}`);
       let rows: Row[];
+      let kind: ValueKind;
       if (inner.kind === 'var') {
         if (timeDim) throw new StatementError(`aggregate function required inside the call to ${name}`);
-        const p = pointsOf(inner.name);
+        const p = pointsOf(inner.name, name);
         rows = p.ms.map((ms, i) => ({ ms, sub: p.sub[i], v: p.v[i] }));
+        kind = answerKind(name, fieldKindOf(fieldInfos, inner.name));
       } else {
+        inTransform = true;
         const col = evalColumn(inner);
+        inTransform = false;
         if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
-        rows = rowsOf(col, windows, true);
+        // the aggregate is filled first: the transformation sees the filled windows (InfluxDB)
+        rows = col.windowed ? filledRows(col, windows, stmt.fill) : col.rows ?? [];
+        kind = answerKind(name, col.kind);
       }
       // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
       const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : inner.kind !== 'var' && timeDim ? intervalMs : 1000);
-      return { windowed: false, values: [], rows: transform(name, rows, arg, unit) };
+      return { windowed: false, values: [], rows: transform(name, rows, arg, unit), kind };
     }
     throw new StatementError(`undefined function ${name}()`);
   };
@@ -228,19 +236,19 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // a single selector without GROUP BY time answers with the selected point's time
   const selectorTime = !timeDim && cols.length === 1 && cols[0].times !== undefined;
   if (cols.every((c) => c.windowed)) {
-    const nonEmpty = windows.map((w, i) => {
-      const [a, b] = windowRange({ ms: st.ms, sub: st.sub, v: [] }, w[0], w[1]);
-      return b > a || cols.some((c) => c.values[i] !== null) ? true : (void i, false);
-    });
+    // each column is filled where its own field had no points (InfluxDB fills each call's iterator); a row is
+    // left out under fill(none) when no column had points
+    const presence = cols.map((c) => c.present ?? c.values.map((v) => v !== null));
+    const nonEmpty = windows.map((_, i) => presence.some((p) => p[i]));
     if (!nonEmpty.some(Boolean)) return [];
     const allIntegral = cols.every((c) => c.integral);
     // fill(previous) follows the answer's order: with ORDER BY time DESC the "previous" window is the later one
-    const fillIn = (c: Column): PointValue[] => {
-      if (!stmt.desc) return fillColumn(c, nonEmpty, stmt.fill, windows);
-      const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, nonEmpty.slice().reverse(), stmt.fill, windows.slice().reverse());
+    const fillIn = (c: Column, k: number): PointValue[] => {
+      if (!stmt.desc) return fillColumn(c, presence[k], stmt.fill, windows);
+      const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, presence[k].slice().reverse(), stmt.fill, windows.slice().reverse());
       return rev.reverse();
     };
-    const filled = cols.map((c) => (c.integral ? c.values : fillIn(c)));
+    const filled = cols.map((c, k) => (c.integral ? c.values : fillIn(c, k)));
     const rows: OutRow[] = [];
     windows.forEach(([s], i) => {
       if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
@@ -253,23 +261,48 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
     });
     return rows;
   }
-  // free rows: joined by time
+  // free rows: joined by time. The window read before the answer's start for a transformation answers nothing
+  // itself; LIMIT and OFFSET count each column's rows, in the answer's order (InfluxDB limits each call's iterator)
+  const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
+  const perColumn = cols.length > 1 && (stmt.limit > 0 || stmt.offset > 0);
   const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
   cols.forEach((c, k) => {
-    for (const r of rowsOf(c, windows, false)) {
+    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from);
+    if (perColumn) {
+      if (stmt.desc) rows = rows.slice().reverse();
+      rows = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    }
+    for (const r of rows) {
       const key = `${r.ms}:${r.sub}`;
       let row = byTime.get(key);
       if (row === undefined) byTime.set(key, (row = { ms: r.ms, sub: r.sub, values: cols.map(() => null) }));
       if (row.values[k] === null) row.values[k] = r.v;
       else {
-        // several rows at one time in one column (top of several series): keep them apart
+        // several rows at one time in one column (distinct): keep them apart
         const extra = { ms: r.ms, sub: r.sub, values: cols.map(() => null as PointValue) };
         extra.values[k] = r.v;
         byTime.set(`${key}:${byTime.size}`, extra);
       }
     }
   });
-  return [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  const out: AggregateRows = [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  if (perColumn) out.limited = true;
+  return out;
+}
+
+/** The points from `ms` on. */
+function pointsFrom(p: Points, ms: number): Points {
+  let i = 0;
+  while (i < p.ms.length && p.ms[i] < ms) i++;
+  return i === 0 ? p : { ms: p.ms.slice(i), sub: p.sub.slice(i), v: p.v.slice(i), idx: p.idx.slice(i) };
+}
+
+/** A windowed column as rows at the window starts, filled; windows left null are left out. */
+function filledRows(c: Column, windows: Array<[number, number]>, fill: SelectStatement['fill']): Row[] {
+  const values = fillColumn(c, c.present ?? c.values.map((v) => v !== null), fill, windows);
+  const out: Row[] = [];
+  values.forEach((v, i) => { if (v !== null) out.push({ ms: windows[i][0], sub: 0, v }); });
+  return out;
 }
 
 /** A column as rows: windowed columns at their window starts (or selected times), skipping nulls when asked. */
@@ -281,56 +314,23 @@ function rowsOf(c: Column, windows: Array<[number, number]>, skipNull: boolean):
 }
 
 function combine(op: string, l: Column | number, r: Column | number): Column {
-  const apply = (a: number | null, b: number | null): number | null => {
-    if (a === null || b === null) return null;
+  const apply = (a: PointValue, b: PointValue): number | null => {
+    if (typeof a !== 'number' || typeof b !== 'number') return null;
     const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'number', value: a }, rhs: { kind: 'number', value: b } }, () => null);
     return typeof v === 'number' ? v : null;
   };
-  if (typeof l === 'number' && typeof r === 'number') return { windowed: true, values: [apply(l, r)] };
+  if (typeof l === 'number' && typeof r === 'number') return { windowed: true, values: [apply(l, r)], kind: 'float' };
   if (typeof l === 'number' || typeof r === 'number') {
     const col = (typeof l === 'number' ? r : l) as Column;
     const k = (typeof l === 'number' ? l : r) as number;
-    const f = (v: number | null) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
-    if (col.windowed) return { windowed: true, values: col.values.map(f), ...(col.times ? { times: col.times } : {}) };
-    return { windowed: false, values: [], rows: (col.rows ?? []).map((x) => ({ ...x, v: f(x.v) })) };
+    const f = (v: PointValue) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
+    if (col.windowed) return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}) };
+    return { windowed: false, values: [], kind: col.kind, rows: (col.rows ?? []).map((x) => ({ ...x, v: f(x.v) })) };
   }
-  if (l.windowed && r.windowed) return { windowed: true, values: l.values.map((v, i) => apply(v, r.values[i] ?? null)) };
+  if (l.windowed && r.windowed) {
+    const present = l.present && r.present ? l.present.map((p, i) => p || r.present![i]) : undefined;
+    return { windowed: true, values: l.values.map((v, i) => apply(v, r.values[i] ?? null)), kind: l.kind, ...(present ? { present } : {}) };
+  }
   const rightAt = new Map((r.rows ?? []).map((x) => [`${x.ms}:${x.sub}`, x.v]));
-  return { windowed: false, values: [], rows: (l.rows ?? []).map((x) => ({ ...x, v: apply(x.v, rightAt.get(`${x.ms}:${x.sub}`) ?? null) })) };
-}
-
-function fillColumn(c: Column, nonEmpty: boolean[], fill: SelectStatement['fill'], windows: Array<[number, number]>): PointValue[] {
-  const out: PointValue[] = c.values.slice();
-  switch (fill.mode) {
-    case 'null': case 'none':
-      if (c.isCount) out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = 0; });
-      return out;
-    case 'value':
-      out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = fill.value; });
-      return out;
-    case 'previous': {
-      let prev: PointValue = null;
-      out.forEach((v, i) => { if (v === null && !nonEmpty[i]) out[i] = prev; else prev = v; });
-      return out;
-    }
-    case 'linear': {
-      for (let i = 0; i < out.length; i++) {
-        if (out[i] !== null || nonEmpty[i]) continue;
-        // the nearest windows that answered (a window with points may answer null: stddev of one point)
-        const answered = (k: number) => nonEmpty[k] || c.values[k] !== null;
-        let a = i - 1;
-        while (a >= 0 && !answered(a)) a--;
-        let b = i + 1;
-        while (b < out.length && !answered(b)) b++;
-        if (a < 0 || b >= out.length || c.values[a] === null || c.values[b] === null) continue;
-        const va = c.values[a] as number;
-        const vb = c.values[b] as number;
-        // InfluxDB's arithmetic, in nanoseconds: slope, then slope * elapsed + start (integers: truncated)
-        const m = (vb - va) / ((windows[b][0] - windows[a][0]) * 1e6);
-        const y = m * ((windows[i][0] - windows[a][0]) * 1e6) + va;
-        out[i] = c.integer ? Math.trunc(y) : y;
-      }
-      return out;
-    }
-  }
+  return { windowed: false, values: [], kind: l.kind, rows: (l.rows ?? []).map((x) => ({ ...x, v: apply(x.v, rightAt.get(`${x.ms}:${x.sub}`) ?? null) })) };
 }

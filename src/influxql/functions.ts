@@ -1,11 +1,15 @@
 // InfluxQL functions: aggregates and selectors reduce the points of one window; transformations map a series of
-// (time, value) rows to another. Semantics follow InfluxDB 1.8 (tie rules included, noted where they matter).
+// (time, value) rows to another. Semantics follow InfluxDB 1.x (tie rules included, noted where they matter).
+import { StatementError } from './errors.ts';
 
-/** Points of one window (or a whole stream), time order. */
-export interface Points {
+export type Value = number | string | boolean;
+
+/** Points of one window (or a whole stream), time order; `idx`: each point's row in the merged stream. */
+export interface Points<V extends Value = Value> {
   ms: number[];
   sub: number[];
-  v: number[];
+  v: V[];
+  idx: number[];
 }
 
 export const AGGREGATES = new Set(['count', 'sum', 'mean', 'median', 'mode', 'spread', 'stddev', 'integral', 'distinct']);
@@ -16,11 +20,28 @@ export const TRANSFORMATIONS = new Set([
 /** Selectors that answer several points per window. */
 export const MULTI_SELECTORS = new Set(['top', 'bottom', 'sample', 'distinct']);
 
-/** One reduced value; a selector also gives the selected point's time. */
+/** Functions that take fields of every type; min() and max() take booleans as well; the rest numbers only. */
+const ANY_TYPE = new Set(['count', 'first', 'last', 'distinct', 'mode', 'sample', 'elapsed']);
+const BOOLEAN_TOO = new Set(['min', 'max']);
+
+/** Whether a function takes a field of this type (InfluxDB 1.x's iterator types per function). */
+export function takesType(fn: string, type: 'float' | 'integer' | 'unsigned' | 'string' | 'boolean'): boolean {
+  if (type === 'float' || type === 'integer' || type === 'unsigned') return true;
+  if (ANY_TYPE.has(fn)) return true;
+  return type === 'boolean' && BOOLEAN_TOO.has(fn);
+}
+
+/** InfluxDB's error for a function over a field type it does not take. */
+export function unsupportedType(fn: string, type: string): StatementError {
+  return new StatementError(`unsupported ${fn} iterator type: *query.${type}InterruptIterator`);
+}
+
+/** One reduced value; a selector also gives the selected point's time and its row in the stream. */
 export interface Reduced {
-  value: number | null;
+  value: Value | null;
   ms?: number;
   sub?: number;
+  idx?: number;
 }
 
 /** Index range [from, to) of points inside [startMs, endMs). */
@@ -35,41 +56,49 @@ export function windowRange(p: Points, startMs: number, endMs: number, hint = 0)
 export function reduce(name: string, p: Points, a: number, b: number, arg: number | undefined): Reduced {
   const n = b - a;
   if (n <= 0) return { value: null };
+  const v = p.v;
+  const num = v as number[];
   switch (name) {
     case 'count': return { value: n };
-    case 'sum': { let s = 0; for (let i = a; i < b; i++) s += p.v[i]; return { value: s }; }
+    case 'sum': { let s = 0; for (let i = a; i < b; i++) s += num[i]; return { value: s }; }
     case 'mean': {
       // Kahan-free running mean like InfluxDB's reducer: sum then divide
       let s = 0;
-      for (let i = a; i < b; i++) s += p.v[i];
+      for (let i = a; i < b; i++) s += num[i];
       return { value: s / n };
     }
     case 'median': {
-      const sorted = p.v.slice(a, b).sort((x, y) => x - y);
+      const sorted = num.slice(a, b).sort((x, y) => x - y);
       const mid = Math.floor(n / 2);
       return { value: n % 2 === 1 ? sorted[mid] : sorted[mid - 1] + (sorted[mid] - sorted[mid - 1]) / 2 };
     }
     case 'mode': {
+      if (typeof v[a] === 'boolean') {
+        // booleans: true unless false is strictly more frequent
+        let t = 0;
+        for (let i = a; i < b; i++) if (v[i] === true) t++;
+        return { value: t >= n - t };
+      }
       // InfluxDB's rule: values in order (equal values in time order), runs counted; a later run of the same length
       // wins unless it started after the time last recorded for the leader (ties depend on the points' times).
-      const idx = Array.from({ length: n }, (_, k) => a + k).sort((x, y) => p.v[x] - p.v[y] || x - y);
+      const idx = Array.from({ length: n }, (_, k) => a + k).sort((x, y) => compare(v[x], v[y]) || x - y);
       let mostFreq = 0;
       let currFreq = 0;
-      let currMode = p.v[idx[0]];
+      let currMode = v[idx[0]];
       let mostMode = currMode;
       let mostTime = p.ms[idx[0]];
       let currTime = mostTime;
       for (const i of idx) {
-        if (p.v[i] !== currMode) {
+        if (v[i] !== currMode) {
           currFreq = 1;
-          currMode = p.v[i];
+          currMode = v[i];
           currTime = p.ms[i];
           continue;
         }
         currFreq++;
         if (mostFreq > currFreq || (mostFreq === currFreq && currTime > mostTime)) continue;
         mostFreq = currFreq;
-        mostMode = p.v[i];
+        mostMode = v[i];
         mostTime = p.ms[i];
       }
       return { value: mostMode };
@@ -77,33 +106,38 @@ export function reduce(name: string, p: Points, a: number, b: number, arg: numbe
     case 'spread': {
       let lo = Infinity;
       let hi = -Infinity;
-      for (let i = a; i < b; i++) { lo = Math.min(lo, p.v[i]); hi = Math.max(hi, p.v[i]); }
+      for (let i = a; i < b; i++) { lo = Math.min(lo, num[i]); hi = Math.max(hi, num[i]); }
       return { value: hi - lo };
     }
     case 'stddev': {
       if (n < 2) return { value: null };
       let mean = 0;
-      for (let i = a; i < b; i++) mean += p.v[i];
+      for (let i = a; i < b; i++) mean += num[i];
       mean /= n;
       let variance = 0;
-      for (let i = a; i < b; i++) variance += (p.v[i] - mean) ** 2;
+      for (let i = a; i < b; i++) variance += (num[i] - mean) ** 2;
       return { value: Math.sqrt(variance / (n - 1)) };
     }
     case 'first': case 'last': {
-      // the earliest (latest) time; among points at that time, the largest value (InfluxDB's tie rule)
+      // the earliest (latest) time; among points at that time the larger value (booleans: first takes false, last true)
       let best = name === 'first' ? a : b - 1;
       const t = p.ms[best];
       const sub = p.sub[best];
-      for (let i = a; i < b; i++) if (p.ms[i] === t && p.sub[i] === sub && p.v[i] > p.v[best]) best = i;
+      const better = name === 'first' && typeof v[best] === 'boolean' ? (x: Value, y: Value) => compare(x, y) < 0 : (x: Value, y: Value) => compare(x, y) > 0;
+      for (let i = a; i < b; i++) if (p.ms[i] === t && p.sub[i] === sub && better(v[i], v[best])) best = i;
       return pick(p, best);
     }
     case 'min': case 'max': {
+      // ties: the earliest point
       let best = a;
-      for (let i = a + 1; i < b; i++) if (name === 'min' ? p.v[i] < p.v[best] : p.v[i] > p.v[best]) best = i;
+      for (let i = a + 1; i < b; i++) {
+        const c = compare(v[i], v[best]);
+        if (name === 'min' ? c < 0 : c > 0) best = i;
+      }
       return pick(p, best);
     }
     case 'percentile': {
-      const idx = Array.from({ length: n }, (_, k) => a + k).sort((x, y) => p.v[x] - p.v[y] || x - y);
+      const idx = Array.from({ length: n }, (_, k) => a + k).sort((x, y) => num[x] - num[y] || x - y);
       const i = Math.floor(n * (arg ?? 50) / 100 + 0.5) - 1;
       if (i < 0 || i >= n) return { value: null };
       return pick(p, idx[i]);
@@ -112,24 +146,48 @@ export function reduce(name: string, p: Points, a: number, b: number, arg: numbe
   }
 }
 
-function pick(p: Points, i: number): Reduced {
-  return { value: p.v[i], ms: p.ms[i], sub: p.sub[i] };
+/** Order of values of one type: numbers and strings as such, false before true. */
+export function compare(x: Value, y: Value): number {
+  if (x === y) return 0;
+  if (typeof x === 'boolean') return x ? 1 : -1;
+  return x < y ? -1 : 1;
 }
 
-/** top / bottom / sample / distinct: several points of a window, in time order. */
-export function reduceMany(name: string, p: Points, a: number, b: number, n: number): Reduced[] {
+function pick(p: Points, i: number): Reduced {
+  return { value: p.v[i], ms: p.ms[i], sub: p.sub[i], idx: p.idx[i] };
+}
+
+/**
+ * top / bottom / sample / distinct: several points of a window, in time order. top and bottom with tags (`groups`:
+ * each point's tag values as one key) take the best point of each tag combination first, then the best N of those.
+ */
+export function reduceMany(name: string, p: Points, a: number, b: number, n: number, groups?: string[]): Reduced[] {
   if (b <= a) return [];
-  const idx = Array.from({ length: b - a }, (_, k) => a + k);
+  let idx = Array.from({ length: b - a }, (_, k) => a + k);
+  const num = p.v as number[];
+  // top: larger values first; bottom: smaller; equal values: the earlier point
+  const order = name === 'top' ? (x: number, y: number) => num[y] - num[x] || x - y : (x: number, y: number) => num[x] - num[y] || x - y;
   let chosen: number[];
   switch (name) {
-    case 'top': chosen = idx.sort((x, y) => p.v[y] - p.v[x] || x - y).slice(0, n); break;
-    case 'bottom': chosen = idx.sort((x, y) => p.v[x] - p.v[y] || x - y).slice(0, n); break;
+    case 'top': case 'bottom': {
+      if (groups !== undefined) {
+        const best = new Map<string, number>();
+        for (const i of idx) {
+          const key = groups[p.idx[i]];
+          const cur = best.get(key);
+          if (cur === undefined || order(i, cur) < 0) best.set(key, i);
+        }
+        idx = [...best.values()];
+      }
+      chosen = idx.sort(order).slice(0, n);
+      break;
+    }
     case 'sample': chosen = idx.length <= n ? idx : sampleOf(idx, n); break;
     case 'distinct': {
-      const seen = new Set<number>();
-      const out: Reduced[] = [];
-      for (const i of idx) if (!seen.has(p.v[i])) { seen.add(p.v[i]); out.push({ value: p.v[i] }); }
-      return out;
+      // each value with the time it first appeared, ordered by that time, then by value
+      const seen = new Map<Value, number>();
+      for (const i of idx) if (!seen.has(p.v[i])) seen.set(p.v[i], i);
+      return [...seen.values()].sort((x, y) => p.ms[x] - p.ms[y] || p.sub[x] - p.sub[y] || compare(p.v[x], p.v[y])).map((i) => ({ value: p.v[i] }));
     }
     default: chosen = [];
   }
@@ -150,7 +208,7 @@ function sampleOf(idx: number[], n: number): number[] {
  * interpolated from the next point and the following window starts from it (InfluxDB 1.x); a window without points
  * lends its area to the next window that has some.
  */
-export function integralWindows(p: Points, windowOf: ((ms: number) => [number, number]) | undefined, unitMs: number): Map<number, number> {
+export function integralWindows(p: Points<number>, windowOf: ((ms: number) => [number, number]) | undefined, unitMs: number): Map<number, number> {
   const out = new Map<number, number>();
   if (p.ms.length === 0) return out;
   let prevT = p.ms[0];
@@ -184,11 +242,13 @@ export function integralWindows(p: Points, windowOf: ((ms: number) => [number, n
 export interface Row {
   ms: number;
   sub: number;
-  v: number | null;
+  v: Value | null;
+  /** the selected point's row in the stream (selectors) */
+  idx?: number;
 }
 
 export function transform(name: string, rows: Row[], arg: number | undefined, unitMs: number): Row[] {
-  const live = rows.filter((r) => r.v !== null) as Array<Row & { v: number }>;
+  const live = rows.filter((r) => r.v !== null) as Array<Row & { v: number }>; // numbers: the types were checked
   const out: Row[] = [];
   switch (name) {
     case 'derivative': case 'non_negative_derivative':
@@ -216,8 +276,9 @@ export function transform(name: string, rows: Row[], arg: number | undefined, un
       const n = arg ?? 1;
       let s = 0;
       for (let i = 0; i < live.length; i++) {
-        s += live[i].v;
+        // the oldest value leaves the sum before the new one enters (InfluxDB's order: the same rounding)
         if (i >= n) s -= live[i - n].v;
+        s += live[i].v;
         if (i >= n - 1) out.push({ ms: live[i].ms, sub: live[i].sub, v: s / n });
       }
       return out;

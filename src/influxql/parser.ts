@@ -256,8 +256,9 @@ class Parser {
           offsetNs = sign * this.durationArg();
         }
         this.expectKind('RPAREN', ')');
-        if (interval <= 0) throw new ParseError('time dimension must have positive duration');
-        out.push({ kind: 'time', intervalNs: interval, offsetNs });
+        if (interval < 0) throw new ParseError('time dimension must have positive duration');
+        // time(0s) groups nothing by time, as in InfluxDB
+        if (interval > 0) out.push({ kind: 'time', intervalNs: interval, offsetNs });
         continue;
       }
       out.push({ kind: 'tag', name });
@@ -358,6 +359,8 @@ class Parser {
       case 'PARAM': return this.paramExpr(t);
       case 'KEYWORD':
         if (t.value === 'TRUE' || t.value === 'FALSE') return { kind: 'bool', value: t.value === 'TRUE' };
+        // distinct is a keyword and a function
+        if (t.value === 'DISTINCT' && this.lx.peek().kind === 'LPAREN') return this.call('distinct');
         throw this.fail(t, ['identifier', 'string', 'number', 'bool']);
       case 'OP':
         if (t.value === '*') return { kind: 'wildcard', ...this.cast() };

@@ -6,7 +6,8 @@ import { splitCondition } from './condition.ts';
 import { StatementError } from './errors.ts';
 import type { Expr } from './ast.ts';
 import { checkZone } from './time.ts';
-import type { MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
+import { validateSelect } from './validate.ts';
+import type { FieldInfo, MeasurementInfo, NamespaceInfo, ShardInfo } from '../telemetry/catalogue-types.ts';
 import { MAX_TIME_MS, MIN_TIME_MS, queryRange, type CostQuery, type TimeCondition } from '../telemetry/cost.ts';
 import type { Namespace } from '../telemetry/namespaces.ts';
 import { earliestStored, shardsOverlapping } from '../telemetry/query/plan.ts';
@@ -34,6 +35,8 @@ export interface PlannedSource {
   seriesOf(measurement: string): SeriesRef[];
   /** the same, of one nodeId only (a WHERE that requires `nodeId = '…'`: its series are found by index, not listed) */
   seriesOfNode(measurement: string, nodeId: string): SeriesRef[];
+  /** the fields of a measurement the caller may learn (visibleFields) */
+  fieldsOf(m: MeasurementInfo): ReadonlyMap<string, FieldInfo>;
 }
 
 export interface SelectPlan {
@@ -44,6 +47,8 @@ export interface SelectPlan {
   /** the nodeId the filter requires (`nodeId = '…'` in its top-level AND), if any */
   nodeId: string | undefined;
   explicitFromMs: number | undefined;
+  /** the lower bound the answer starts at: explicitFromMs before the window read earlier for derivative(mean(x)) and its kin */
+  answerFromMs: number | undefined;
   /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
   explicitFrom: [number, number] | undefined;
   /** one cost query per source (docs/api.md#cost) */
@@ -70,10 +75,12 @@ export interface RequestMemo {
    * were read in is checked: a changed catalogue reads them again).
    */
   lists: Map<string, { generation: number; all: SeriesRef[] }>;
+  /** each measurement's fields the caller may learn (visibleFields) */
+  fields: Map<string, ReadonlyMap<string, FieldInfo>>;
 }
 
 export const newMemo = (rights: ReadonlyMap<string, boolean>, lists: RequestMemo['lists'] = new Map()): RequestMemo =>
-  ({ rights, series: new Map(), unknown: new Set(), lists });
+  ({ rights, series: new Map(), unknown: new Set(), lists, fields: new Map() });
 
 /**
  * The series of a measurement the caller may read, by the rights in the memo (checked through the telemetry rules,
@@ -100,6 +107,35 @@ export function visibleSeries(ctx: QueryContext, memo: RequestMemo, ns: Namespac
   });
   memo.series.set(key, visible);
   return visible;
+}
+
+/**
+ * The fields of a measurement the caller may learn: every field when it may read every series of the measurement,
+ * else only those with a point in a series it may read (a field only another tenant's devices write stays unnamed).
+ */
+export function visibleFields(ctx: QueryContext, memo: RequestMemo, ns: NamespaceInfo, m: MeasurementInfo): ReadonlyMap<string, FieldInfo> {
+  const key = `${ns.id}\u0000${m.name}`;
+  const cached = memo.fields.get(key);
+  if (cached !== undefined) return cached;
+  const visible = visibleSeries(ctx, memo, ns, m.name);
+  const all = memo.lists.get(key)?.all ?? ctx.reads.seriesOfMeasurement(ns, m.name);
+  let fields: ReadonlyMap<string, FieldInfo> = m.fields;
+  if (visible.length < all.length) {
+    const shards = [...ns.shards.values()].sort((a, b) => a.startMs - b.startMs);
+    const present = new Map<string, FieldInfo>();
+    for (const f of m.list) {
+      for (const s of visible) {
+        if (ctx.reads.readPoints(shards, s.id, [f], MIN_TIME_MS, MAX_TIME_MS, { desc: false, limit: 1 }).ms.length > 0) {
+          present.set(f.name, f);
+          break;
+        }
+      }
+    }
+    fields = present;
+  }
+  // PostgreSQL answers reads it has not fetched yet as empty: not an answer to keep
+  if (!ctx.reads.lacking) memo.fields.set(key, fields);
+  return fields;
 }
 
 /** visibleSeries for the series of one nodeId (the same rights rule; an unchecked nodeId with series goes to memo.unknown). */
@@ -136,7 +172,7 @@ export function matchMeasurements(ns: NamespaceInfo | undefined, src: Pick<Sourc
   return [...ns.measurements.values()].filter((m) => src.regex!.test(m.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average']);
+const LOOK_BACK = new Set(['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'moving_average', 'elapsed']);
 
 function looksBack(e: Expr): boolean {
   if (e.kind === 'call') return (LOOK_BACK.has(e.name) && e.args[0]?.kind === 'call') || e.args.some(looksBack);
@@ -150,9 +186,11 @@ const clampTime = (ms: number) => Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, Ma
 export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: RequestMemo): SelectPlan {
   if (stmt.into !== undefined) throw new StatementError('SELECT … INTO is not supported: gridkeeper does not write through InfluxQL');
   if (stmt.tz !== undefined) checkZone(stmt.tz);
+  validateSelect(stmt);
   const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);
   // derivative(mean(x)) and its kin need the window before the first: InfluxDB reads one interval earlier
   const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
+  const answerFromMs = range.fromMs;
   if (timeDim !== undefined && range.fromMs !== undefined && stmt.fields.some((f) => looksBack(f.expr))) range.fromMs -= timeDim.intervalNs / 1e6;
   const time: TimeCondition[] = [];
   if (range.fromMs !== undefined) time.push({ operator: '>=', value: clampTime(range.fromMs) });
@@ -178,11 +216,12 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
         shards: ns === undefined || fromMs >= toMs ? [] : shardsOverlapping(ns, fromMs, toMs),
         seriesOf: (m) => (ns === undefined ? [] : visibleSeries(ctx, memo, ns, m)),
         seriesOfNode: (m, nodeId) => (ns === undefined ? [] : visibleSeriesOfNode(ctx, memo, ns, m, nodeId)),
+        fieldsOf: (m) => (ns === undefined ? new Map() : visibleFields(ctx, memo, ns, m)),
       };
       byKey.set(key, p);
       planned = p;
     }
     for (const m of matchMeasurements(planned.ns, src)) if (!planned.measurements.includes(m)) planned.measurements.push(m);
   }
-  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, explicitFrom: range.fromExact, cost };
+  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, answerFromMs, explicitFrom: range.fromExact, cost };
 }

@@ -2,15 +2,15 @@
 // same statement cache) -> rows. Raw selects return points; selects with functions reduce windows (GROUP BY time, or
 // the whole range) and fill the empty ones; transformations map the rows they get.
 import type { Dimension, Expr, Field } from './ast.ts';
-import { StatementError } from './errors.ts';
 import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './condition.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
-import { aggregateRows, isSimpleSum, sqlAggregateRows } from './aggregate.ts';
+import { aggregateRows, isSimpleSum, sqlAggregateRows, type AggregateRows } from './aggregate.ts';
 import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
 import type { PointValue } from '../telemetry/query/reads-types.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
 import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
-import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanner.ts';
+import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
+import { takesType } from './functions.ts';
 
 export type { OutSeries } from './rows.ts';
 
@@ -18,9 +18,19 @@ export type { OutSeries } from './rows.ts';
 export function runSelect(reads: TelemetryReads, plan: SelectPlan, epoch?: string): OutSeries[] {
   const stmt = plan.stmt;
   const out: OutSeries[] = [];
-  for (const src of plan.sources) {
-    for (const m of src.measurements) out.push(...selectMeasurement(reads, plan, src, m, epoch));
+  // `*` over several measurements: every one answers the columns of them all (InfluxDB's schema of the statement)
+  const all = plan.sources.flatMap((src) => src.measurements.map((m) => ({ src, m })));
+  let union: Union | undefined;
+  if (all.length > 1 && stmt.fields.some((f) => f.expr.kind === 'wildcard' || (f.expr.kind === 'call' && f.expr.args[0]?.kind === 'wildcard'))) {
+    const fields = new Map<string, FieldInfo>();
+    const tagKeys = new Set<string>();
+    for (const { src, m } of all) {
+      for (const [name, f] of src.fieldsOf(m)) if (!fields.has(name)) fields.set(name, f);
+      for (const s of src.seriesOf(m.name)) for (const k of Object.keys(s.tags)) tagKeys.add(k);
+    }
+    union = { fields, tagKeys: [...tagKeys].sort() };
   }
+  for (const { src, m } of all) out.push(...selectMeasurement(reads, plan, src, m, epoch, union));
   out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const from = stmt.soffset;
   const sliced = stmt.slimit > 0 ? out.slice(from, from + stmt.slimit) : out.slice(from);
@@ -43,21 +53,27 @@ function hasCall(e: Expr): boolean {
 }
 
 /** Expands `*` (and `*::field`, `*::tag`) into the measurement's fields and tags, sorted by name. */
-function expandFields(fields: Field[], m: MeasurementInfo, tagKeys: string[], groupTags: Set<string>): Field[] {
+function expandFields(fields: Field[], fieldMap: ReadonlyMap<string, FieldInfo>, tagKeys: string[], groupTags: Set<string>): Field[] {
   const out: Field[] = [];
   for (const f of fields) {
     const e = f.expr;
     if (e.kind === 'call' && e.args[0]?.kind === 'wildcard') {
-      // fn(*): one column per numeric field, named fn_field
-      const names = [...m.fields.values()].filter((fi) => fi.kind === FLOAT || fi.kind === INTEGER || fi.kind === UNSIGNED).map((fi) => fi.name).sort();
+      // fn(*): one column per field of a type the function takes, named fn_field
+      const names = [...fieldMap.values()].filter((fi) => takesType(e.name, FIELD_TYPES[fi.kind])).map((fi) => fi.name).sort();
       for (const name of names) out.push({ expr: { ...e, args: [{ kind: 'var', name, cast: 'field' }, ...e.args.slice(1)] }, alias: `${e.name}_${name}` });
+      continue;
+    }
+    if (e.kind === 'call' && (e.name === 'top' || e.name === 'bottom') && e.args.length > 2) {
+      // top(field, tag…, N): a column per tag beside the selected value
+      out.push(f);
+      for (const a of e.args.slice(1, -1)) if (a.kind === 'var') out.push({ expr: { kind: 'var', name: a.name, cast: 'tag' } });
       continue;
     }
     if (e.kind !== 'wildcard') { out.push(f); continue; }
     const cast = e.cast;
     const names: Array<{ name: string; cast: 'field' | 'tag' }> = [];
-    if (cast !== 'tag') for (const name of m.fields.keys()) names.push({ name, cast: 'field' });
-    if (cast !== 'field') for (const k of tagKeys) if (!groupTags.has(k) && !m.fields.has(k)) names.push({ name: k, cast: 'tag' });
+    if (cast !== 'tag') for (const name of fieldMap.keys()) names.push({ name, cast: 'field' });
+    if (cast !== 'field') for (const k of tagKeys) if (!groupTags.has(k) && !fieldMap.has(k)) names.push({ name: k, cast: 'tag' });
     names.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const n of names) out.push({ expr: { kind: 'var', name: n.name, cast: n.cast } });
   }
@@ -99,7 +115,13 @@ function groupTagNames(dims: Dimension[], tagKeys: string[]): string[] {
   return [...new Set(out)].sort();
 }
 
-function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined): OutSeries[] {
+/** The fields and tag keys of every measurement of a statement. */
+interface Union {
+  fields: Map<string, FieldInfo>;
+  tagKeys: string[];
+}
+
+function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, m: MeasurementInfo, epoch: string | undefined, union?: Union): OutSeries[] {
   const stmt = plan.stmt;
   const resolver = resolverOf(m);
   // A WHERE requiring one nodeId needs only that nodeId's series — unless `*` or GROUP BY * / /re/ must see every tag
@@ -108,7 +130,9 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
   const visible = plan.nodeId !== undefined && !allTagKeys && !m.fields.has('nodeId') ? src.seriesOfNode(m.name, plan.nodeId) : src.seriesOf(m.name);
   const tagKeys = [...new Set(visible.flatMap((s) => Object.keys(s.tags)))].sort();
   const groupTags = groupTagNames(stmt.dimensions, tagKeys);
-  const fields = expandFields(stmt.fields, m, tagKeys, new Set(groupTags));
+  const wildcard = stmt.fields.some((f) => f.expr.kind === 'wildcard' || (f.expr.kind === 'call' && f.expr.args[0]?.kind === 'wildcard'));
+  const fields = union === undefined ? expandFields(stmt.fields, wildcard ? src.fieldsOf(m) : m.fields, tagKeys, new Set(groupTags))
+    : expandFields(stmt.fields, union.fields, union.tagKeys, new Set(groupTags));
   const columns = ['time', ...columnNames(fields)];
   const aggregate = fields.some((f) => hasCall(f.expr));
   const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
@@ -139,12 +163,6 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
   for (const f of fields) fieldNames(f.expr, resolver, selected);
   if (![...selected].some((n) => m.fields.has(n))) return [];
 
-  if (aggregate) {
-    for (const f of fields) if (!hasCall(f.expr) && f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast)) {
-      throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
-    }
-  }
-
   const out: OutSeries[] = [];
   // ORDER BY time DESC orders the series backwards too (as InfluxDB does)
   if (stmt.desc) ordered.reverse();
@@ -173,8 +191,9 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
       rows = aggregate ? aggregateRows(plan, src, fields, stream, fieldInfos, dim) : rawRows(fields, stream, resolver);
     }
     if (rows.length === 0) continue;
+    const perColumn = (rows as AggregateRows).limited === true;
     if (stmt.desc) rows.reverse();
-    const limited = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
+    const limited = perColumn ? rows : stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
     if (limited.length === 0) continue;
     out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: limited });
   }

@@ -1,9 +1,10 @@
 // SHOW statements, over the telemetry catalogue and filtered by the same rights as SELECT: a database, measurement,
-// tag, field or series appears only when the caller may read at least one series behind it.
+// tag, field or series appears only when the caller may read at least one series behind it (a field: one with a
+// point of that field, unless it may read every series of the measurement).
 import type { ShowStatement } from './ast.ts';
 import { evaluate, truthy } from './condition.ts';
 import { StatementError } from './errors.ts';
-import { matchMeasurements, namespaceOf, visibleSeries, type QueryContext, type RequestMemo } from './plan.ts';
+import { matchMeasurements, namespaceOf, visibleFields, visibleSeries, type QueryContext, type RequestMemo } from './plan.ts';
 import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
 import type { NamespaceInfo } from '../telemetry/catalogue-types.ts';
 import { seriesKeyOf } from '../telemetry/query/series-key.ts';
@@ -98,7 +99,8 @@ export function runShow(ctx: QueryContext, stmt: ShowStatement, memo: RequestMem
     if (list.length === 0) continue;
     byMeasurement.set(m, [...(byMeasurement.get(m) ?? []), ...list]);
     const fields = fieldsOf.get(m) ?? new Map<string, string>();
-    for (const f of ns.measurements.get(m)?.fields.values() ?? []) if (!fields.has(f.name)) fields.set(f.name, FIELD_TYPES[f.kind]);
+    const info = ns.measurements.get(m);
+    if (info !== undefined) for (const f of visibleFields(ctx, memo, ns, info).values()) if (!fields.has(f.name)) fields.set(f.name, FIELD_TYPES[f.kind]);
     fieldsOf.set(m, fields);
   }
   const measurements = [...byMeasurement.keys()].sort(byText);

@@ -1,9 +1,11 @@
 // The InfluxQL parser: tokens, precedence, quoting, regex literals, durations, comments, bound parameters, and
-// InfluxDB-like error messages.
+// InfluxDB-like error messages; and the checks of a SELECT before it runs (validate.ts), in InfluxDB's words.
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseQuery, ParseError } from '../../src/influxql/parser.ts';
 import type { Expr, SelectStatement } from '../../src/influxql/ast.ts';
+import { validateSelect } from '../../src/influxql/validate.ts';
+import { StatementError } from '../../src/influxql/errors.ts';
 
 const select = (q: string, params = {}) => parseQuery(q, params)[0] as SelectStatement;
 
@@ -80,6 +82,40 @@ describe('influxql parser', () => {
     assert.deepEqual(s.fields.map((f) => [show(f.expr), f.alias]), [
       ['v::field', 'x'], ['h::tag', undefined], ['*', undefined], ['percentile(v, 95)', undefined], ['top(v, 3)', undefined], ['integral(v, 60000000000ns)', undefined],
     ]);
+  });
+
+  test('distinct is a keyword and a function; time(0s) groups nothing by time', () => {
+    const s = select('SELECT distinct(state), count(DISTINCT("v")) FROM m GROUP BY time(0s), host');
+    assert.deepEqual(s.fields.map((f) => show(f.expr)), ['distinct(state)', 'count(distinct(v))']);
+    assert.deepEqual(s.dimensions, [{ kind: 'tag', name: 'host' }]);
+    assert.throws(() => parseQuery('SELECT mean(v) FROM m GROUP BY time(-1m)'), ParseError);
+  });
+
+  test('a SELECT InfluxDB refuses before reading is refused with its message', () => {
+    const cases: [string, string][] = [
+      ['SELECT v FROM m GROUP BY time(1m)', 'GROUP BY requires at least one aggregate function'],
+      ['SELECT count(v) FROM m GROUP BY time(1m), time(2m)', 'multiple time dimensions not allowed'],
+      ['SELECT time FROM m', 'at least 1 non-time field must be queried'],
+      ['SELECT count() FROM m', 'invalid number of arguments for count, expected 1, got 0'],
+      ['SELECT mean(v, 2) FROM m', 'invalid number of arguments for mean, expected 1, got 2'],
+      ['SELECT percentile(v) FROM m', 'invalid number of arguments for percentile, expected 2, got 1'],
+      ['SELECT top(v) FROM m', 'invalid number of arguments for top, expected at least 2, got 1'],
+      ['SELECT derivative(mean(v), 1m, 2) FROM m GROUP BY time(1m)', 'invalid number of arguments for derivative, expected at least 1 but no more than 2, got 3'],
+      ['SELECT moving_average(v, 1) FROM m', 'moving_average window must be greater than 1, got 1'],
+      ['SELECT distinct(*) FROM m', 'expected field argument in distinct()'],
+      ['SELECT elapsed(mean(v), 1m) FROM m', 'elapsed aggregate requires a GROUP BY interval'],
+      ['SELECT max(v) + sum(count(v)) FROM m GROUP BY time(1m), time(1h)', 'multiple time dimensions not allowed'],
+      ['SELECT mean(v), w FROM m', 'mixing aggregate and non-aggregate queries is not supported'],
+      ['SELECT max(v), min(v), host FROM m', 'mixing aggregate and non-aggregate queries is not supported'],
+      ['SELECT distinct(v), count(v) FROM m', 'aggregate function distinct() cannot be combined with other functions or fields'],
+      ['SELECT top(v, 1), bottom(v, 1) FROM m', 'selector function top() cannot be combined with other functions'],
+    ];
+    for (const [q, message] of cases) {
+      assert.throws(() => validateSelect(select(q)), (err: Error) => err instanceof StatementError && err.message === message, q);
+    }
+    for (const q of ['SELECT mean(v) FROM m GROUP BY time(1m)', 'SELECT max(v), w, host FROM m', 'SELECT derivative(mean(v), 1m) FROM m GROUP BY time(1m)', 'SELECT v, w FROM m']) {
+      assert.doesNotThrow(() => validateSelect(select(q)), q);
+    }
   });
 
   test('GROUP BY tags, *, regex; ORDER BY, LIMIT, OFFSET, SLIMIT, SOFFSET, tz', () => {

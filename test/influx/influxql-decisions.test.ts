@@ -1,0 +1,63 @@
+// InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (README: known differences),
+// each pinned here so that the decision is kept: the order of points of several series at one instant, transformations
+// of aggregates without a lower time bound, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appOpener, type TestApp } from '../support/app.ts';
+import { writer } from '../telemetry/fixtures.ts';
+
+const openApp = appOpener();
+const T = Date.UTC(2026, 0, 7, 8, 0, 0);
+const range = `time >= ${T}ms AND time < ${T + 60_000}ms`;
+
+async function fixture(): Promise<{ t: TestApp; token: string }> {
+  const t = await openApp();
+  const w = await writer(t, 'x', 'y', 'z');
+  // three series writing at the same instants, written in another order than their keys (x < y < z,phase=L9)
+  const body = [
+    `m,nodeId=z,phase=L9 power=1,state="a" ${T}`, `m,nodeId=y power=5,state="c" ${T}`, `m,nodeId=x power=3,state="b" ${T}`,
+    `m,nodeId=z,phase=L9 power=9,state="a" ${T + 10_000}`, `m,nodeId=y power=2,state="c" ${T + 10_000}`, `m,nodeId=x power=7,state="b" ${T + 10_000}`,
+  ].join('\n');
+  const res = await t.request('POST', '/write?db=site&precision=ms', { raw: body, headers: { authorization: `Bearer ${w.token}` } });
+  assert.equal(res.status, 204, res.text);
+  return { t, token: w.token };
+}
+
+async function results(t: TestApp, token: string, q: string): Promise<any[]> {
+  const res = await t.request('GET', `/query?db=site&q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(res.status, 200, res.text);
+  return res.body.results;
+}
+
+describe('InfluxQL decisions', () => {
+  test('points of several series at one instant come in series-key order, whatever the fields selected', async () => {
+    const { t, token } = await fixture();
+    const [a, b] = await results(t, token, `SELECT power FROM m WHERE ${range}; SELECT state, power, "nodeId" FROM m WHERE ${range}`);
+    assert.deepEqual(a.series[0].values, [
+      ['2026-01-07T08:00:00Z', 3], ['2026-01-07T08:00:00Z', 5], ['2026-01-07T08:00:00Z', 1],
+      ['2026-01-07T08:00:10Z', 7], ['2026-01-07T08:00:10Z', 2], ['2026-01-07T08:00:10Z', 9],
+    ]);
+    assert.deepEqual(b.series[0].values.map((v: unknown[]) => v[3]), ['x', 'y', 'z', 'x', 'y', 'z']);
+  });
+
+  test('first() and last() among points of one instant take the larger value (InfluxDB\'s reducer rule)', async () => {
+    const { t, token } = await fixture();
+    const r = await results(t, token, `SELECT first(power) FROM m WHERE ${range}; SELECT last(power) FROM m WHERE ${range}; SELECT last(state) FROM m WHERE ${range}`);
+    assert.deepEqual(r.map((x: any) => x.series[0].values[0]), [['2026-01-07T08:00:00Z', 5], ['2026-01-07T08:00:10Z', 9], ['2026-01-07T08:00:10Z', 'c']]);
+  });
+
+  test('a transformation of an aggregate over GROUP BY time without a lower time bound answers over all data', async () => {
+    const { t, token } = await fixture();
+    // InfluxDB 1.6 answers no series here; every other form without a lower bound reads all data, and so does this
+    const upper = `time < ${T + 30_000}ms`;
+    const [d, c] = await results(t, token, `SELECT difference(max(power)) FROM m WHERE ${upper} GROUP BY time(10s); SELECT cumulative_sum(sum(power)) FROM m WHERE ${upper} GROUP BY time(10s)`);
+    assert.deepEqual(d.series, [{ name: 'm', columns: ['time', 'difference'], values: [['2026-01-07T08:00:10Z', 4]] }]);
+    assert.deepEqual(c.series, [{ name: 'm', columns: ['time', 'cumulative_sum'], values: [['2026-01-07T08:00:00Z', 9], ['2026-01-07T08:00:10Z', 27]] }]);
+  });
+
+  test('SOFFSET skips the first answered series', async () => {
+    const { t, token } = await fixture();
+    const [r] = await results(t, token, `SELECT last(power) FROM m WHERE ${range} GROUP BY "nodeId" SLIMIT 2 SOFFSET 1`);
+    assert.deepEqual(r.series.map((s: any) => s.tags.nodeId), ['y', 'z']);
+  });
+});
