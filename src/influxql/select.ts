@@ -168,8 +168,10 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
   if (stmt.desc) ordered.reverse();
   for (const g of ordered) {
     // a raw select without a point filter needs at most LIMIT + OFFSET points of each series, from the ordered end
+    // so does a lone first() or last() of a field over the whole range: one point of each series, from its end
     const edge = !aggregate && pointFilter === undefined && stmt.limit > 0 && fields.every((f) => f.expr.kind === 'var')
-      ? { desc: stmt.desc, limit: stmt.limit + stmt.offset } : undefined;
+      ? { desc: stmt.desc, limit: stmt.limit + stmt.offset }
+      : aggregate && timeDim === undefined && pointFilter === undefined ? edgeSelector(fields, fieldInfos) : undefined;
     const dim = timeDim?.kind === 'time' ? timeDim : undefined;
     // raw fields of one series with RFC3339 times: SQLite writes the rows' JSON text itself (the JSON query's way)
     if (!aggregate && pointFilter === undefined && g.series.length === 1 && epoch === undefined && stmt.tz === undefined && src.fromMs >= 0
@@ -200,6 +202,16 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
   return out;
 }
 
+
+/** `{ desc, limit: 1 }` when the only field is first(f) or last(f) of the one field read; else undefined. */
+function edgeSelector(fields: readonly Field[], fieldInfos: readonly FieldInfo[]): { desc: boolean; limit: number } | undefined {
+  if (fields.length !== 1 || fieldInfos.length !== 1) return undefined;
+  const e = fields[0].expr;
+  if (e.kind !== 'call' || (e.name !== 'first' && e.name !== 'last') || e.args.length !== 1) return undefined;
+  const arg = e.args[0];
+  if (arg.kind !== 'var' || arg.cast === 'tag' || arg.name !== fieldInfos[0].name) return undefined;
+  return { desc: e.name === 'last', limit: 1 };
+}
 
 function readGroup(reads: TelemetryReads, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
   edge: { desc: boolean; limit: number } | undefined): Stream {

@@ -1,0 +1,63 @@
+// Profiles the history queries in-process on an SQLite file: DAYS days of DEVICES devices, sealed, then each query
+// timed (median of RUNS). Run: node --import ./test/support/register.mjs bench/telemetry/prof-history.mjs [--cpu-prof]
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../src/boot/app.ts';
+import { createDeps } from '../../src/boot/runtime.ts';
+import { parseConfig } from '../../src/lib/config.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { addonFile } from '../../src/db/native.ts';
+import { sealDue } from '../../src/telemetry/seal.ts';
+import { historyDataset } from '../lib/history-dataset.mjs';
+
+const DAY = 86_400_000;
+const DAYS = Number(process.env.DAYS ?? 30);
+const DEVICES = Number(process.env.DEVICES ?? 2);
+const RUNS = Number(process.env.RUNS ?? 9);
+const PASSWORD = 'prof-password-1';
+const endOfData = Math.floor(Date.now() / DAY) * DAY - DAY;
+const data = historyDataset({ devices: DEVICES, days: DAYS, startMs: endOfData - DAYS * DAY });
+const dir = mkdtempSync(join(tmpdir(), 'gk-prof-'));
+const db = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_DATA_DIR: dir }, []);
+const { deps } = await createDeps({ config, db, log: createLogger('error'), now: () => Date.now() });
+const { app } = createApp(deps);
+const call = async (method, path, body, token) => {
+  const headers = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = typeof body === 'string' ? 'text/plain' : 'application/json';
+  const res = await app.request(path, { method, headers, body: typeof body === 'string' || body === undefined ? body : JSON.stringify(body) },
+    { incoming: { socket: { remoteAddress: '127.0.0.1' } } });
+  return { status: res.status, text: await res.text() };
+};
+const refresh = (await call('POST', '/auth/login', { username: 'admin@localhost', password: PASSWORD })).text;
+const token = (await call('GET', '/auth/accesstoken', undefined, refresh)).text;
+await call('PUT', '/v1/user/admin@localhost/tier', { tier: 'premium' }, token);
+for (let d = 0; d < DEVICES; d++) await call('POST', '/v1/device?roleId=1', { properties: { nodeId: data.nodeId(d) } }, token);
+for (const batch of data.batches(5000)) {
+  const r = await call('POST', '/write?db=history', batch, token);
+  if (r.status !== 204) throw new Error(r.text);
+}
+await sealDue(db, Date.now());
+const one = data.nodeId(0);
+const start = endOfData - DAYS * DAY;
+const queries = {
+  last: `SELECT last(soc) FROM power WHERE nodeId = '${one}'`,
+  spread: `SELECT spread(energy) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1d)`,
+  hourlyMax: `SELECT max(grid) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1h)`,
+};
+for (const [name, q] of Object.entries(queries)) {
+  const times = [];
+  let text = '';
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = performance.now();
+    const r = await call('GET', `/query?db=history&q=${encodeURIComponent(q)}`, undefined, token);
+    times.push(performance.now() - t0);
+    text = r.text;
+  }
+  times.sort((a, b) => a - b);
+  console.log(`${name}: median ${times[Math.floor(RUNS / 2)].toFixed(2)} ms (${text.length} bytes) ${text.slice(0, 120)}`);
+}
+await db.close();
