@@ -6,6 +6,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createApp } from './app.ts';
 import type { Deps } from '../context/deps.ts';
 import { startSealing } from '../telemetry/seal.ts';
+import { readWorkersOn } from '../telemetry/read-workers.ts';
 
 export interface Running {
   url: string;
@@ -16,13 +17,14 @@ export function startServer(deps: Deps, onListening: (url: string) => void): Pro
   const { app } = createApp(deps);
   const drain: Drain = { stopping: false, connections: new Set() };
   const stopSealing = startSealing(deps.db, deps.now, deps.log, deps.config.telemetrySealInterval);
+  const stopReadWorkers = deps.config.databaseUrl !== undefined ? readWorkersOn(deps.db, deps.config.databaseUrl) : async () => {};
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: deps.config.port, hostname: deps.config.host }, (info: AddressInfo) => {
       const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       const url = `http://${host}:${info.port}`;
       onListening(url);
       deps.events.start();
-      resolve({ url, stop: async () => { await stopSealing(); await stopServer(server as Server, deps, drain); } });
+      resolve({ url, stop: async () => { await stopSealing(); await stopServer(server as Server, deps, drain); await stopReadWorkers(); } });
     }) as Server;
     server.once('error', reject);
     // While stopping, every answer closes its connection. Without this a keep-alive client keeps sending requests on

@@ -57,6 +57,7 @@ export async function workerModule(name) {
     format: 'cjs',
     minify: true,
     legalComments: 'none',
+    external: ['pg-native'],
     logLevel: 'warning',
     loader: TEXT_LOADERS,
     plugins: name === FOLD_WORKER_MODULE ? [] : [workersPlugin],

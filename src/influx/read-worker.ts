@@ -1,12 +1,13 @@
-// The telemetry read worker (src/telemetry/read-workers.ts): a thread with its own read-only connection to the SQLite
-// file that answers heavy query requests whole — InfluxQL (this door's) and JSON telemetry queries — as the main
-// thread would, rights included, and hands back the answer's bytes. It lives beside the InfluxDB door because it runs
-// both query languages.
+// The telemetry read worker (src/telemetry/read-workers.ts): a thread with its own connection (the SQLite file
+// read-only, or a small PostgreSQL pool) that answers heavy query requests whole — InfluxQL (this door's) and JSON
+// telemetry queries — as the main thread would, rights included, and hands back the answer's bytes. It lives beside
+// the InfluxDB door because it runs both query languages.
 //
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:read-worker`) and started from its text. Messages
 // in: { id, task }; out: { id, bytes } (transferred) or { id, error }.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openDatabase } from '../db/open.ts';
+import { openDatabase, type Db } from '../db/open.ts';
+import { openPostgres } from '../db/postgres.ts';
 import { executeQuery, type QueryRequest } from '../influxql/execute.ts';
 import type { Statement } from '../influxql/ast.ts';
 import { runQueries } from '../telemetry/execute.ts';
@@ -15,9 +16,13 @@ import type { ReadTask, ReadWorkerData } from '../telemetry/read-workers.ts';
 import type { QueryBody } from '../telemetry/telemetry.schemas.ts';
 
 const data = workerData as ReadWorkerData;
-const addon = { exports: {} as object };
-process.dlopen(addon, data.addonFile);
-const db = openDatabase({ file: data.file, nativeBinding: addon.exports, readonly: true });
+const db = 'databaseUrl' in data ? openPostgres({ url: data.databaseUrl, poolSize: data.poolSize }) : openSqlite(data);
+
+function openSqlite(file: { file: string; addonFile: string }): Db {
+  const addon = { exports: {} as object };
+  process.dlopen(addon, file.addonFile);
+  return openDatabase({ file: file.file, nativeBinding: addon.exports, readonly: true });
+}
 const encoder = new TextEncoder();
 
 async function answer(task: ReadTask): Promise<string> {

@@ -1,8 +1,8 @@
-// Heavy telemetry reads off the event loop (docs/api.md#telemetry-blocks): on SQLite in a file, a query whose estimate
-// is large (a raw week of a device, a month of aggregates) is answered by a read worker, a thread with its own
-// read-only connection (WAL lets it read beside the writer), which plans, checks rights, reads and decodes blocks and
-// writes the whole JSON answer; the main thread, having charged the request, only hands it the bytes to send. Light
-// queries stay on the main thread, where the hop would cost more than the answer.
+// Heavy telemetry reads off the event loop (docs/api.md#telemetry-blocks): a query whose estimate is large (a raw week
+// of a device, a month of aggregates) is answered by a read worker, a thread with its own connection — SQLite: the
+// file read-only (WAL lets it read beside the writer); PostgreSQL: a small pool of its own — which plans, checks
+// rights, reads and decodes blocks and writes the whole JSON answer; the main thread, having charged the request, only
+// hands it the bytes to send. Light queries stay on the main thread, where the hop would cost more than the answer.
 //
 // A request is answered from one snapshot of the worker's connection, as on the main thread; points acknowledged
 // before the request are folded first (settleReads). The worker is started on first use and ends with the database.
@@ -20,10 +20,11 @@ export type ReadTask =
   | { kind: 'influxql'; request: unknown; statements: unknown; epoch: string | undefined }
   | { kind: 'json'; userId: number; body: unknown; nowMs: number };
 
-export interface ReadWorkerData {
-  file: string;
-  addonFile: string;
-}
+/** The worker's own connection: the SQLite file (read-only), or the PostgreSQL database (a pool of its own). */
+export type ReadWorkerData = { file: string; addonFile: string } | { databaseUrl: string; poolSize: number };
+
+/** PostgreSQL connections of a node's read worker */
+const WORKER_POOL = 2;
 
 let log: Logger | undefined;
 /** requests answered by read workers in this process (/metrics) */
@@ -89,8 +90,38 @@ class ReadWorker {
 /** by the connection's better-sqlite3 handle; null: no worker here (in memory, read-only, no addon file) */
 const workers = new WeakMap<object, ReadWorker | null>();
 
+/** PostgreSQL databases whose heavy reads go to a read worker (readWorkersOn), the worker started on first use. */
+const pgWorkers = new WeakMap<Db, { url: string; worker?: ReadWorker }>();
+
+/**
+ * PostgreSQL: heavy reads of `db` (a service's) go to a read worker with its own connections to `url`; the returned
+ * function stops it. (SQLite needs no call: a file's worker starts on first use and stops with the database.)
+ */
+export function readWorkersOn(db: Db, url: string): () => Promise<void> {
+  const entry: { url: string; worker?: ReadWorker } = { url };
+  pgWorkers.set(db, entry);
+  return async () => {
+    pgWorkers.delete(db);
+    await entry.worker?.stop();
+  };
+}
+
 async function workerOf(db: Db): Promise<ReadWorker | undefined> {
-  if (db.backend !== 'sqlite' || db.inTransaction) return undefined;
+  if (db.inTransaction) return undefined;
+  if (db.backend === 'postgres') {
+    const entry = pgWorkers.get(db);
+    if (entry === undefined) return undefined;
+    if (entry.worker === undefined) {
+      try {
+        entry.worker = new ReadWorker({ databaseUrl: entry.url, poolSize: WORKER_POOL });
+      } catch (err) {
+        log?.error('telemetry read worker could not start; heavy reads are answered on the main thread', { error: String(err) });
+        pgWorkers.delete(db);
+        return undefined;
+      }
+    }
+    return entry.worker.alive ? entry.worker : undefined;
+  }
   return db.exclusive((conn) => {
     let w = workers.get(conn.sqlite);
     if (w === undefined) {
@@ -111,14 +142,18 @@ async function workerOf(db: Db): Promise<ReadWorker | undefined> {
   });
 }
 
-/** Whether heavy reads of this database may go to a read worker (SQLite in a file, writable: not in memory). */
+/**
+ * Whether heavy reads of this database may go to a read worker: SQLite in a file, writable (not in memory); PostgreSQL
+ * once readWorkersOn named its URL.
+ */
 export function mayAnswerInWorker(db: Db): boolean {
-  return db.backend === 'sqlite' && !db.sqlite.memory && !db.sqlite.readonly;
+  if (db.backend === 'postgres') return pgWorkers.has(db);
+  return !db.sqlite.memory && !db.sqlite.readonly;
 }
 
 /**
  * The answer of a heavy request (`datapoints` estimated) from a read worker, as JSON bytes; undefined when it is to be
- * answered here: a light request, PostgreSQL, a database in memory, or no worker running.
+ * answered here: a light request, a database in memory, PostgreSQL without readWorkersOn, or no worker running.
  */
 export async function answerInWorker(db: Db, datapoints: number, task: ReadTask): Promise<Uint8Array<ArrayBuffer> | undefined> {
   if (datapoints < HEAVY_DATAPOINTS) return undefined;

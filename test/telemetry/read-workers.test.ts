@@ -12,9 +12,10 @@ import { parseConfig } from '../../src/lib/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { addonFile } from '../../src/db/native.ts';
-import { readWorkerAnswers } from '../../src/telemetry/read-workers.ts';
+import { readWorkerAnswers, readWorkersOn } from '../../src/telemetry/read-workers.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
-import { testBackend } from '../support/postgres.ts';
+import { emptyPostgres, testBackend } from '../support/postgres.ts';
 
 const PASSWORD = 'read-workers-password';
 const DAY = 86_400_000;
@@ -145,5 +146,47 @@ describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a fi
     const [all, one] = await Promise.all([heavy, light]);
     for (const r of [...all, one]) assert.equal(r.status, 200, r.text);
     assert.deepEqual(order, ['light', 'heavy']);
+  });
+});
+
+describe('read workers on PostgreSQL', { skip: testBackend() !== 'postgres' && 'PostgreSQL: the SQLite workers are tested above' }, () => {
+  it('a service\'s heavy requests are answered by its worker, with its own pool, as the main thread answers them', async (t) => {
+    const database = await emptyPostgres();
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    const db = openPostgres({ url: database.url, poolSize: 4 });
+    t.after(async () => { await db.close(); await database.drop(); rmSync(dir, { recursive: true, force: true }); });
+    const app = await appOn(db, dir);
+    const heavy: Array<[string, string, object | undefined]> = [
+      ['POST', `/query?db=energy&epoch=ms&q=${encodeURIComponent(`SELECT * FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms`)}`, undefined],
+      ['POST', `/query?db=energy&q=${encodeURIComponent(`SELECT mean(p), max(e) FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms GROUP BY time(1h), nodeId`)}`, undefined],
+      ['POST', '/v1/telemetry/query', [0, 1, 2, 3].map((d) => ({ select: ['p', 'e', 's'], from: { database: 'energy', retentionPolicy: 'autogen', measurement: 'power' },
+        where: { tags: { nodeId: `n${d}` }, time: [{ operator: '>=', value: T + DAY / 2 }, { operator: '<', value: T + 2 * DAY }] } }))],
+    ];
+    const answers = async () => {
+      const out: string[] = [];
+      for (const who of ['admin', 'reader'] as const) {
+        for (const [method, path, body] of heavy) {
+          const got = await app.call(method, path, body, app[who]);
+          assert.equal(got.status, 200, got.text);
+          out.push(got.text);
+        }
+      }
+      return out;
+    };
+    const here = await answers();
+    let before = readWorkerAnswers();
+    assert.deepEqual(await answers(), here, 'without readWorkersOn, the main thread answers');
+    assert.equal(readWorkerAnswers(), before);
+    const stop = readWorkersOn(db, database.url);
+    try {
+      before = readWorkerAnswers();
+      assert.deepEqual(await answers(), here, 'the worker answers what the main thread answers, rights included');
+      assert.equal(readWorkerAnswers(), before + here.length, 'every heavy request went to the worker');
+    } finally {
+      await stop();
+    }
+    before = readWorkerAnswers();
+    assert.deepEqual(await answers(), here, 'stopped: the main thread answers again');
+    assert.equal(readWorkerAnswers(), before);
   });
 });
