@@ -1,7 +1,7 @@
 // Differential test against real InfluxDB 1.6.7 (Debian `influxdb`): influxd is started here on a loopback port
 // with a temporary config and directory, gridkeeper from the built executable; the same points go to both through
 // the Python client; a generated corpus of InfluxQL statements runs on both; the answers must be equal (floats within
-// 1e-9 relative). Differences that are decisions are listed in KNOWN_DIFFERENCES (and in the README) with the reason.
+// 1e-9 relative). Differences that are decisions are listed in KNOWN_DIFFERENCES (and in docs/influxdb.md) with the reason.
 // On PostgreSQL gridkeeper runs on a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
 import { databaseEnv, dropDatabases } from '../support/harness.ts';
 import { points, statements, type Case } from './differential/corpus.ts';
+import { call } from '../support/http-client.ts';
 
 const SEED = Number(process.env.GK_DIFF_SEED ?? 14);
 const WRITE_BOTH = fileURLToPath(new URL('./clients/write-both.py', import.meta.url));
@@ -72,15 +73,6 @@ bind-address = "127.0.0.1:${meta}"
   }
   child.kill('SIGKILL');
   throw new Error(`influxd did not start: ${stderr.slice(-2000)}`);
-}
-
-async function call(url: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<{ status: number; body: any; text: string }> {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.json !== undefined) headers.set('content-type', 'application/json');
-  const res = await fetch(url, { ...init, headers, ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}) });
-  const text = await res.text();
-  return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
 }
 
 /** Equal JSON, numbers within 1e-9 relative; returns the first difference's path, or undefined. */

@@ -1,6 +1,7 @@
 // The differential test's data and statements, generated from a seed: the same points go to InfluxDB 1.6.7 and to
 // gridkeeper, then every statement runs on both. Statements cover every function, GROUP BY time with each fill mode,
 // tag filters, regexes, ORDER/LIMIT/OFFSET, SLIMIT/SOFFSET, tz(), epoch and the SHOW statements.
+import { mulberry32 } from '../../support/random.mjs';
 
 export interface Point {
   measurement: string;
@@ -16,17 +17,8 @@ export interface Case {
   epoch?: string;
 }
 
-/** mulberry32: a small seeded generator, so a failure can be reproduced. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator, so a failure can be reproduced. */
+export const rng = mulberry32;
 
 export const NODES = ['n1', 'n2', 'n3'];
 const MINUTES = 90;
@@ -76,7 +68,7 @@ export function statements(base: number, seed: number, min = 320): Case[] {
 
   // aggregates and selectors over a range, grouped or not
   // mode() is compared on small windows only: InfluxDB orders equal values with Go's sort, which is stable only up
-  // to 12 points, and mode's tie rule depends on that order (README: known differences)
+  // to 12 points, and mode's tie rule depends on that order (docs/influxdb.md: known differences)
   for (const field of ['count', 'power']) {
     add(`SELECT mode(${field}) FROM energy WHERE ${pick(tagFilters)}${range()} GROUP BY time(30s) fill(${pick(['null', 'none'])})`);
     add(`SELECT mode(${field}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()} GROUP BY time(1m)`);
@@ -101,7 +93,7 @@ export function statements(base: number, seed: number, min = 320): Case[] {
   for (let i = 0; i < 6; i++) {
     add(`SELECT integral(power${pick(['', ', 1m', ', 1s', ', 1h'])}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()}`);
     add(`SELECT integral(power) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()} GROUP BY time(${pick(['5m', '7m'])})`);
-    // percentile() of a field with many equal values: which point's time InfluxDB answers depends on Go's sort (README)
+    // percentile() of a field with many equal values: which point's time InfluxDB answers depends on Go's sort (docs/influxdb.md)
     add(`SELECT percentile(power, ${pick([1, 5, 25, 50, 75, 95, 99, 100])}) FROM energy WHERE ${pick(tagFilters)}${range()}`);
     add(`SELECT percentile(power, ${pick([10, 50, 90])}) FROM energy WHERE ${range()} GROUP BY time(10m) fill(none)`);
     add(`SELECT top(power, ${pick([1, 3, 5])}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()}`);
