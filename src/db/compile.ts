@@ -2,7 +2,8 @@
 // backend's driver, never by Kysely), and the values a driver binds.
 import {
   DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector,
-  SqliteQueryCompiler, type Compilable, type DefaultQueryCompiler, type CompiledQuery, type DialectAdapter, type QueryCompiler, type RawBuilder,
+  SqliteQueryCompiler, type Compilable, type CompiledQuery, type DefaultQueryCompiler, type DialectAdapter,
+  type QueryCompiler, type RawBuilder,
 } from 'kysely';
 import type { Schema } from './schema.ts';
 import { IN_LIST_FORMS, ValueList, type InListForm } from './in-list.ts';
@@ -24,7 +25,9 @@ function withInLists<C extends new (...args: any[]) => DefaultQueryCompiler>(Bas
 const SqliteCompiler = withInLists(SqliteQueryCompiler, IN_LIST_FORMS.sqlite);
 const PostgresCompiler = withInLists(PostgresQueryCompiler, IN_LIST_FORMS.postgres);
 
-function compileOnly(adapter: () => DialectAdapter, introspector: typeof SqliteIntrospector | typeof PostgresIntrospector, compiler: () => QueryCompiler): Kysely<Schema> {
+type Introspector = typeof SqliteIntrospector | typeof PostgresIntrospector;
+
+function compileOnly(adapter: () => DialectAdapter, introspector: Introspector, compiler: () => QueryCompiler): Kysely<Schema> {
   return new Kysely<Schema>({
     dialect: {
       createAdapter: adapter,

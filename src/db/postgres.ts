@@ -142,20 +142,13 @@ function notHere(what: string): never {
   throw new TypeError(`${what} is SQLite only (this database is PostgreSQL)`);
 }
 
-export function openPostgres(options: PostgresOptions): Db {
-  const pool = new pg.Pool({
-    connectionString: options.url, max: options.poolSize ?? 10, types,
-    // a server that does not answer is reported instead of waited for forever
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-  });
-  // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
-  pool.on('error', () => {});
-  const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
-  const prepared = new PreparedNames(options.prepare ?? true);
+/**
+ * The transactions of one pool: a transaction holds one connection from BEGIN to COMMIT, its handle sends every
+ * statement there, nested units become savepoints, and write units are retried (see serializable).
+ */
+function pgTransactions(pool: pg.Pool, stats: PoolCounters, prepared: PreparedNames, memo: Map<symbol, unknown>) {
   const guard = <T>(step: () => Promise<T>) => guarded(step, stats);
-
   let savepoints = 0;
-  const memo = new Map<symbol, unknown>();
   function txHandle(client: pg.PoolClient, marks: Savepoints): Db & { end(): void } {
     let active = true;
     const ex = execute(marks, stats, prepared, false);
@@ -284,11 +277,28 @@ export function openPostgres(options: PostgresOptions): Db {
     return once(`BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE ${WRITE_GATE} IN EXCLUSIVE MODE`, body);
   }
 
+  return { once, serializable };
+}
+
+export function openPostgres(options: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.url, max: options.poolSize ?? 10, types,
+    // a server that does not answer is reported instead of waited for forever
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+  });
+  // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
+  const prepared = new PreparedNames(options.prepare ?? true);
+  const memo = new Map<symbol, unknown>();
+  const { once, serializable } = pgTransactions(pool, stats, prepared, memo);
+
   // Write units of one event-loop turn share one transaction (group commit, as on SQLite): they run one after another,
   // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
   // server) serves them all. A serialization failure against another process runs the whole batch again.
   // A prepared statement the pooler lost, met inside a unit, dooms the batch too: the transaction then runs again,
-  // every unit in it, unnamed (once() above); caught as the unit's own error it failed that unit (its caller got it).
+  // every unit in it, unnamed (pgTransactions: once); caught as the unit's own error it failed that unit (its caller
+  // got it).
   const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: (err) => isRetryable(err) || isLostPrepared(err) });
   const root = execute(pool, stats, prepared, true);
   let closed = false;
