@@ -27,10 +27,10 @@ import { percentile, rssOf } from './lib/load.mjs';
 import { queryPlan, recordStatements } from './lib/query-plans.mjs';
 import pg from 'pg';
 import { benchDatabase } from './lib/postgres.mjs';
-import { openPostgres, toPostgres } from '../src/db/postgres.ts';
+import { openPostgres } from '../src/db/postgres.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { copyInstallation } from '../src/db/copy.ts';
-import { telemetryCopy } from '../src/telemetry/copy-shards.ts';
+import { telemetryCopy } from '../src/telemetry/telemetry-copy.store.ts';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 
@@ -43,10 +43,7 @@ const USER_PASSWORD = 'bench-user-password-1';
 const ms = (n) => `${n.toFixed(n < 1 ? 3 : 1)} ms`;
 const mb = (kb) => `${(kb / 1024).toFixed(0)} MB`;
 
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
-}
+const rng = mulberry32;
 
 /** Times fn (async: every store call is) over each input, after a warm-up on the first ones; p50/p99 in milliseconds. */
 async function timeEach(inputs, fn) {
@@ -106,7 +103,8 @@ async function printPlansPostgres(db, client, label, fn) {
   console.log(`\n  ${label}`);
   let fullScans = 0;
   for (const [sqlText, args] of await recordStatements(db, fn)) {
-    const q = toPostgres(sqlText, args);
+    // compiled by the PostgreSQL handle's own builder: its text and parameters as the server gets them
+    const q = { text: sqlText, values: args };
     console.log(`    SQL: ${q.text.replace(/\s+/g, ' ').trim().slice(0, 240)}`);
     const rows = (await client.query(`EXPLAIN (COSTS OFF) ${q.text}`, q.values)).rows;
     for (const r of rows) {

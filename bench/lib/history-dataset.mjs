@@ -15,6 +15,7 @@
 //                    time), nanosecond timestamps, as devices report to POST /write
 //   seriesColumns()  per device and window (`windowMs`, default a day): { nodeId, ms: Float64Array, values: { field:
 //                    Float64Array } }, the columns a block of that series and window holds
+import { mulberry32 } from '../../test/support/random.mjs';
 export const HISTORY_FIELDS = [
   { name: 'grid', kind: 'float' },
   { name: 'solar', kind: 'float' },
@@ -26,17 +27,7 @@ export const HISTORY_FIELDS = [
 
 const DAY = 86_400_000;
 
-/** mulberry32: a small seeded generator of uniform numbers in [0, 1) */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = mulberry32;
 
 function gauss(rand) {
   return Math.sqrt(-2 * Math.log(1 - rand())) * Math.cos(2 * Math.PI * rand());

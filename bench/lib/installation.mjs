@@ -25,17 +25,8 @@ const GRANTS = [
   { reads: [], edits: ['name', 'isActive'] },
 ];
 
-/** mulberry32: small seeded PRNG, floats in [0, 1). */
-function rng(seed) {
-  let a = (seed ^ 0x9e3779b9) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Floats in [0, 1) from the seed, mixed first. */
+const rng = (seed) => mulberry32(seed ^ 0x9e3779b9);
 
 /** Property object of device `id` (~250 bytes of JSON). */
 export function benchDeviceProperties(id) {

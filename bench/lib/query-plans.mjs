@@ -1,15 +1,10 @@
 // The SQL a piece of store code runs, and SQLite's EXPLAIN QUERY PLAN of each statement, for the benchmarks that print
 // plans (roles.mjs, company-walks.mjs). Stores run their queries through Db.all/get/run (Kysely builders or `sql`
-// templates); `recordStatements` hands the code a Db that compiles each query exactly as src/db/open.ts does
-// (compileQuery) and keeps the first SQL text and parameters of every distinct statement, then forwards the query to
+// templates); `recordStatements` hands the code a Db that compiles each query exactly as the backend does
+// (src/db/compile.ts) and keeps the first SQL text and parameters of every distinct statement, then forwards the query to
 // the real handle. Transactions are followed: the handle a tx/read/write callback receives records too.
 // Embedded SQLite only (the plans are SQLite's); EXPLAIN runs on db.sqlite directly, outside any request.
-import { compileQuery } from '../../src/db/open.ts';
-
-/** better-sqlite3 binds numbers, strings, bigints, buffers and null only (the same mapping as src/db/open.ts). */
-function bindable(values) {
-  return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
-}
+import { bindable, compileQuery } from '../../src/db/compile.ts';
 
 /** A Db that records into `seen` (SQL text -> parameters) and forwards everything to `db`. */
 function recording(db, seen) {

@@ -1,4 +1,4 @@
-// Verifies an API token (issue 14) for one request: known hash, not expired, one of the accepted scopes.
+// Verifies an API token for one request: known hash, not expired, one of the accepted scopes.
 // Used by the authenticators in src/http/auth.ts and by the InfluxDB 1.x endpoints (which take it from more places).
 import type { Deps } from '../context/deps.ts';
 import { ApiError } from '../http/errors.ts';

@@ -1,4 +1,4 @@
-// /user/tokens (issue 14): the caller's long-lived API tokens. Managed with a session token only (never with an API
+// /user/tokens: the caller's long-lived API tokens. Managed with a session token only (never with an API
 // token); creating one needs a sudo token when the user has 2FA on, so a stolen access token cannot mint a credential
 // that outlives it by years.
 import type { RouteContext } from '../context/route-context.ts';

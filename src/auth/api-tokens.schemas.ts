@@ -1,4 +1,4 @@
-// Request and response schemas of /user/tokens (issue 14).
+// Request and response schemas of /user/tokens.
 import * as v from 'valibot';
 import { pathInt } from '../http/validate.ts';
 import { API_TOKEN_SCOPES } from './api-tokens.store.ts';

@@ -1,4 +1,4 @@
-// API tokens (issue 14): long-lived credentials with scopes, stored only as the SHA-256 of the secret.
+// API tokens: long-lived credentials with scopes, stored only as the SHA-256 of the secret.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import type { Tier } from '../db/schema.ts';

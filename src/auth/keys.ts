@@ -3,11 +3,11 @@
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
+import { activeKeyId, allSigningKeys, findSigningKey, replaceActiveKey } from './keys.store.ts';
 
 /** Creates the first signing key when the database has none. Returns true when it created one. */
 export async function ensureSigningKey(db: Db, now: number): Promise<boolean> {
-  const existing = await db.get(db.qb.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).limit(1));
-  if (existing) return false;
+  if (await activeKeyId(db) !== undefined) return false;
   await rotateSigningKey(db, now);
   return true;
 }
@@ -18,10 +18,7 @@ export async function rotateSigningKey(db: Db, now: number): Promise<string> {
   const kid = randomBytes(9).toString('base64url');
   const privateJwk = JSON.stringify(await exportJWK(privateKey));
   const publicJwk = JSON.stringify(await exportJWK(publicKey));
-  await db.tx(async (tx) => {
-    await tx.run(tx.qb.updateTable('signing_keys').set({ retired_at: now }).where('retired_at', 'is', null));
-    await tx.run(tx.qb.insertInto('signing_keys').values({ kid, private_jwk: privateJwk, public_jwk: publicJwk, created_at: now, retired_at: null }));
-  });
+  await replaceActiveKey(db, { kid, private_jwk: privateJwk, public_jwk: publicJwk, created_at: now }, now);
   return kid;
 }
 
@@ -52,7 +49,7 @@ export class KeyRing {
   }
 
   static async load(db: Db, now: number): Promise<KeyRing> {
-    const rows = await db.all(db.qb.selectFrom('signing_keys').selectAll().orderBy('created_at', 'desc').orderBy('kid'));
+    const rows = await allSigningKeys(db);
     const active = rows.find((r) => r.retired_at === null);
     if (!active) throw new Error('no signing key: run migrations and bootstrap first');
     const publicKeys = new Map<string, CryptoKey>();
@@ -65,9 +62,8 @@ export class KeyRing {
   async signer(now: number): Promise<{ kid: string; privateKey: CryptoKey }> {
     if (now - this.checkedAt >= KEY_CHECK_MS || now < this.checkedAt) {
       this.checkedAt = now;
-      const active = await this.db.get(this.db.qb.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null)
-        .orderBy('created_at', 'desc').orderBy('kid').limit(1));
-      if (active !== undefined && active.kid !== this.kid) await this.adopt(active.kid);
+      const active = await activeKeyId(this.db);
+      if (active !== undefined && active !== this.kid) await this.adopt(active);
     }
     return { kid: this.kid, privateKey: this.privateKey };
   }
@@ -76,7 +72,7 @@ export class KeyRing {
   async publicKey(kid: string): Promise<CryptoKey | undefined> {
     const known = this.publicKeys.get(kid);
     if (known !== undefined) return known;
-    const row = await this.db.get(this.db.qb.selectFrom('signing_keys').select(['public_jwk', 'retired_at']).where('kid', '=', kid));
+    const row = await findSigningKey(this.db, kid);
     if (row === undefined) return undefined;
     const key = await importPublic(row.public_jwk);
     this.publicKeys.set(kid, key);
@@ -86,8 +82,8 @@ export class KeyRing {
 
   /** Signs with `kid` from now on, when it is still the active key. */
   private async adopt(kid: string): Promise<void> {
-    const row = await this.db.get(this.db.qb.selectFrom('signing_keys').selectAll().where('kid', '=', kid).where('retired_at', 'is', null));
-    if (row === undefined) return;
+    const row = await findSigningKey(this.db, kid);
+    if (row === undefined || row.retired_at !== null) return;
     const privateKey = (await importJWK(JSON.parse(row.private_jwk) as JWK, 'EdDSA')) as CryptoKey;
     if (!this.publicKeys.has(kid)) this.publicKeys.set(kid, await importPublic(row.public_jwk));
     this.kid = kid;

@@ -6,6 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
+import { findUsableResetToken, insertResetRequests, lastResetRequest, replaceResetToken, useResetTokensOf, type ResetSubject } from './password-reset.store.ts';
 
 export const RESET_TOKEN_TTL_MS = 60 * 60 * 1000;
 /** one forgot-password request per address and per client address a minute */
@@ -16,19 +17,13 @@ const hashOf = (token: string) => createHash('sha256').update(token).digest();
 /** A new reset token for the user; earlier unused ones stop working. */
 export async function issueResetToken(db: Db, userId: number, now: number): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await db.tx(async (tx) => {
-    await tx.run(tx.qb.deleteFrom('password_reset_tokens').where((eb) => eb.or([eb('user_id', '=', userId), eb('expires_at', '<=', now)])));
-    await tx.run(tx.qb.insertInto('password_reset_tokens').values({
-      user_id: userId, token_hash: hashOf(token), created_at: now, expires_at: now + RESET_TOKEN_TTL_MS, used_at: null,
-    }));
-  });
+  await db.tx((tx) => replaceResetToken(tx, { user_id: userId, token_hash: hashOf(token), created_at: now, expires_at: now + RESET_TOKEN_TTL_MS }, now));
   return token;
 }
 
 /** Is the token usable now? (a cheap look-up: no password is hashed for a token that cannot work) */
 export async function isResetTokenUsable(db: Db, token: string, now: number): Promise<boolean> {
-  return (await db.get(db.qb.selectFrom('password_reset_tokens').select('id')
-    .where('token_hash', '=', hashOf(token)).where('used_at', 'is', null).where('expires_at', '>', now))) !== undefined;
+  return (await findUsableResetToken(db, hashOf(token), now)) !== undefined;
 }
 
 /**
@@ -36,10 +31,9 @@ export async function isResetTokenUsable(db: Db, token: string, now: number): Pr
  * transaction that sets the password, so a failed write leaves the token usable.
  */
 export async function spendResetToken(db: Db, token: string, now: number): Promise<number | undefined> {
-  const row = await db.get(db.qb.selectFrom('password_reset_tokens').select(['id', 'user_id'])
-    .where('token_hash', '=', hashOf(token)).where('used_at', 'is', null).where('expires_at', '>', now));
+  const row = await findUsableResetToken(db, hashOf(token), now);
   if (!row) return undefined;
-  await db.run(db.qb.updateTable('password_reset_tokens').set({ used_at: now }).where('user_id', '=', row.user_id).where('used_at', 'is', null));
+  await useResetTokensOf(db, row.user_id, now);
   return row.user_id;
 }
 
@@ -54,12 +48,11 @@ export function resetLink(publicUrl: string, token: string): string {
  */
 export async function recordResetRequest(db: Db, email: string, ip: string, now: number): Promise<void> {
   await db.tx(async (tx) => {
-    const subjects = [{ scope: 'email' as const, subject: email.toLowerCase() }, { scope: 'ip' as const, subject: ip }];
+    const subjects: ResetSubject[] = [{ scope: 'email', subject: email.toLowerCase() }, { scope: 'ip', subject: ip }];
     let last = -Infinity;
     for (const s of subjects) {
-      const row = await tx.get(tx.qb.selectFrom('password_reset_requests').select((eb) => eb.fn.max('at').as('at'))
-        .where('scope', '=', s.scope).where('subject', '=', s.subject).where('at', '>', now - RESET_REQUEST_INTERVAL_MS));
-      if (row?.at != null) last = Math.max(last, row.at);
+      const at = await lastResetRequest(tx, s, now - RESET_REQUEST_INTERVAL_MS);
+      if (at !== undefined) last = Math.max(last, at);
     }
     if (last > -Infinity) {
       const retryAfter = Math.max(1, Math.ceil((last + RESET_REQUEST_INTERVAL_MS - now) / 1000));
@@ -67,7 +60,6 @@ export async function recordResetRequest(db: Db, email: string, ip: string, now:
         extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
       });
     }
-    await tx.run(tx.qb.deleteFrom('password_reset_requests').where('at', '<=', now - RESET_REQUEST_INTERVAL_MS));
-    for (const s of subjects) await tx.run(tx.qb.insertInto('password_reset_requests').values({ ...s, at: now }));
+    await insertResetRequests(tx, subjects, now, now - RESET_REQUEST_INTERVAL_MS);
   });
 }

@@ -2,12 +2,10 @@
 // Format: scrypt$<N>$<r>$<p>$<salt b64>$<hash b64>, so parameters can be raised later without breaking old hashes.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-// N = 2^15, r = 8: each hash works on 32 MiB + 2 KiB (128·r·(N + 2) bytes plus the block), ~90 ms on one core. Above
-// 32 MiB on purpose: glibc returns a freed block of up to 32 MiB to the heap of the thread that used it (and raises its
-// threshold for giving such blocks back), so every thread-pool thread that hashed with N = 2^14 (16 MiB) kept 16 MiB
-// resident for the life of the process; a block above 32 MiB is always mapped and unmapped on its own, and the memory
-// goes back at once (bench/README.md, Performance II). Older hashes keep their parameters and are re-hashed with these
-// at the next successful login or role join (rehashed).
+// N = 2^15, r = 8: each hash works on 32 MiB + 2 KiB (128·r·(N + 2) bytes plus the block). Above 32 MiB on purpose:
+// glibc keeps a freed block of up to 32 MiB in the heap of the thread that used it, while a larger one is mapped and
+// unmapped on its own, so the thread pool does not stay resident after hashing. Older hashes keep their parameters and
+// are re-hashed with these at the next successful login or role join (rehashed).
 const DEFAULT = { N: 32768, r: 8, p: 1 };
 let params = DEFAULT;
 const KEYLEN = 32;
@@ -60,7 +58,7 @@ export async function rehashed(secret: string, stored: string): Promise<string |
 /**
  * A stored hash that no secret matches, to spend equal time on unknown users (no user-enumeration oracle): today's
  * parameters, a random salt and a random 32-byte value, so checking a secret against it costs one scrypt exactly like a
- * real hash, and nothing has to be hashed to make it (a start-up used to spend a whole hash on it).
+ * real hash, and nothing has to be hashed to make it (a start-up spends no hash on it).
  */
 let dummy: { of: typeof params; hash: string } | undefined;
 export function dummyHash(): string {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError } from '../lib/config.ts';
 import type { Db } from '../db/open.ts';
 import { SealError, sealedKeyId, type SecretBox } from '../lib/secret-box.ts';
+import { insertSettingIfAbsent, readSetting, replaceSetting } from './settings.store.ts';
 
 const SETTING = 'sealing_check';
 const PLACE = 'settings:sealing_check';
@@ -22,13 +23,11 @@ const mismatch = (keyId: string | undefined) => new ConfigError(
  */
 export async function checkSealingKey(db: Db, box: SecretBox): Promise<void> {
   if (db.backend !== 'postgres') return;
-  const read = async () => (await db.get(db.qb.selectFrom('settings').select('value').where('key', '=', SETTING)))?.value;
-  let value = await read();
+  let value = await readSetting(db, SETTING);
   if (value === undefined) {
     // several nodes starting at once: one insert wins, every node checks what was stored
-    await db.run(db.qb.insertInto('settings').values({ key: SETTING, value: box.seal(randomBytes(16).toString('base64url'), PLACE) })
-      .onConflict((oc) => oc.column('key').doNothing()));
-    value = (await read())!;
+    await insertSettingIfAbsent(db, SETTING, box.seal(randomBytes(16).toString('base64url'), PLACE));
+    value = (await readSetting(db, SETTING))!;
   }
   try {
     box.open(value, PLACE);
@@ -37,7 +36,6 @@ export async function checkSealingKey(db: Db, box: SecretBox): Promise<void> {
     throw err;
   }
   if (sealedKeyId(value) !== box.currentKeyId) {
-    await db.run(db.qb.updateTable('settings').set({ value: box.seal(box.open(value, PLACE), PLACE) })
-      .where('key', '=', SETTING).where('value', '=', value));
+    await replaceSetting(db, SETTING, value, box.seal(box.open(value, PLACE), PLACE));
   }
 }

@@ -8,12 +8,12 @@
 // token issued in the same second or millisecond as the change is refused too. Tokens without a sid are only ever
 // partial tokens (a login waiting for its second factor) — and tokens minted directly by tests.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { SessionGuard } from '../context/deps.ts';
 import type { TokenClaims } from '../http/env.ts';
 import type { Tier } from '../db/schema.ts';
 import { TOKEN_LIFETIME } from './tokens.ts';
+import { insertSession, revokeSessionRow, revokeSessionsOfUser, sessionWithUser, userTokenState } from './sessions.store.ts';
 
 /** Derived tokens (access 10 min, sudo 5 min) may outlive their refresh token; keep its row well past that. */
 const KEEP_AFTER_EXPIRY_MS = 60 * 60 * 1000;
@@ -25,13 +25,12 @@ export function createSessionGuard(db: Db): SessionGuard {
   return {
     async liveUser(claims: TokenClaims): Promise<{ tier: Tier } | undefined> {
       if (claims.sid !== undefined) {
-        const row = await db.get(sql<{ user_id: number; revoked_at: number | null; token_generation: number; tier: Tier }>`SELECT s.user_id, s.revoked_at,
-          u.token_generation, u.tier FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.sid = ${claims.sid}`);
+        const row = await sessionWithUser(db, claims.sid);
         return !row || row.revoked_at !== null || row.user_id !== claims.sub || row.token_generation !== claims.gen ? undefined : { tier: row.tier };
       }
       // a refresh token always opens a session; one without is not ours to honour
       if (claims.typ === 'refresh') return undefined;
-      const user = await db.get(sql<{ token_generation: number; tier: Tier }>`SELECT token_generation, tier FROM users WHERE id = ${claims.sub}`);
+      const user = await userTokenState(db, claims.sub);
       return !user || user.token_generation !== claims.gen ? undefined : { tier: user.tier };
     },
   };
@@ -42,10 +41,7 @@ export async function openSession(db: Db, userId: number, now: number, inUnit?: 
   const sid = randomBytes(16).toString('base64url');
   return db.write(async (tx) => {
     await inUnit?.(tx); // the audit entry of the login, committed with the session
-    await tx.run(tx.qb.deleteFrom('sessions').where('expires_at', '<', now - KEEP_AFTER_EXPIRY_MS));
-    await tx.run(tx.qb.insertInto('sessions').values({
-      sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000, revoked_at: null,
-    }));
+    await insertSession(tx, { sid, user_id: userId, created_at: now, expires_at: now + TOKEN_LIFETIME.refresh * 1000 }, now - KEEP_AFTER_EXPIRY_MS);
     return sid;
   });
 }
@@ -54,12 +50,11 @@ export async function openSession(db: Db, userId: number, now: number, inUnit?: 
 export async function revokeSession(db: Db, sid: string, now: number, inUnit?: InUnit): Promise<void> {
   await db.write(async (tx) => {
     await inUnit?.(tx); // the audit entry of the logout, committed with it
-    await tx.run(tx.qb.updateTable('sessions').set({ revoked_at: now }).where('sid', '=', sid).where('revoked_at', 'is', null));
+    await revokeSessionRow(tx, sid, now);
   });
 }
 
 /** Password change: every session of the user ends. */
 export async function revokeUserSessions(db: Db, userId: number, now: number): Promise<number> {
-  return (await db.run(db.qb.updateTable('sessions').set({ revoked_at: now })
-    .where('user_id', '=', userId).where('revoked_at', 'is', null))).changes;
+  return revokeSessionsOfUser(db, userId, now);
 }

@@ -10,6 +10,7 @@
 import type { Db } from '../db/open.ts';
 import type { AuthFailuresTable } from '../db/schema.ts';
 import { ApiError, type ErrorCode } from '../http/errors.ts';
+import { deleteFailures, deleteFailuresOf, deleteFailuresUntil, failureTimes, insertFailure } from './throttle.store.ts';
 
 export type ThrottleScope = AuthFailuresTable['scope'];
 
@@ -45,11 +46,9 @@ export interface Attempt {
  */
 export async function waitMs(db: Db, key: ThrottleKey, now: number): Promise<number> {
   const { scope, limit, windowMs } = key.rule;
-  const rows = await db.all(db.qb.selectFrom('auth_failures').select('at')
-    .where('scope', '=', scope).where('subject', '=', key.subject).where('at', '>', now - windowMs)
-    .orderBy('at').orderBy('id'));
-  if (rows.length < limit) return 0;
-  return rows[rows.length - limit].at + windowMs - now;
+  const times = await failureTimes(db, scope, key.subject, now - windowMs);
+  if (times.length < limit) return 0;
+  return times[times.length - limit] + windowMs - now;
 }
 
 /**
@@ -64,11 +63,7 @@ export async function reserveAttempt(db: Db, keys: readonly ThrottleKey[], code:
     if (wait > 0) throw tooMany(code, wait);
     await pruneExpired(tx, db, now);
     const ids: number[] = [];
-    for (const k of keys) {
-      const row = await tx.get(tx.qb.insertInto('auth_failures')
-        .values({ scope: k.rule.scope, subject: k.subject, at: now }).returning('id'));
-      ids.push(row!.id);
-    }
+    for (const k of keys) ids.push(await insertFailure(tx, k.rule.scope, k.subject, now));
     return { ids };
   });
 }
@@ -126,12 +121,12 @@ export async function reserveAttemptWaiting(db: Db, keys: readonly ThrottleKey[]
 /** The secret was right: the reserved rows were not failures. Called inside a unit of work (Db.write), with its handle. */
 export async function releaseAttempt(db: Db, attempt: Attempt): Promise<void> {
   if (attempt.ids.length === 0) return;
-  await db.run(db.qb.deleteFrom('auth_failures').where('id', 'in', attempt.ids));
+  await deleteFailures(db, attempt.ids);
 }
 
 /** Forgets every failure counted under `key` (a correct second factor resets its counter). Inside a unit of work, with its handle. */
 export async function resetThrottle(db: Db, key: ThrottleKey): Promise<void> {
-  await db.run(db.qb.deleteFrom('auth_failures').where('scope', '=', key.rule.scope).where('subject', '=', key.subject));
+  await deleteFailuresOf(db, key.rule.scope, key.subject);
 }
 
 function tooMany(code: ErrorCode, waitMsValue: number): ApiError {
@@ -153,5 +148,5 @@ async function pruneExpired(tx: Db, db: Db, now: number): Promise<void> {
   if (last !== undefined && now - last < 60_000 && now >= last) return;
   lastPrune.set(db, now);
   const longest = Math.max(...Object.values(RULES).map((r) => r.windowMs));
-  await tx.run(tx.qb.deleteFrom('auth_failures').where('at', '<=', now - longest));
+  await deleteFailuresUntil(tx, now - longest);
 }

@@ -41,8 +41,8 @@ export async function signToken(
 const unauthenticated = (message: string) => new ApiError('UNAUTHENTICATED', message);
 
 /**
- * Verified tokens, keyed by the exact token string, per key ring. An Ed25519 verification through jose costs ~150 µs
- * of CPU; a hit costs a map lookup. Only tokens whose signature and claims checked out are stored, expiry is checked
+ * Verified tokens, keyed by the exact token string, per key ring: an Ed25519 verification costs far more CPU than
+ * the map lookup of a hit. Only tokens whose signature and claims checked out are stored, expiry is checked
  * again on every hit, and revocation is not cached at all (the session guard runs on every request). Bounded: the
  * least recently used entry goes first.
  */

@@ -1,8 +1,10 @@
 // First start on an empty database: the root role (id 1, all six selfRights), the admin user as its member, and the
 // signing keys. Idempotent: a database that already has a root role is left alone.
-import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
+import { transactionLock } from '../db/operations.ts';
 import { ROOT_ROLE_ID } from '../access/root.ts';
+import { insertRootRole, roleExists } from '../roles/roles.store.ts';
+import { upsertMember } from '../roles/members.store.ts';
 import { ensureSigningKey } from '../auth/keys.ts';
 import { generatePassword, hashSecret } from '../auth/passwords.ts';
 import { findUserByEmail, insertUser } from '../auth/users.store.ts';
@@ -35,26 +37,20 @@ export interface BootstrapOptions {
  */
 export async function bootstrap(db: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
   return db.tx(async (tx) => {
-    if (tx.backend === 'postgres') await tx.get(sql`SELECT pg_advisory_xact_lock(${BOOTSTRAP_LOCK}) AS locked`);
+    await transactionLock(tx, BOOTSTRAP_LOCK);
     return bootstrapIn(tx, opts);
   });
 }
 
 async function bootstrapIn(tx: Db, opts: BootstrapOptions): Promise<BootstrapResult> {
   await ensureSigningKey(tx, opts.now);
-  const root = await tx.get(tx.qb.selectFrom('roles').select('id').where('id', '=', ROOT_ROLE_ID));
-  if (root) return { created: false, adminEmail: opts.adminEmail };
+  if (await roleExists(tx, ROOT_ROLE_ID)) return { created: false, adminEmail: opts.adminEmail };
   const password = opts.adminPassword ?? generatePassword();
   const hash = await hashSecret(password);
   if (!opts.adminPassword) opts.announcePassword?.(opts.adminEmail, password);
-  await tx.run(tx.qb.insertInto('roles').values({
-    id: ROOT_ROLE_ID, name: 'root',
-    self_role_management: 1, self_user_management: 1, self_view_management: 1,
-    self_device_management: 1, self_report_management: 1, self_alarm_management: 1,
-    password_hash: null, created_at: opts.now,
-  }));
+  await insertRootRole(tx, opts.now);
   // a user with the admin's e-mail may exist already (created before the root role): it becomes the root member
   const userId = await insertUser(tx, opts.adminEmail, hash, opts.now) ?? (await findUserByEmail(tx, opts.adminEmail))!.id;
-  await tx.run(tx.qb.insertInto('members').values({ role_id: ROOT_ROLE_ID, user_id: userId }).onConflict((oc) => oc.doNothing()));
+  await upsertMember(tx, ROOT_ROLE_ID, userId);
   return { created: true, adminEmail: opts.adminEmail, ...(opts.adminPassword ? {} : { generatedPassword: password }) };
 }

@@ -7,9 +7,10 @@ import { ConfigError, parseConfig, type Config } from '../lib/config.ts';
 import { createDeps, VERSION } from './runtime.ts';
 import { openConfiguredDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
+import { vacuumInto } from '../db/operations.ts';
 import { startServer } from './server.ts';
 import { tuneHeapGrowth } from './tuning.ts';
-import { addUserCommand } from '../auth/users.cli.ts';
+import { addUserCommand } from '../roles/users.cli.ts';
 import { writePasswordFile } from '../auth/first-password.ts';
 import { resetLinkCommand } from '../auth/reset-link.cli.ts';
 import { createLicenseCommand } from '../licenses/licenses.cli.ts';
@@ -135,8 +136,7 @@ const backupCommand: Command = {
     const db = openConfiguredDatabase(config);
     const tmp = `${dest}.${process.pid}.partial`;
     try {
-      // VACUUM INTO copies one read transaction's snapshot: consistent even while the server writes (WAL).
-      await db.exclusive(({ sqlite }) => sqlite.prepare('VACUUM INTO ?').run(tmp));
+      await vacuumInto(db, tmp);
       renameSync(tmp, dest);
     } catch (err) {
       rmSync(tmp, { force: true });

@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../db/open.ts';
 import { openPostgres } from '../db/postgres.ts';
 import { migrate } from '../db/migrate.ts';
 import { copyInstallation, CopyError } from '../db/copy.ts';
-import { telemetryCopy } from '../telemetry/copy-shards.ts';
+import { telemetryCopy } from '../telemetry/telemetry-copy.store.ts';
 
 const USAGE = 'copy --from <sqlite file | postgres://...> --to <postgres://... | sqlite file> [--skip-telemetry]';
 

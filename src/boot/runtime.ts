@@ -8,6 +8,7 @@ import type { Deps } from '../context/deps.ts';
 import type { Db } from '../db/open.ts';
 import { checkDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
+import { fileBytesReader } from '../db/operations.ts';
 import { bootstrap, type BootstrapResult } from './bootstrap.ts';
 import { KeyRing } from '../auth/keys.ts';
 import { checkSealingKey } from '../auth/sealing-check.ts';
@@ -75,10 +76,8 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     log.error('TOTP secrets that no configured key opens: these users cannot pass 2FA until it is reset', { userIds: sealed.unreadable });
   }
   // The database size for /metrics, read synchronously between requests' transactions (a gauge may be a moment old).
-  const pageBytes = db.backend === 'sqlite'
-    ? db.sqlite.prepare('SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()').pluck()
-    : undefined;
-  const metrics = createMetrics(() => (pageBytes ? Number(pageBytes.get()) : 0), db.poolStats,
+  const fileBytes = fileBytesReader(db);
+  const metrics = createMetrics(() => (fileBytes ? fileBytes() : 0), db.poolStats,
     db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db));
   const events = await createEvents({ db, config, now, log, secrets, registry: metrics.registry, version: VERSION });
   const deps: Deps = {

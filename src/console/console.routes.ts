@@ -1,4 +1,4 @@
-// The web console (issue 15): one HTML page and its hashed assets, served by the same process from the bundle.
+// The web console: one HTML page and its hashed assets, served by the same process from the bundle.
 // The console is a client of the public API like any other: these routes serve files only and need no token.
 import * as v from 'valibot';
 import type { Context } from 'hono';

@@ -11,7 +11,7 @@
 // - Row counts are verified per table (and per shard table) before the commit; a difference aborts the copy (the target
 //   stays empty).
 // - Telemetry (unless --skip-telemetry): its catalogue tables as any other table, then the shard tables, by the
-//   telemetry layer's part of the copy (TelemetryCopy, src/telemetry/copy-shards.ts). --skip-telemetry leaves all of it
+//   telemetry layer's part of the copy (TelemetryCopy, src/telemetry/telemetry-copy.store.ts). --skip-telemetry leaves all of it
 //   behind, said out loud in the report.
 import { sql } from 'kysely';
 import type { Statement } from 'better-sqlite3';

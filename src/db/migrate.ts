@@ -7,6 +7,7 @@
 //   first to commit, then finds nothing left to do.
 import { sql } from 'kysely';
 import type { Db } from './open.ts';
+import { transactionLock } from './operations.ts';
 import m0001 from '../../sql/0001_core.sql';
 import p0001 from '../../sql/pg/0001_core.sql';
 import m0002 from '../../sql/0002_auth.sql';
@@ -112,7 +113,7 @@ function refuseUnknown(done: ReadonlySet<string>, list: readonly Migration[]): v
 
 async function migratePostgres(db: Db, now: number, list: readonly Migration[]): Promise<string[]> {
   return db.tx(async (tx) => {
-    await tx.get(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}) AS locked`);
+    await transactionLock(tx, MIGRATION_LOCK);
     await tx.script('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)');
     const done = new Set((await tx.all(sql<{ name: string }>`SELECT name FROM schema_migrations`)).map((r) => r.name));
     refuseUnknown(done, list);

@@ -10,16 +10,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, fdatasync, openSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import {
-  DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler,
-  type Compilable, type CompiledQuery, type RawBuilder,
-} from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Schema } from './schema.ts';
+import { bindable, builders, compileQuery, type Query } from './compile.ts';
+import { Gate } from './gate.ts';
 import { groupCommit } from './group-commit.ts';
 import { LruCache } from '../lib/lru-cache.ts';
+import { sqliteTransactions } from './sqlite-transactions.ts';
 import { WriteLock } from './write-lock.ts';
 
-export type Query<R> = Compilable<R> | RawBuilder<R>;
+export { compileQuery, type Query };
 
 export interface Db {
   readonly backend: 'sqlite' | 'postgres';
@@ -30,8 +30,7 @@ export interface Db {
   all<R>(query: Query<R>): Promise<R[]>;
   /**
    * The rows as arrays, values in the order of the select list. No object per row from the driver (SQLite's builds
-   * each key by key): reading 10,000 devices' rows and making their objects in JavaScript took 14.6–17.7 ms against
-   * 17.4–19.6 ms through all() (bench/README.md, issue 18).
+   * each key by key), for readers of many rows that make their own objects faster.
    */
   rows<T extends unknown[]>(query: Query<unknown>): Promise<T[]>;
   get<R>(query: Query<R>): Promise<R | undefined>;
@@ -121,45 +120,7 @@ export interface OpenOptions {
   checkHandles?: boolean;
 }
 
-const builder = new Kysely<Schema>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
-
-// better-sqlite3 binds numbers, strings, bigints, buffers and null only.
-function bindable(values: readonly unknown[]): unknown[] {
-  return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
-}
-
-function isRaw(q: unknown): q is RawBuilder<unknown> {
-  return typeof q === 'object' && q !== null && (q as { isRawBuilder?: boolean }).isRawBuilder === true;
-}
-
-export function compileQuery(q: Query<unknown>, qb: Kysely<Schema> = builder): CompiledQuery {
-  return isRaw(q) ? q.compile(qb) : q.compile();
-}
-
-/** First come, first served ownership of the connection; release hands it to the next waiter directly. */
-class Gate {
-  busy = false;
-  private readonly waiters: Array<() => void> = [];
-  acquire(): Promise<void> {
-    if (!this.busy) {
-      this.busy = true;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-  release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.busy = false;
-  }
-}
+const builder: Kysely<Schema> = builders.sqlite;
 
 const txScope = new AsyncLocalStorage<object>();
 
@@ -178,11 +139,12 @@ export function openDatabase(options: OpenOptions): Db {
     if (stmt === undefined) cache.set(sqlText, stmt = sqlite.prepare(sqlText));
     return stmt;
   }
-  // Transactions from cached statements: better-sqlite3's transaction(fn) builds a new wrapper on every call, which
-  // showed up as the largest single cost of a device PATCH. Nested calls become savepoints (all named gk: SQLite
-  // releases or rolls back the most recent savepoint of that name).
-  const begin = sqlite.prepare('BEGIN IMMEDIATE');
-  const beginRead = sqlite.prepare('BEGIN DEFERRED');
+  // The file's write lock between this thread and a worker's connection (write-lock.ts): held from BEGIN IMMEDIATE to
+  // the end of the transaction, and around a write statement run on its own.
+  const file = options.file === ':memory:' || options.readonly
+    ? undefined : { path: options.file, addonFile: options.addonFile, writeLock: new WriteLock() };
+  const lock = file?.writeLock;
+  const { begin, beginRead, commit, savepoint, transaction, snapshot, undo, done, locked } = sqliteTransactions(sqlite, lock);
   // Every commit is durable before anyone hears of it. The connection's setting is synchronous=FULL (SQLite fsyncs the
   // WAL inside COMMIT, on the event loop); the transactions of Db.tx/write instead commit under NORMAL and sync the WAL
   // themselves on the thread pool (walSync below). Synchronous transactions (Db.exclusive: migrations, telemetry
@@ -190,71 +152,8 @@ export function openDatabase(options: OpenOptions): Db {
   const syncNormal = sqlite.prepare('PRAGMA synchronous = NORMAL');
   const syncFull = sqlite.prepare('PRAGMA synchronous = FULL');
   const walSync = options.file === ':memory:' || options.readonly ? undefined : walSyncer(options.file);
-  const commit = sqlite.prepare('COMMIT');
-  const rollback = sqlite.prepare('ROLLBACK');
-  const savepoint = sqlite.prepare('SAVEPOINT gk');
-  const release = sqlite.prepare('RELEASE gk');
-  const rollbackTo = sqlite.prepare('ROLLBACK TO gk');
-  // The file's write lock between this thread and a worker's connection (write-lock.ts): held from BEGIN IMMEDIATE to
-  // the end of the transaction, and around a write statement run on its own.
-  const file = options.file === ':memory:' || options.readonly
-    ? undefined : { path: options.file, addonFile: options.addonFile, writeLock: new WriteLock() };
-  const lock = file?.writeLock;
-  function transaction<T>(fn: () => T): T {
-    const nested = sqlite.inTransaction;
-    if (!nested) lock?.hold();
-    try {
-      (nested ? savepoint : begin).run();
-      let result: T;
-      try {
-        result = fn();
-        if (result instanceof Promise) throw new TypeError('a synchronous transaction function returned a promise');
-      } catch (err) {
-        undo(nested);
-        throw err;
-      }
-      done(nested);
-      return result;
-    } finally {
-      if (!nested) lock?.release();
-    }
-  }
-  function undo(nested: boolean): void {
-    // A failed statement may already have ended the transaction (SQLITE_FULL, some I/O errors): roll back what is left.
-    if (sqlite.inTransaction) {
-      if (nested) { rollbackTo.run(); release.run(); } else rollback.run();
-    }
-  }
-  function done(nested: boolean): void {
-    try {
-      (nested ? release : commit).run();
-    } catch (err) {
-      if (!nested && sqlite.inTransaction) rollback.run();
-      throw err;
-    }
-  }
-  function snapshot<T>(fn: () => T): T {
-    if (sqlite.inTransaction) return fn();
-    beginRead.run();
-    try {
-      return fn();
-    } finally {
-      if (sqlite.inTransaction) commit.run();
-    }
-  }
   const closing: Array<() => Promise<void>> = [];
   const conn: SqliteConnection = { sqlite, file, prepare, transaction, snapshot, atClose: (fn) => { closing.push(fn); } };
-
-  /** A statement that may write, outside a transaction: under the write lock. */
-  function locked<T>(step: () => T): T {
-    if (lock === undefined || sqlite.inTransaction) return step();
-    lock.hold();
-    try {
-      return step();
-    } finally {
-      lock.release();
-    }
-  }
 
   function all<R>(q: Query<R>): R[] {
     const c = compileQuery(q);
@@ -474,8 +373,8 @@ function applyPragmas(sqlite: Database.Database, memory: boolean): void {
   sqlite.pragma('temp_store = MEMORY');
   // A bounded page cache (~32 MiB) keeps RSS predictable on small gateways.
   sqlite.pragma('cache_size = -32000');
-  // Checkpoint every ~10,000 pages (~40 MB of WAL) instead of SQLite's 1,000: fewer, larger checkpoints cut a telemetry
-  // write's commit from 10.8 to 8.3 ms (bench/telemetry).
+  // Checkpoint every ~10,000 pages (~40 MB of WAL) instead of SQLite's 1,000: fewer, larger checkpoints make a
+  // telemetry write's commit cheaper.
   sqlite.pragma('wal_autocheckpoint = 10000');
   // SQLite reuses the WAL file without shrinking it: after a checkpoint, cut it back to 64 MiB at most, so one large
   // telemetry write (up to 32 MiB) does not leave a huge file on a small gateway's disk.

@@ -14,25 +14,16 @@
 // - Db.tx (commands, first-start bootstrap, migrations, telemetry) runs READ COMMITTED; where such a transaction races
 //   another process it takes an explicit lock (migrations: a transaction-level advisory lock).
 import pg from 'pg';
-import {
-  DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler,
-} from 'kysely';
-import type { Schema } from './schema.ts';
-import { compileQuery, type Db, type Query } from './open.ts';
+import type { Db } from './open.ts';
+import { bindable, builders, compileQuery, type Query } from './compile.ts';
 import { groupCommit } from './group-commit.ts';
 import { DatabaseUnavailable } from './unavailable.ts';
 import { isLostPrepared, PreparedNames } from './prepared.ts';
+import { Savepoints } from './pg-savepoints.ts';
 
 export { DatabaseUnavailable };
 
-const builder = new Kysely<Schema>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const builder = builders.postgres;
 
 // BIGINT (ids, Unix-millisecond times) and NUMERIC (sums) arrive as numbers, as they do from SQLite. Every value we
 // store fits a double exactly (ids and times stay far below 2^53).
@@ -47,27 +38,6 @@ const types: pg.CustomTypesConfig = {
 
 /** How Db.read begins: one snapshot, no writes. */
 const READ_SNAPSHOT = 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
-
-// Flags are 0/1 integers on both backends (the rows read the same).
-function bindable(values: readonly unknown[]): unknown[] {
-  return values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
-}
-
-// The one IN-list binding (db/in-list.ts) renders SQLite's `IN (SELECT value FROM json_each(?))` with the list as one
-// JSON parameter. Here it becomes `= ANY($n)` with the list bound as an array: PostgreSQL infers the array's element
-// type from the left operand (bigint ids, text node ids), also for an empty list, and still prepares one text.
-const IN_LIST = /\b(?:in|IN) \(SELECT value FROM json_each\(\$(\d+)\)\)/g;
-
-/** The compiled statement in PostgreSQL's terms: IN-lists as arrays. */
-export function toPostgres(text: string, values: readonly unknown[]): { text: string; values: unknown[] } {
-  const bound = bindable(values);
-  const out = text.replace(IN_LIST, (_, n: string) => {
-    const i = Number(n) - 1;
-    bound[i] = JSON.parse(String(bound[i]));
-    return `= ANY($${n})`;
-  });
-  return { text: out, values: bound };
-}
 
 // Socket errors, and the server's codes for "not now / not you": 08xxx connection exceptions, 28xxx invalid
 // authorization, 3D000 no such database, 57P01-57P03 admin shutdown / crash shutdown / cannot connect now.
@@ -129,7 +99,7 @@ export interface PostgresOptions {
   prepare?: boolean;
 }
 
-type Executor = Pick<pg.ClientBase, 'query'>;
+import type { Executor } from './pg-savepoints.ts';
 
 /**
  * Statements on a pool or a transaction's connection (`pooled`: each statement on its own, so one that failed because
@@ -138,7 +108,7 @@ type Executor = Pick<pg.ClientBase, 'query'>;
 function execute(on: Executor, stats: PoolCounters, prepared: PreparedNames, pooled: boolean) {
   const query = async (q: Query<unknown>, rowMode?: 'array') => {
     const c = compileQuery(q, builder);
-    const config: pg.QueryConfig & { rowMode?: 'array' } = toPostgres(c.sql, c.parameters);
+    const config: pg.QueryConfig & { rowMode?: 'array' } = { text: c.sql, values: bindable(c.parameters) };
     if (rowMode) config.rowMode = rowMode;
     const name = prepared.nameOf(config.text, config.values!.length);
     if (name === undefined) return guarded(() => on.query(config), stats);
@@ -168,95 +138,17 @@ function execute(on: Executor, stats: PoolCounters, prepared: PreparedNames, poo
   };
 }
 
-/**
- * The savepoints of one transaction's connection, sent lazily: each statement is a round trip to the server, and a
- * write unit of the group commit used to spend four on savepoints alone (its own and its service's nested one, each
- * opened and released). Now SAVEPOINT and RELEASE statements wait, in order, for the next statement and go with it: in
- * the same round trip when that statement has no parameters (the simple protocol runs several statements in one
- * query), just before it otherwise. A savepoint released before any statement ran inside it is never sent, and the
- * releases still waiting at COMMIT or ROLLBACK are dropped (the transaction's end ends every savepoint). A unit that
- * fails rolls back to its savepoint at once, if that savepoint was sent (if not, nothing ran inside it).
- * Statements go through `query` in the order they are made: the connection runs one at a time anyway.
- */
-class Savepoints implements Executor {
-  /** SAVEPOINT / RELEASE statements not sent yet, in order (after the transaction's BEGIN while that is not sent) */
-  private waiting: string[] = [];
-  /** whether the transaction's BEGIN went to the server (with the first statement; a body that ran none sends none) */
-  begun = true;
-
-  constructor(private readonly client: pg.PoolClient) {}
-
-  /** The transaction's BEGIN, sent as the savepoints are: with its first statement. */
-  begin(text: string): void {
-    this.waiting.push(text);
-    this.begun = false;
-  }
-
-  open(name: string): void {
-    this.waiting.push(`SAVEPOINT ${name}`);
-  }
-
-  /**
-   * Whether `name` was not sent yet; then it is dropped with what waits after it (nothing ran inside it, and what was
-   * opened inside it was released or rolled back unsent too).
-   */
-  private droppedUnsent(name: string): boolean {
-    const at = this.waiting.indexOf(`SAVEPOINT ${name}`);
-    if (at < 0) return false;
-    this.waiting.length = at;
-    return true;
-  }
-
-  release(name: string): void {
-    if (!this.droppedUnsent(name)) this.waiting.push(`RELEASE SAVEPOINT ${name}`);
-  }
-
-  async rollback(name: string): Promise<void> {
-    if (this.droppedUnsent(name)) return;
-    // Sent: everything still waiting was made after it, inside it, and the rollback undoes it all.
-    this.waiting = [];
-    await this.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
-  }
-
-  /** Drops what waits (the transaction ends). */
-  forget(): void {
-    this.waiting = [];
-  }
-
-  query = (async (statement: pg.QueryConfig | string) => {
-    const config = typeof statement === 'string' ? { text: statement } : statement;
-    if (this.waiting.length > 0) {
-      const head = this.waiting.join('; ');
-      this.waiting = [];
-      this.begun = true;
-      if (config.values === undefined || config.values.length === 0) {
-        const results = await this.client.query({ ...config, text: `${head}; ${config.text}` }) as unknown as pg.QueryResult | pg.QueryResult[];
-        return Array.isArray(results) ? results[results.length - 1] : results;
-      }
-      await this.client.query(head);
-    }
-    return this.client.query(config);
-  }) as unknown as Executor['query'];
-}
-
 function notHere(what: string): never {
   throw new TypeError(`${what} is SQLite only (this database is PostgreSQL)`);
 }
 
-export function openPostgres(options: PostgresOptions): Db {
-  const pool = new pg.Pool({
-    connectionString: options.url, max: options.poolSize ?? 10, types,
-    // a server that does not answer is reported instead of waited for forever
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-  });
-  // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
-  pool.on('error', () => {});
-  const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
-  const prepared = new PreparedNames(options.prepare ?? true);
+/**
+ * The transactions of one pool: a transaction holds one connection from BEGIN to COMMIT, its handle sends every
+ * statement there, nested units become savepoints, and write units are retried (see serializable).
+ */
+function pgTransactions(pool: pg.Pool, stats: PoolCounters, prepared: PreparedNames, memo: Map<symbol, unknown>) {
   const guard = <T>(step: () => Promise<T>) => guarded(step, stats);
-
   let savepoints = 0;
-  const memo = new Map<symbol, unknown>();
   function txHandle(client: pg.PoolClient, marks: Savepoints): Db & { end(): void } {
     let active = true;
     const ex = execute(marks, stats, prepared, false);
@@ -385,11 +277,28 @@ export function openPostgres(options: PostgresOptions): Db {
     return once(`BEGIN ISOLATION LEVEL SERIALIZABLE; LOCK TABLE ${WRITE_GATE} IN EXCLUSIVE MODE`, body);
   }
 
+  return { once, serializable };
+}
+
+export function openPostgres(options: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.url, max: options.poolSize ?? 10, types,
+    // a server that does not answer is reported instead of waited for forever
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
+  });
+  // An idle pooled connection that dies (server restart) must not crash the process; the next checkout reconnects.
+  pool.on('error', () => {});
+  const stats: PoolCounters = { unavailable: 0, retries: 0, alone: 0 };
+  const prepared = new PreparedNames(options.prepare ?? true);
+  const memo = new Map<symbol, unknown>();
+  const { once, serializable } = pgTransactions(pool, stats, prepared, memo);
+
   // Write units of one event-loop turn share one transaction (group commit, as on SQLite): they run one after another,
   // each in a savepoint, so units of this process never conflict with each other, and one commit (one fsync on the
   // server) serves them all. A serialization failure against another process runs the whole batch again.
   // A prepared statement the pooler lost, met inside a unit, dooms the batch too: the transaction then runs again,
-  // every unit in it, unnamed (once() above); caught as the unit's own error it failed that unit (its caller got it).
+  // every unit in it, unnamed (pgTransactions: once); caught as the unit's own error it failed that unit (its caller
+  // got it).
   const writes = groupCommit<Db>((body) => serializable(body), { abortsBatch: (err) => isRetryable(err) || isLostPrepared(err) });
   const root = execute(pool, stats, prepared, true);
   let closed = false;

@@ -30,10 +30,9 @@ export interface DeviceQuery {
 
 // rows are read in slices, so a small `limit` over a large visible set stops early: the first slice is about twice the
 // limit (filters and conditions may skip some), the next ones double, up to SLICE. On SQLite, 500 rows (~0.4 MB of
-// stored text) are gone before the garbage collector's next young-generation pass; slices of 2,000 were still alive at
-// it, were promoted, and piled up in the old generation until a full collection: a 30 MB peak in a run of
-// 10,000-device reads for the same time per request (bench/README.md, Performance II). On PostgreSQL each slice is a
-// round trip, and 2,000 stay faster (500: 87 -> 103 ms for 10,000 devices) for the same peak.
+// stored text) are gone before the garbage collector's next young-generation pass, where larger slices would be promoted
+// and pile up in the old generation until a full collection. On PostgreSQL each slice is a round trip, and larger
+// slices are faster for the same peak.
 const SLICE = { sqlite: 500, postgres: 2000 } as const;
 const FIRST_SLICE_MIN = 64;
 

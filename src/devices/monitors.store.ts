@@ -2,7 +2,7 @@
 // Functions take the db (or the transaction handle) first and return promises.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { valuesIn } from '../db/in-list.ts';
+import { isIn } from '../db/in-list.ts';
 
 export interface MonitorsRow {
   id: number;
@@ -23,7 +23,7 @@ export interface MonitorsInput {
 const COLUMNS = ['id', 'role_id', 'device_id', 'monitor_management', 'reads', 'edits'] as const;
 
 export async function findMonitorsByIds(db: Db, ids: readonly number[]): Promise<MonitorsRow[]> {
-  return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where('id', 'in', valuesIn(ids)).orderBy('id'));
+  return db.all(db.qb.selectFrom('monitors').select(COLUMNS).where(isIn('id', ids)).orderBy('id'));
 }
 
 export async function findMonitorsOf(db: Db, roleId: number, deviceId: number): Promise<MonitorsRow | undefined> {
@@ -32,10 +32,10 @@ export async function findMonitorsOf(db: Db, roleId: number, deviceId: number): 
 
 /** Relations of the given roles matching every given filter, ascending by id. */
 export async function queryMonitors(db: Db, roleIds: readonly number[], filter: { id?: readonly number[]; roleId?: readonly number[]; deviceId?: readonly number[] }): Promise<MonitorsRow[]> {
-  let q = db.qb.selectFrom('monitors').select(COLUMNS).where('role_id', 'in', valuesIn(roleIds));
-  if (filter.id) q = q.where('id', 'in', valuesIn(filter.id));
-  if (filter.roleId) q = q.where('role_id', 'in', valuesIn(filter.roleId));
-  if (filter.deviceId) q = q.where('device_id', 'in', valuesIn(filter.deviceId));
+  let q = db.qb.selectFrom('monitors').select(COLUMNS).where(isIn('role_id', roleIds));
+  if (filter.id) q = q.where(isIn('id', filter.id));
+  if (filter.roleId) q = q.where(isIn('role_id', filter.roleId));
+  if (filter.deviceId) q = q.where(isIn('device_id', filter.deviceId));
   return db.all(q.orderBy('id'));
 }
 
@@ -60,7 +60,7 @@ export async function updateMonitors(db: Db, id: number, input: MonitorsInput): 
 }
 
 export async function deleteMonitors(db: Db, ids: readonly number[]): Promise<void> {
-  if (ids.length > 0) await db.run(db.qb.deleteFrom('monitors').where('id', 'in', valuesIn(ids)));
+  if (ids.length > 0) await db.run(db.qb.deleteFrom('monitors').where(isIn('id', ids)));
 }
 
 export async function monitorsIdsOfDevice(db: Db, deviceId: number): Promise<number[]> {

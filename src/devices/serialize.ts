@@ -79,7 +79,7 @@ export function toDeviceJson(row: DeviceRow, access: DeviceAccess, fields?: Read
 /**
  * The editabilities of a caller with monitorManagement who sees every property: each top-level key token followed by
  * `:true`, in order ('__proto__' skipped, as toDevice does; JSON.stringify never escapes its letters). One pass over
- * the text without a call per member: a full editor's listing of 10,000 devices spent 17 ms here, now 11 ms.
+ * the text without a call per member, since a full editor's listing runs it for every device.
  */
 function allEditable(text: string): string {
   let out = '';

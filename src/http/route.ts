@@ -148,7 +148,7 @@ function payloadTooLarge(limit: number): ApiError {
  * whatever Content-Length said.
  * With a declared length within the limit, Node's HTTP parser delivers exactly that many bytes: on a Node server the
  * chunks are taken from the request as they come, on anything else the body is read in one call. No web Request or
- * stream is built, and nothing is copied (a 600 KB telemetry write was copied twice before, ~1 ms). A body without a
+ * stream is built, and nothing is copied (a large telemetry write would be). A body without a
  * declared length (chunked) is streamed and counted.
  */
 async function readBody(c: Context, limit: number): Promise<Uint8Array[]> {
@@ -257,8 +257,8 @@ const NEWLINE = 0x0a;
  * line break (the last one: at the end of the body), so no line is split between two pieces. Their concatenation is
  * decodeUtf8 of the whole body: a line break byte is never part of a multi-byte sequence, so each piece is valid exactly
  * when the whole is. Only the bytes of a line that spans two chunks are copied.
- * Why pieces: V8 puts a string above ~128 KB in its large-object space, and creating one costs ~4 µs per KB (2.4 ms for
- * a 600 KB telemetry write) against ~0.1 µs per KB for strings below that (bench/README.md, issue 18).
+ * Why pieces: V8 puts a string above ~128 KB in its large-object space, where creating it costs some forty times more
+ * per byte than a smaller string.
  */
 export function decodeUtf8Lines(chunks: readonly Uint8Array[]): string[] {
   const pieces: string[] = [];

@@ -1,7 +1,7 @@
 // Operational endpoints: health, metrics, the OpenAPI document and the offline reference page. No token needed.
 import * as v from 'valibot';
-import { CompiledQuery, type Compilable } from 'kysely';
 import type { Db } from '../db/open.ts';
+import { ping } from '../db/operations.ts';
 import type { Api } from './route.ts';
 import type { Metrics } from './metrics.ts';
 import { buildOpenApi } from './openapi.ts';
@@ -11,10 +11,6 @@ import docsHtml from './docs.html';
 import { htmlPolicy } from './security-headers.ts';
 
 const DOCS_POLICY = htmlPolicy(docsHtml);
-
-/** /healthz's statement, compiled once (the same text on both backends) */
-const PING_SQL = CompiledQuery.raw('SELECT 1 AS ok') as CompiledQuery<{ ok: number }>;
-const PING: Compilable<{ ok: number }> = { compile: () => PING_SQL };
 
 const Health = v.object({
   status: v.literal('ok'), version: v.string(),
@@ -28,7 +24,7 @@ export function registerSystemRoutes({ api, deps }: { api: Api; deps: { db: Db; 
     responses: { 200: { description: 'healthy', schema: Health }, 503: { description: 'DATABASE_UNAVAILABLE: the database cannot be reached' } },
   }, async (c) => {
     try {
-      await deps.db.get(PING);
+      await ping(deps.db);
     } catch (err) {
       const answer = asApiError(err);
       if (answer instanceof ApiError) Object.assign(answer.extra, { backend: deps.db.backend, database: 'unreachable' });

@@ -1,14 +1,14 @@
 // SELECTs with functions: windows (GROUP BY time, or the whole range), aggregates and selectors per window,
 // transformations over their rows, arithmetic between columns, and fill(). count/sum/mean without a point filter are
 // reduced by SQLite per window (the Grafana shape); everything else from the merged point stream.
-import type { Dimension, Expr, Field, SelectStatement } from './ast.ts';
+import { callsIn, hasVar, type Dimension, type Expr, type Field, type SelectStatement } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { evaluate } from './condition.ts';
 import {
   AGGREGATES, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
   type Points, type Row,
 } from './functions.ts';
-import { callsIn, hasVar, selectorRows } from './selector.ts';
+import { selectorRows } from './selector.ts';
 import { answerKind, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';

@@ -74,3 +74,25 @@ export interface UnsupportedStatement {
 }
 
 export type Statement = SelectStatement | ShowStatement | UnsupportedStatement;
+
+export type Call = Extract<Expr, { kind: 'call' }>;
+
+/** The calls of a field expression, outside other calls' arguments. */
+export function callsIn(e: Expr): Call[] {
+  switch (e.kind) {
+    case 'call': return e.name === 'now' ? [] : [e];
+    case 'binary': return [...callsIn(e.lhs), ...callsIn(e.rhs)];
+    case 'paren': return callsIn(e.expr);
+    default: return [];
+  }
+}
+
+/** Whether a field expression names a field or tag outside any call. */
+export function hasVar(e: Expr): boolean {
+  switch (e.kind) {
+    case 'var': case 'wildcard': return true;
+    case 'binary': return hasVar(e.lhs) || hasVar(e.rhs);
+    case 'paren': return hasVar(e.expr);
+    default: return false;
+  }
+}

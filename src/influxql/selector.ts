@@ -2,7 +2,7 @@
 // the answer's rows are the selected points, and the other names read the selected point's values (InfluxDB's
 // auxiliary fields). Without GROUP BY time each row has the selected point's time; with it, single-point selectors
 // answer one row per window (filled like any aggregate) and top, bottom and sample their points' own times.
-import type { Dimension, Expr, Field } from './ast.ts';
+import { callsIn, hasVar, type Call, type Dimension, type Expr, type Field } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { evaluate } from './condition.ts';
 import { reduce, reduceMany, windowRange, type Value } from './functions.ts';
@@ -11,28 +11,6 @@ import type { SelectPlan } from './plan.ts';
 import type { OutRow, Stream } from './rows.ts';
 import type { PointValue } from '../telemetry/query/reads-types.ts';
 import type { FieldInfo } from '../telemetry/catalogue-types.ts';
-
-type Call = Extract<Expr, { kind: 'call' }>;
-
-/** The calls of a field expression, outside other calls' arguments. */
-export function callsIn(e: Expr): Call[] {
-  switch (e.kind) {
-    case 'call': return e.name === 'now' ? [] : [e];
-    case 'binary': return [...callsIn(e.lhs), ...callsIn(e.rhs)];
-    case 'paren': return callsIn(e.expr);
-    default: return [];
-  }
-}
-
-/** Whether a field expression names a field or tag outside any call. */
-export function hasVar(e: Expr): boolean {
-  switch (e.kind) {
-    case 'var': case 'wildcard': return true;
-    case 'binary': return hasVar(e.lhs) || hasVar(e.rhs);
-    case 'paren': return hasVar(e.expr);
-    default: return false;
-  }
-}
 
 const SELECTED = '\u0000selected';
 

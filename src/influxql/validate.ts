@@ -1,10 +1,9 @@
 // The checks InfluxDB makes of a SELECT before it reads anything, with its messages: the number of each function's
 // arguments, GROUP BY time without a function, several time dimensions, a select of `time` alone, transformations of
 // an aggregate without GROUP BY time, moving_average's window, and which calls and names may stand together.
-import type { Expr, SelectStatement } from './ast.ts';
+import { callsIn, hasVar, type Expr, type SelectStatement } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { SELECTORS } from './functions.ts';
-import { callsIn, hasVar } from './selector.ts';
 
 /** [min, max] arguments of each function. */
 const ARITY: Record<string, [number, number]> = {

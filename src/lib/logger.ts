@@ -1,8 +1,8 @@
 // One JSON object per line on stdout. Secrets never go in: callers log ids, not keys, passwords or tokens.
 //
 // The lines of one turn of the event loop go out in one write: at the default level every request logs a line, and
-// one write to stdout per line (a synchronous system call for a file or a pipe) cost about a fifth of a /healthz
-// (bench/README.md, issue 18). A warning or error goes out at once, after the lines before it. The lines still waiting
+// one write to stdout per line (a synchronous system call for a file or a pipe) would be a large part of a small
+// request. A warning or error goes out at once, after the lines before it. The lines still waiting
 // are written when the process exits (also after an uncaught exception). Only a kill -9 can lose them, and then at
 // most one turn's worth.
 import type { LogLevel } from './config.ts';

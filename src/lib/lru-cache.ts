@@ -62,6 +62,21 @@ export class LruCache<K, V> {
     return this.map.delete(key);
   }
 
+  /** Deletes every entry for which `drop` holds (a sweep, O(n)). */
+  deleteWhere(drop: (value: V, key: K) => boolean): void {
+    // deleting the current entry while iterating a Map is safe: iteration goes on with the next one
+    for (const [key, value] of this.map) if (drop(value, key)) this.delete(key);
+  }
+
+  /** Evicts the least recently used entries until at most `size` are left. */
+  trimTo(size: number): void {
+    for (const [key, value] of this.map) {
+      if (this.map.size <= size) break;
+      this.delete(key);
+      this.onEvict?.(key, value);
+    }
+  }
+
   clear(): void {
     this.map.clear();
     this.weighed = 0;

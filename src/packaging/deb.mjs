@@ -67,6 +67,7 @@ export function buildDeb({ exe, addon, arch, version, outDir, compression = 'xz'
     put('etc/gridkeeper/gridkeeper.env', join(here, 'gridkeeper.env'), 0o600);
     put('usr/share/doc/gridkeeper/copyright', join(here, 'copyright'), 0o644);
     put('usr/share/doc/gridkeeper/README.md', join(root, 'README.md'), 0o644);
+    put('usr/share/doc/gridkeeper/operations.md', join(root, 'docs/operations.md'), 0o644);
     put('usr/share/doc/gridkeeper/changelog.gz', undefined, 0o644, changelog(version, date.toUTCString().replace('GMT', '+0000')));
     put('usr/share/lintian/overrides/gridkeeper', join(here, 'lintian-overrides'), 0o644);
     for (const script of ['postinst', 'prerm', 'postrm']) put(`DEBIAN/${script}`, join(here, script), 0o755);

@@ -4,7 +4,7 @@
 // State exists only for addresses that were refused with 429 RATE_LIMITED (an address never throttled costs nothing),
 // and an entry is dropped once its Retry-After, its strikes and its ban have all expired. The deadline is per address,
 // not per user: the ban is about the address, and a throttled user cannot dodge it by switching accounts.
-import { BoundedMap } from './bounded-map.ts';
+import { IdleEntries } from './idle-entries.ts';
 
 export const BAN_RULE = { strikes: 10, strikeWindowMs: 60_000, banMs: 300_000 } as const;
 
@@ -28,10 +28,10 @@ export interface IpBanOptions {
 }
 
 export class IpBans {
-  private readonly entries: BoundedMap<string, IpEntry>;
+  private readonly entries: IdleEntries<string, IpEntry>;
 
   constructor(options: IpBanOptions = {}) {
-    this.entries = new BoundedMap<string, IpEntry>({
+    this.entries = new IdleEntries<string, IpEntry>({
       maxEntries: options.maxEntries ?? 100_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       isIdle: entryIdle,

@@ -5,7 +5,7 @@
 // window (60 000 ms) — so leaking `capacity` units per window is leaking exactly `capacity` of these per millisecond,
 // and every figure below is an integer division of exact integers. The largest value is capacity · window
 // (premium: 3.6e9) plus cost · window for an admissible cost (≤ capacity): far below 2^53.
-import { BoundedMap } from './bounded-map.ts';
+import { IdleEntries } from './idle-entries.ts';
 import type { TierPolicy } from './tiers.ts';
 
 /** Any value identifying one (user, tier) pair; see bucketKey() — a number, so lookups need no string hashing. */
@@ -41,10 +41,10 @@ export interface LeakyBucketOptions {
 }
 
 export class LeakyBuckets {
-  private readonly buckets: BoundedMap<BucketKey, Bucket>;
+  private readonly buckets: IdleEntries<BucketKey, Bucket>;
 
   constructor(options: LeakyBucketOptions = {}) {
-    this.buckets = new BoundedMap<BucketKey, Bucket>({
+    this.buckets = new IdleEntries<BucketKey, Bucket>({
       maxEntries: options.maxEntries ?? 100_000,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       isIdle: (b, now) => b.drainedAt <= now,

@@ -33,7 +33,7 @@ const TIER_INDEX: Record<Tier, number> = { free: 0, basic: 1, premium: 2 };
 
 /**
  * The key of a user's bucket for one tier: a number, not a string — building and hashing a fresh string key per
- * request was most of the cost of a charge (measured in bench/rate-limit.mjs). User ids are below 2^50.
+ * request would be most of the cost of a charge. User ids are below 2^50.
  */
 export function bucketKey(userId: number, tier: Tier): number {
   return userId * 3 + TIER_INDEX[tier];

@@ -1,6 +1,6 @@
-// The one read the limiter makes per request. A `sql` template, not the query builder: building and compiling the same
-// Kysely query on every telemetry query cost several times the whole charge, while the template compiles in about
-// half a microsecond to the same text every time (so its prepared statement comes from the connection's cache).
+// The one read the limiter makes per request. A `sql` template, not the query builder: building and compiling a
+// builder query on every telemetry query would cost more than the whole charge, while the template compiles cheaply to
+// the same text every time (so its prepared statement comes from the connection's cache).
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { Tier } from './tiers.ts';

@@ -6,9 +6,11 @@
 // "Last incoming relation" depends on what the cascade has already removed, so this is a fixpoint, not one recursive
 // CTE: a worklist of roles to re-examine, each step a few index seeks. Run inside the caller's transaction (pass its
 // handle).
-import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ROOT_ROLE_ID } from '../access/root.ts';
+import {
+  deleteDeviceRow, deleteManagesRow, deleteRoleRow, hasManagingMonitor, hasParent, managedChild, monitorIdsOfDevice, relationsOfRole,
+} from './cascade.store.ts';
 
 export interface Deleted {
   roles: number[];
@@ -40,40 +42,34 @@ export function toDeletionInfo(d: Deleted): DeletionInfo {
 /** Deletes manages relation `managesId` and everything that hangs only on it. */
 export async function deleteManagesCascade(tx: Db, managesId: number): Promise<Deleted> {
   const out: Deleted = { roles: [], devices: [], manages: [], members: [], monitors: [] };
-  const rel = await tx.get(sql<{ child_role_id: number }>`SELECT child_role_id FROM manages WHERE id = ${managesId}`);
-  if (!rel) return out;
-  await tx.run(sql`DELETE FROM manages WHERE id = ${managesId}`);
+  const child = await managedChild(tx, managesId);
+  if (child === undefined) return out;
+  await deleteManagesRow(tx, managesId);
   out.manages.push(managesId);
 
   /** devices that lost a relation with monitorManagement: candidates for deletion once the roles are gone */
   const lostManagement = new Set<number>();
 
-  const queue = [rel.child_role_id];
+  const queue = [child];
   while (queue.length > 0) {
     const roleId = queue.shift()!;
     if (roleId === ROOT_ROLE_ID) continue;
-    const hasParent = await tx.get(sql<{ found: 1 }>`SELECT 1 AS found FROM manages WHERE child_role_id = ${roleId} LIMIT 1`);
-    if (hasParent !== undefined) continue;
-    const outgoing = await tx.all(sql<{ id: number; child_role_id: number }>`SELECT id, child_role_id FROM manages WHERE parent_role_id = ${roleId}`);
-    const monitors = await tx.all(sql<{ id: number; device_id: number; monitor_management: number }>`SELECT id, device_id, monitor_management FROM monitors WHERE role_id = ${roleId}`);
-    const members = await tx.all(sql<{ id: number }>`SELECT id FROM members WHERE role_id = ${roleId}`);
+    if (await hasParent(tx, roleId)) continue;
+    const { outgoing, monitors, members } = await relationsOfRole(tx, roleId);
     out.members.push(...members.map((m) => m.id));
     out.monitors.push(...monitors.map((m) => m.id));
     out.manages.push(...outgoing.map((m) => m.id));
     for (const m of monitors) if (m.monitor_management === 1) lostManagement.add(m.device_id);
-    // foreign keys cascade the role's members, monitors and manages rows (both directions)
-    await tx.run(sql`DELETE FROM roles WHERE id = ${roleId}`);
+    await deleteRoleRow(tx, roleId);
     out.roles.push(roleId);
     // a child with several parents in the doomed subgraph is examined again after each; it goes with the last one
     queue.push(...outgoing.map((m) => m.child_role_id));
   }
 
   for (const deviceId of [...lostManagement].sort((a, b) => a - b)) {
-    const stillManaged = await tx.get(sql<{ found: 1 }>`SELECT 1 AS found FROM monitors WHERE device_id = ${deviceId} AND monitor_management = 1 LIMIT 1`);
-    if (stillManaged !== undefined) continue;
-    const monitors = await tx.all(sql<{ id: number }>`SELECT id FROM monitors WHERE device_id = ${deviceId}`);
-    out.monitors.push(...monitors.map((m) => m.id));
-    if ((await tx.run(sql`DELETE FROM devices WHERE id = ${deviceId}`)).changes === 1) out.devices.push(deviceId);
+    if (await hasManagingMonitor(tx, deviceId)) continue;
+    out.monitors.push(...await monitorIdsOfDevice(tx, deviceId));
+    if (await deleteDeviceRow(tx, deviceId)) out.devices.push(deviceId);
   }
   return out;
 }

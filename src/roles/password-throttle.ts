@@ -13,9 +13,9 @@
 //
 // An attempt is reserved before the (slow, async) scrypt check — counted as a failure in the same unit of work as the
 // wait check — and released when the password was right, so parallel guesses cannot all slip through.
-import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
+import { deleteJoinFailure, insertJoinFailure, joinFailures, type Failures } from './password-throttle.store.ts';
 
 export const FREE_PER_ADDRESS = 5;
 export const FREE_PER_USER = 20;
@@ -34,12 +34,8 @@ export function delayAfter(failures: number, free: number): number {
 
 /** Milliseconds until `userId` may try a join password again from `ipKey`; 0 = now. */
 export async function joinWaitMs(db: Db, userId: number, ipKey: string, now: number): Promise<number> {
-  const since = now - FORGET_AFTER_MS;
-  type Failures = { n: number; last: number | null };
-  // aggregates without GROUP BY: always exactly one row
-  const user = (await db.get(sql<Failures>`SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ${userId} AND at > ${since}`))!;
-  const address = (await db.get(sql<Failures>`SELECT count(*) AS n, max(at) AS last FROM join_failures WHERE user_id = ${userId} AND ip_key = ${ipKey} AND at > ${since}`))!;
-  const wait = (k: { n: number; last: number | null }, free: number) => (k.last === null ? 0 : k.last + delayAfter(k.n, free) - now);
+  const { user, address } = await joinFailures(db, userId, ipKey, now - FORGET_AFTER_MS);
+  const wait = (k: Failures, free: number) => (k.last === null ? 0 : k.last + delayAfter(k.n, free) - now);
   return Math.max(0, wait(user, FREE_PER_USER), wait(address, FREE_PER_ADDRESS));
 }
 
@@ -57,13 +53,11 @@ export function reserveJoinAttempt(db: Db, userId: number, ipKey: string, now: n
         extra: { retryAfter }, headers: { 'Retry-After': String(retryAfter) },
       });
     }
-    await tx.run(sql`DELETE FROM join_failures WHERE at <= ${now - FORGET_AFTER_MS}`);
-    const id = (await tx.get(tx.qb.insertInto('join_failures').values({ user_id: userId, ip_key: ipKey, at: now }).returning('id')))!.id;
-    return { id };
+    return { id: await insertJoinFailure(tx, userId, ipKey, now, now - FORGET_AFTER_MS) };
   });
 }
 
 /** The password was right: the reserved failure was none. Inside a unit of work (pass its transaction handle). */
 export async function releaseJoinAttempt(tx: Db, attempt: JoinAttempt): Promise<void> {
-  await tx.run(tx.qb.deleteFrom('join_failures').where('id', '=', attempt.id));
+  await deleteJoinFailure(tx, attempt.id);
 }

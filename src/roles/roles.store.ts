@@ -5,6 +5,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ROLE_COLUMNS, selfRightsColumns, type Flags, type RoleRow } from './serialize.ts';
 import { inValues } from '../db/in-list.ts';
+import { ROOT_ROLE_ID } from '../access/root.ts';
 
 export interface RoleWrite {
   name: string;
@@ -52,3 +53,17 @@ export async function upgradeRolePasswordHash(db: Db, roleId: number, was: strin
   await db.run(db.qb.updateTable('roles').set({ password_hash: hash }).where('id', '=', roleId).where('password_hash', '=', was));
 }
 
+
+export async function roleExists(db: Db, roleId: number): Promise<boolean> {
+  return (await db.get(db.qb.selectFrom('roles').select('id').where('id', '=', roleId))) !== undefined;
+}
+
+/** The root role (id 1, every self right, no join password), made on first start. */
+export async function insertRootRole(db: Db, now: number): Promise<void> {
+  await db.run(db.qb.insertInto('roles').values({
+    id: ROOT_ROLE_ID, name: 'root',
+    self_role_management: 1, self_user_management: 1, self_view_management: 1,
+    self_device_management: 1, self_report_management: 1, self_alarm_management: 1,
+    password_hash: null, created_at: now,
+  }));
+}

@@ -5,11 +5,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { findUserByEmail } from '../../src/auth/users.store.ts';
-import { openPostgres, DatabaseUnavailable, toPostgres } from '../../src/db/postgres.ts';
+import { openPostgres, DatabaseUnavailable } from '../../src/db/postgres.ts';
+import { builders, compileQuery } from '../../src/db/compile.ts';
 import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
 import { arrayParam, decodeArray, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
-import { valuesIn, inValues } from '../../src/db/in-list.ts';
+import { isIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase, openConfiguredDatabase } from '../../src/db/configured.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,7 @@ describe('PostgreSQL data layer', () => {
     // e-mail addresses compare by their ASCII letters' case as SQLite's NOCASE does, through the users store
     assert.deepEqual((await findUserByEmail(db, 'a@B'))?.id, a!.id);
     assert.equal(await findUserByEmail(db, 'á@b'), undefined);
-    const ids = async (list: readonly number[]) => (await db.all(db.qb.selectFrom('users').select('id').where('id', 'in', valuesIn(list)).orderBy('id'))).map((r) => r.id);
+    const ids = async (list: readonly number[]) => (await db.all(db.qb.selectFrom('users').select('id').where(isIn('id', list)).orderBy('id'))).map((r) => r.id);
     assert.deepEqual(await ids([b!.id, a!.id, 999]), [a!.id, b!.id]);
     assert.deepEqual(await ids([]), []);
     const byEmail = await db.all(sql<{ n: number }>`SELECT count(*) AS n FROM users WHERE email ${inValues(['c@d', 'x@y'])}`);
@@ -42,16 +43,26 @@ describe('PostgreSQL data layer', () => {
     assert.deepEqual(await db.get(sql<{ flag: number }>`SELECT ${true}::int AS flag`), { flag: 1 }, 'booleans bind as 0/1');
     assert.equal((await db.run(db.qb.updateTable('users').set({ tier: 'premium' }).where('id', '=', a!.id))).changes, 1);
     // rows(): arrays in the order of the select list, on the pool and in a transaction; all() still gives objects
-    const query = db.qb.selectFrom('users').select(['email', 'id', 'tier']).where('id', 'in', valuesIn([a!.id, b!.id])).orderBy('id');
+    const query = db.qb.selectFrom('users').select(['email', 'id', 'tier']).where(isIn('id', [a!.id, b!.id])).orderBy('id');
     assert.deepEqual(await db.rows(query), [['A@b', a!.id, 'premium'], ['c@d', b!.id, 'basic']]);
     await db.tx(async (tx) => { assert.deepEqual(await tx.rows(query), [['A@b', a!.id, 'premium'], ['c@d', b!.id, 'basic']]); });
     assert.deepEqual((await db.all(query))[0], { email: 'A@b', id: a!.id, tier: 'premium' });
   });
 
-  test('IN-lists become = ANY($n) with the list bound as an array', () => {
-    const out = toPostgres('SELECT 1 FROM t WHERE a in (SELECT value FROM json_each($1)) AND b = $2 AND c IN (SELECT value FROM json_each($3))', ['[1,2]', true, '["x"]']);
-    assert.equal(out.text, 'SELECT 1 FROM t WHERE a = ANY($1) AND b = $2 AND c = ANY($3)');
-    assert.deepEqual(out.values, [[1, 2], 1, ['x']]);
+  test('an IN-list is one parameter in each dialect: = ANY($n) with an array, json_each(?) with a JSON text', () => {
+    const template = sql`SELECT 1 FROM t WHERE a ${inValues([1, 2])} AND b = ${true} AND c ${inValues(['x'])}`;
+    const pg = compileQuery(template, builders.postgres);
+    assert.equal(pg.sql, 'SELECT 1 FROM t WHERE a = ANY($1) AND b = $2 AND c = ANY($3)');
+    assert.deepEqual(pg.parameters, [[1, 2], true, ['x']]);
+    const lite = compileQuery(template, builders.sqlite);
+    assert.equal(lite.sql, 'SELECT 1 FROM t WHERE a IN (SELECT value FROM json_each(?)) AND b = ? AND c IN (SELECT value FROM json_each(?))');
+    assert.deepEqual(lite.parameters, ['[1,2]', true, '["x"]']);
+    // the builder's form: one text whatever the list's length
+    const q = (ids: number[]) => compileQuery(builders.postgres.selectFrom('users').select('id').where(isIn('id', ids)));
+    assert.equal(q([]).sql, q([1, 2, 3]).sql);
+    assert.equal(q([1]).sql, 'select "id" from "users" where "id" = ANY($1)');
+    assert.equal(compileQuery(builders.sqlite.selectFrom('users').select('id').where(isIn('id', [1]))).sql,
+      'select "id" from "users" where "id" IN (SELECT value FROM json_each(?))');
   });
 
   test('transactions: handles, savepoints, rollback, a dead handle after the end', async (t) => {

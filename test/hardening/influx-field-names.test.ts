@@ -2,7 +2,7 @@
 // (with GROUP BY *, beside a selector, and fn(*)) name only the fields present in series the caller may read. Two
 // tenants write the same measurement; each has fields only its own devices write. A caller who may read every
 // series of the measurement (root) sees every field, as InfluxDB answers. A decision against InfluxDB, which lists the
-// measurement's schema to anyone who may read the database (README: known differences). Runs on both backends.
+// measurement's schema to anyone who may read the database (docs/influxdb.md: known differences). Runs on both backends.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appOpener, type TestApp } from '../support/app.ts';

@@ -2,7 +2,7 @@
 // with a temporary config and directory, gridkeeper from the built executable; the same points go to both through
 // the Python client, one database per seed; a generated corpus of InfluxQL statements per seed runs on both; the
 // answers must be equal (floats within 1e-9 relative, or absolute near zero). Differences that are decisions are
-// listed in KNOWN_DIFFERENCES (and in the README) with the reason. GK_DIFF_SEEDS=14,15 picks the seeds;
+// listed in KNOWN_DIFFERENCES (and in docs/influxdb.md) with the reason. GK_DIFF_SEEDS=14,15 picks the seeds;
 // GK_DIFF_REPORT=file writes every difference there, by kind.
 // On PostgreSQL gridkeeper runs on a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts).
 import { describe, it, before, after } from 'node:test';

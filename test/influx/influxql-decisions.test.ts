@@ -1,4 +1,4 @@
-// InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (README: known differences),
+// InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (docs/influxdb.md: known differences),
 // each pinned here so that the decision is kept: the order of points of several series at one instant, transformations
 // of aggregates without a lower time bound, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
 import { describe, test } from 'node:test';

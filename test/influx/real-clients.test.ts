@@ -9,19 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
 import { databaseEnv, dropDatabases } from '../support/harness.ts';
+import { call } from '../support/http-client.ts';
 
 const PASSWORD = 'influx-clients-password';
 const PYTHON = '/usr/bin/python3';
 const PY_CLIENT = fileURLToPath(new URL('./clients/python-client.py', import.meta.url));
-
-async function call(url: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<{ status: number; body: any; text: string }> {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  if (init.json !== undefined) headers.set('content-type', 'application/json');
-  const res = await fetch(url, { ...init, headers, ...(init.json !== undefined ? { body: JSON.stringify(init.json) } : {}) });
-  const text = await res.text();
-  return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
-}
 
 /** The server with devices n1 and n2, the admin on the premium tier, an api token and a telemetry:read token. */
 async function appliance() {

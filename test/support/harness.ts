@@ -14,10 +14,12 @@ import { sql } from 'kysely';
 import { startBinary, type RunningBinary } from './binary.ts';
 import type { HttpClient } from './http-client.ts';
 import { emptyPostgres, testBackend } from './postgres.ts';
-import { compileQuery, openDatabase, type Db, type Query } from '../../src/db/open.ts';
+import { openDatabase, type Db } from '../../src/db/open.ts';
+import { bindable, compileQuery, type Query } from '../../src/db/compile.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import { decodeBlock, decodeStats, type BlockData } from '../../src/telemetry/blocks/index.ts';
+import { mulberry32 } from './random.mjs';
 
 export const ADMIN_EMAIL = 'admin@localhost';
 export const ADMIN_PASSWORD = 'hardening-admin-password';
@@ -121,12 +123,11 @@ export interface CheckDb {
 
 /** A CheckDb over a better-sqlite3 connection (see openDataDb). */
 export function sqliteCheckDb(db: Database.Database): CheckDb {
-  const bind = (values: readonly unknown[]) => values.map((v) => (v === true ? 1 : v === false ? 0 : v === undefined ? null : v));
   return {
     backend: 'sqlite',
     sqlite: db,
-    all: async <R>(q: Query<R>) => { const c = compileQuery(q); return db.prepare(c.sql).all(...bind(c.parameters)) as R[]; },
-    get: async <R>(q: Query<R>) => { const c = compileQuery(q); return db.prepare(c.sql).get(...bind(c.parameters)) as R | undefined; },
+    all: async <R>(q: Query<R>) => { const c = compileQuery(q); return db.prepare(c.sql).all(...bindable(c.parameters)) as R[]; },
+    get: async <R>(q: Query<R>) => { const c = compileQuery(q); return db.prepare(c.sql).get(...bindable(c.parameters)) as R | undefined; },
     close: async () => { db.close(); },
   };
 }
@@ -225,16 +226,9 @@ async function assertWholeBlocks(db: CheckDb, what: string): Promise<void> {
   }
 }
 
-/** mulberry32: a tiny seeded PRNG; the same seed gives the same run. */
+/** A seeded generator with integer and pick helpers; the same seed gives the same run. */
 export function seeded(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(xs: readonly T[]): T } {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     next,
     /** an integer in [lo, hi] */

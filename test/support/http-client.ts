@@ -81,3 +81,21 @@ export function httpClient(base: string, options: { keepAlive?: boolean; maxSock
     close: () => agent.destroy(),
   };
 }
+
+export interface CallResult {
+  status: number;
+  /** parsed JSON when the answer is JSON, else the text */
+  body: any;
+  text: string;
+}
+
+/** One request through fetch: `token` as the bearer, `json` as a JSON body; the answer's body parsed when it is JSON. */
+export async function call(url: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<CallResult> {
+  const { token, json, ...rest } = init;
+  const headers = new Headers(rest.headers);
+  if (token) headers.set('authorization', `Bearer ${token}`);
+  if (json !== undefined) headers.set('content-type', 'application/json');
+  const res = await fetch(url, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+  const text = await res.text();
+  return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
+}

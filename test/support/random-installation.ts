@@ -1,6 +1,7 @@
 // Seeded random installations (roles, manages, members, users, devices, monitors) as plain data, for comparing
 // the SQL rights engine with the in-memory reference model (test/support/rights-model.ts) on many random graphs.
 // Same seed and size → the same installation (own PRNG, no Math.random).
+import { mulberry32 as baseGenerator } from './random.mjs';
 
 export const RIGHTS = [
   'roleManagement',
@@ -67,16 +68,9 @@ export interface RandomInstallation extends Installation {
   params: Required<InstallationSize> & { seed: number };
 }
 
-/** mulberry32: a small, fast 32-bit PRNG; returns floats in [0, 1). */
+/** The installations' generator: support/random.mjs's, its seed mixed first (the oracles' seeds stay as they were). */
 export function mulberry32(seed: number): () => number {
-  let a = (Math.trunc(seed) ^ 0x9e3779b9) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return baseGenerator(Math.trunc(seed) ^ 0x9e3779b9);
 }
 
 class Rng {

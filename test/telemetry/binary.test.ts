@@ -9,17 +9,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
 import { databaseEnv, dropDatabases } from '../support/harness.ts';
+import { call } from '../support/http-client.ts';
 
 const PASSWORD = 'telemetry-e2e-password';
 const DAY = 86_400_000;
-
-async function call(url: string, init: RequestInit & { token?: string } = {}): Promise<{ status: number; body: any; text: string }> {
-  const headers = new Headers(init.headers);
-  if (init.token) headers.set('authorization', `Bearer ${init.token}`);
-  const res = await fetch(url, { ...init, headers });
-  const text = await res.text();
-  return { status: res.status, text, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
-}
 
 describe('telemetry: the executable', () => {
   it('writes gzip line protocol, answers queries, and notices a prune run by another process', async () => {

@@ -5,6 +5,7 @@
 // without a lower time bound, raw selects, epochs and the SHOW statements.
 
 export type FieldValue = number | string | boolean;
+import { mulberry32 } from '../../support/random.mjs';
 
 export interface Point {
   measurement: string;
@@ -33,17 +34,8 @@ export const UNBOUNDED_RP = 'history_one_h';
 /** Fields written as floats even when a value is whole (JSON has one number type). */
 export const FLOAT_FIELDS = ['power', 'volts', 'temp', 'freq', 'soc'];
 
-/** mulberry32: a small seeded generator, so a failure can be reproduced. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded generator, so a failure can be reproduced. */
+export const rng = mulberry32;
 
 export const NODES = ['n1', 'n2', 'n3'];
 const MINUTES = 90;
@@ -70,7 +62,7 @@ export function points(base: number, seed: number): Point[] {
       // a point 1 to 3 ms before or after a minute edge
       const edge = s % 60 === 0 && r() < 0.3 ? (r() < 0.5 ? -1 : 1) : 0;
       // each node writes at its own offset (0, 3 s, 6 s): no two series share an instant, whose order InfluxDB
-      // leaves to its merge (README: known differences)
+      // leaves to its merge (docs/influxdb.md: known differences)
       out.push({ measurement: 'energy', tags, time: (base + s) * 1000 + (edge === 0 ? k * 3000 : edge * (k + 1)), fields });
     });
     if (s % 60 === 0) {
@@ -118,7 +110,7 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   // aggregates and selectors of numeric fields over a range, grouped or not
   kind = 'aggregate';
   // mode() is compared on small windows only: InfluxDB orders equal values with Go's sort, which is stable only up
-  // to 12 points, and mode's tie rule depends on that order (README: known differences)
+  // to 12 points, and mode's tie rule depends on that order (docs/influxdb.md: known differences)
   for (const field of ['count', 'power']) {
     add(`SELECT mode(${field}) FROM energy WHERE ${pick(tagFilters)}${range()} GROUP BY time(30s) fill(${pick(['null', 'none'])})`);
     add(`SELECT mode(${field}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()} GROUP BY time(1m)`);

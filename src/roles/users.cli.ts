@@ -1,10 +1,12 @@
-// `gridkeeper user add <email> [--password P] [--role ID]`
+// `gridkeeper user add <email> [--password P] [--role ID]`: with roles/, because it may make the new user a member.
 import * as v from 'valibot';
 import { ConfigError, EMAIL } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
 import { withMigratedDatabase } from '../db/configured.ts';
-import { generatePassword, hashSecret } from './passwords.ts';
-import { insertUser } from './users.store.ts';
+import { generatePassword, hashSecret } from '../auth/passwords.ts';
+import { insertUser } from '../auth/users.store.ts';
+import { roleExists } from './roles.store.ts';
+import { upsertMember } from './members.store.ts';
 import { plainAuditLog, recordCommandAudit } from '../audit/record.ts';
 import { withEvents } from '../events/outbox.ts';
 
@@ -26,11 +28,11 @@ export const addUserCommand: Command = {
       const hash = await hashSecret(clear);
       const now = Date.now();
       const result = await db.tx(async (tx) => {
-        if (roleId !== undefined && !(await tx.get(tx.qb.selectFrom('roles').select('id').where('id', '=', roleId)))) return 'no-role' as const;
+        if (roleId !== undefined && !(await roleExists(tx, roleId))) return 'no-role' as const;
         const userId = await insertUser(tx, email.output, hash, now);
         if (userId === undefined) return 'exists' as const;
         const memberId = roleId === undefined ? undefined
-          : (await tx.get(tx.qb.insertInto('members').values({ role_id: roleId, user_id: userId }).returning('id')))!.id;
+          : (await upsertMember(tx, roleId, userId)).id;
         await recordCommandAudit(tx, now, [
           { action: 'user.create', target: { kind: 'user', id: userId }, changes: { email: { after: email.output } } },
           ...(roleId !== undefined && memberId !== undefined ? [{
