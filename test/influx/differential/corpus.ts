@@ -242,6 +242,9 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     add(`SELECT top(power, "nodeId", 2), volts FROM energy WHERE ${range()}`);
   }
   add(`SELECT max(power), volts FROM energy WHERE ${range()} GROUP BY "nodeId"`);
+  for (const fill of ['previous', 'none', 'null', '7', '7.5', 'linear']) {
+    add(`SELECT ${pick(['max', 'first', 'last'])}(power), volts, state, ok, count, phase FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(${pick(['2m', '5m'])}) fill(${fill})${pick(['', ' ORDER BY time DESC'])}`);
+  }
   add(`SELECT percentile(power, 50), volts FROM energy WHERE "nodeId" = 'n1' AND ${range()}`);
 
   // transformations, raw and over GROUP BY time with fill()
