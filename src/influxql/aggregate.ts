@@ -222,7 +222,9 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       }
       // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
       const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : inner.kind !== 'var' && timeDim ? intervalMs : 1000);
-      return { windowed: false, values: [], rows: transform(name, rows, arg, unit), kind };
+      // under ORDER BY time DESC InfluxDB runs the transformation over the rows newest first
+      if (!stmt.desc) return { windowed: false, values: [], rows: transform(name, rows, arg, unit), kind };
+      return { windowed: false, values: [], rows: transform(name, rows.slice().reverse(), arg, unit).reverse(), kind };
     }
     throw new StatementError(`undefined function ${name}()`);
   };
@@ -256,6 +258,15 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       if (!timeDim && values.every((v) => v === null)) return;
       if (allIntegral && values.every((v) => v === null)) return;
       const t = selectorTime ? cols[0].times![i] : undefined;
+      if (!timeDim && !allIntegral && cols.some((c) => c.integral)) {
+        // without GROUP BY time integral() answers at time 0 and the other calls at the range's start: two rows
+        const at = plan.explicitFrom ?? [0, 0];
+        const integral = values.map((v, k) => (cols[k].integral ? v : null));
+        const others = values.map((v, k) => (cols[k].integral ? null : v));
+        if (integral.some((v) => v !== null)) rows.push({ ms: 0, sub: 0, values: integral });
+        if (others.some((v) => v !== null)) rows.push({ ms: at[0], sub: at[1], values: others });
+        return;
+      }
       const at: [number, number] = t ?? (timeDim ? [s, 0] : allIntegral ? [0, 0] : plan.explicitFrom ?? [0, 0]);
       rows.push({ ms: at[0], sub: at[1], values });
     });
@@ -324,7 +335,9 @@ function combine(op: string, l: Column | number, r: Column | number): Column {
     const col = (typeof l === 'number' ? r : l) as Column;
     const k = (typeof l === 'number' ? l : r) as number;
     const f = (v: PointValue) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
-    if (col.windowed) return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}) };
+    if (col.windowed) {
+      return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}), ...(col.integral ? { integral: true } : {}) };
+    }
     return { windowed: false, values: [], kind: col.kind, rows: (col.rows ?? []).map((x) => ({ ...x, v: f(x.v) })) };
   }
   if (l.windowed && r.windowed) {

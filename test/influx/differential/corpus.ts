@@ -267,6 +267,7 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   }
   add(`SELECT derivative(mean(power), 1m), mean(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
   add(`SELECT difference(max(power)) - 3, max(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
+  add(`SELECT integral(power, 1m) * 2, last(power) FROM energy WHERE "nodeId" = 'n1' AND ${range()}`);
 
   // errors InfluxDB gives
   kind = 'error';
@@ -303,6 +304,8 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     `SELECT count(distinct(power)), power FROM energy WHERE ${range()}`,
     `SELECT distinct(power), count(power) FROM energy WHERE ${range()}`,
     `SELECT mode(*), power FROM energy WHERE ${range()}`,
+    `SELECT difference(bottom(power, 2)) FROM energy WHERE ${range()} GROUP BY time(5m)`,
+    `SELECT top(power, 5) FROM energy WHERE ${range()} LIMIT 3`,
   ]) add(q);
 
   // no lower time bound: every form answers over all stored data
