@@ -125,6 +125,13 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // at the answer's start (InfluxDB reads each call with its own range)
   const lookBack = plan.answerFromMs !== undefined && plan.explicitFromMs !== undefined && plan.explicitFromMs < plan.answerFromMs;
   let inTransform = false;
+  // fill(previous) follows the answer's order: with ORDER BY time DESC the "previous" window is the later one
+  const fillIn = (c: Column): PointValue[] => {
+    const present = c.present ?? c.values.map((v) => v !== null);
+    if (!stmt.desc) return fillColumn(c, present, stmt.fill, windows);
+    const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, present.slice().reverse(), stmt.fill, windows.slice().reverse());
+    return rev.reverse();
+  };
   const evalColumn = (e: Expr): Column | number => {
     switch (e.kind) {
       case 'paren': return evalColumn(e.expr);
@@ -134,7 +141,12 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         const r = evalColumn(e.rhs);
         return combine(e.op, l, r);
       }
-      case 'call': return callColumn(e);
+      case 'call': {
+        // each call is filled before arithmetic combines it (InfluxDB fills each call's iterator)
+        const c = callColumn(e);
+        if (timeDim && c.windowed && !c.integral && e !== fields.find((f) => f.expr === e)?.expr) return { ...c, values: fillIn(c), present: c.present ?? c.values.map((v) => v !== null) };
+        return c;
+      }
       case 'var': throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
       default: throw new StatementError('unsupported expression in a select with functions');
     }
@@ -171,7 +183,9 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       if (name === 'integral') {
         const unit = numArg(e.args[1], name) ?? 1000;
         const sums = integralWindows(p as Points<number>, windowOf, unit);
-        const values = windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (p.ms.length > 0 ? sums.get(Number.NaN) ?? null : null)));
+        // without GROUP BY time a single instant has no area: no value (InfluxDB answers no row)
+        const spans = p.ms.length > 1 && (p.ms[0] !== p.ms[p.ms.length - 1] || p.sub[0] !== p.sub[p.sub.length - 1]);
+        const values = windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (spans ? sums.get(Number.NaN) ?? null : null)));
         return { windowed: true, integral: true, kind, values, present: values.map((v) => v !== null) };
       }
       if (name === 'distinct') {
@@ -222,7 +236,9 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       }
       // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
       const unit = unitArg ?? (name === 'elapsed' ? 1e-6 : inner.kind !== 'var' && timeDim ? intervalMs : 1000);
-      return { windowed: false, values: [], rows: transform(name, rows, arg, unit), kind };
+      // under ORDER BY time DESC InfluxDB runs the transformation over the rows newest first
+      if (!stmt.desc) return { windowed: false, values: [], rows: transform(name, rows, arg, unit), kind };
+      return { windowed: false, values: [], rows: transform(name, rows.slice().reverse(), arg, unit).reverse(), kind };
     }
     throw new StatementError(`undefined function ${name}()`);
   };
@@ -242,13 +258,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
     const nonEmpty = windows.map((_, i) => presence.some((p) => p[i]));
     if (!nonEmpty.some(Boolean)) return [];
     const allIntegral = cols.every((c) => c.integral);
-    // fill(previous) follows the answer's order: with ORDER BY time DESC the "previous" window is the later one
-    const fillIn = (c: Column, k: number): PointValue[] => {
-      if (!stmt.desc) return fillColumn(c, presence[k], stmt.fill, windows);
-      const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, presence[k].slice().reverse(), stmt.fill, windows.slice().reverse());
-      return rev.reverse();
-    };
-    const filled = cols.map((c, k) => (c.integral ? c.values : fillIn(c, k)));
+    const filled = cols.map((c) => (c.integral ? c.values : fillIn(c)));
     const rows: OutRow[] = [];
     windows.forEach(([s], i) => {
       if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
@@ -256,6 +266,15 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       if (!timeDim && values.every((v) => v === null)) return;
       if (allIntegral && values.every((v) => v === null)) return;
       const t = selectorTime ? cols[0].times![i] : undefined;
+      if (!timeDim && !allIntegral && cols.some((c) => c.integral)) {
+        // without GROUP BY time integral() answers at time 0 and the other calls at the range's start: two rows
+        const at = plan.explicitFrom ?? [0, 0];
+        const integral = values.map((v, k) => (cols[k].integral ? v : null));
+        const others = values.map((v, k) => (cols[k].integral ? null : v));
+        if (integral.some((v) => v !== null)) rows.push({ ms: 0, sub: 0, values: integral });
+        if (others.some((v) => v !== null)) rows.push({ ms: at[0], sub: at[1], values: others });
+        return;
+      }
       const at: [number, number] = t ?? (timeDim ? [s, 0] : allIntegral ? [0, 0] : plan.explicitFrom ?? [0, 0]);
       rows.push({ ms: at[0], sub: at[1], values });
     });
@@ -324,7 +343,9 @@ function combine(op: string, l: Column | number, r: Column | number): Column {
     const col = (typeof l === 'number' ? r : l) as Column;
     const k = (typeof l === 'number' ? l : r) as number;
     const f = (v: PointValue) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
-    if (col.windowed) return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}) };
+    if (col.windowed) {
+      return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}), ...(col.integral ? { integral: true } : {}) };
+    }
     return { windowed: false, values: [], kind: col.kind, rows: (col.rows ?? []).map((x) => ({ ...x, v: f(x.v) })) };
   }
   if (l.windowed && r.windowed) {

@@ -90,27 +90,35 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
     }
     if (timeDim) {
       if (!perWindow.some((w) => w.v !== null)) return [];
-      const nonEmpty = perWindow.map((w) => w.v !== null);
-      const filled = fillColumn({ values: perWindow.map((w) => w.v), kind }, nonEmpty, stmt.fill, windows);
-      // fill(previous) repeats the previous window's point: its other values too
-      let previous: number | undefined;
-      perWindow.forEach((w, i) => {
-        if (nonEmpty[i]) previous = w.idx;
+      // filled in the answer's order: with ORDER BY time DESC the "previous" window is the later one (the rows are
+      // turned back to time order here, the select reverses them again)
+      const order = stmt.desc ? perWindow.slice().reverse() : perWindow;
+      const nonEmpty = order.map((w) => w.v !== null);
+      const filled = fillColumn({ values: order.map((w) => w.v), kind }, nonEmpty, stmt.fill, stmt.desc ? windows.slice().reverse() : windows);
+      const rows: Selected[] = [];
+      order.forEach((w, i) => {
         if (!nonEmpty[i] && stmt.fill.mode === 'none') return;
-        const idx = nonEmpty[i] ? w.idx : stmt.fill.mode === 'previous' ? previous : undefined;
-        selected.push({ ms: w.ms, sub: w.sub, v: filled[i] as Value | null, ...(idx !== undefined ? { idx } : {}) });
+        rows.push({ ms: w.ms, sub: w.sub, v: filled[i] as Value | null, ...(w.idx !== undefined ? { idx: w.idx } : {}) });
       });
+      selected.push(...(stmt.desc ? rows.reverse() : rows));
     }
   }
   const fieldIndex = new Map(st.fieldNames.map((f, i) => [f, i]));
   const exprs = fields.map((f) => replaceCall(f.expr));
-  return selected.map((row) => {
+  // InfluxDB's fill(N) over GROUP BY time also stands for every missing value beside the selector, in empty windows
+  // and in windows whose selected point lacks the field (an integer field's N truncated, other names' N as given)
+  const fillValue = timeDim && stmt.fill.mode === 'value' ? stmt.fill.value : undefined;
+  const auxFill = (n: string, fi: number | undefined): PointValue => {
+    if (fillValue === undefined) return null;
+    return fi !== undefined && fieldKindOf(fieldInfos, n) === 'integer' ? Math.trunc(fillValue) : fillValue;
+  };
+  const out = selected.map((row) => {
     const get = (n: string, cast?: 'field' | 'tag'): PointValue => {
       if (n === SELECTED) return row.v;
-      if (row.idx === undefined) return null;
       const fi = cast === 'tag' ? undefined : fieldIndex.get(n);
-      if (fi !== undefined) return st.values[fi][row.idx];
-      return cast === 'field' ? null : st.tags[row.idx][n] ?? null;
+      if (row.idx === undefined) return auxFill(n, fi);
+      const v = fi !== undefined ? st.values[fi][row.idx] : cast === 'field' ? null : st.tags[row.idx][n] ?? null;
+      return v === null ? auxFill(n, fi) : v;
     };
     const values = exprs.map((e) => {
       const v = evaluate(e, get);
@@ -118,4 +126,15 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
     });
     return { ms: row.ms, sub: row.sub, values };
   });
+  if (timeDim && stmt.fill.mode === 'previous') {
+    // fill(previous) also stands for every missing value beside the selector: the previous row's, in the answer's order
+    const last: PointValue[] = fields.map(() => null);
+    for (const row of stmt.desc ? out.slice().reverse() : out) {
+      row.values.forEach((v, k) => {
+        if (v === null) row.values[k] = last[k];
+        else last[k] = v;
+      });
+    }
+  }
+  return out;
 }

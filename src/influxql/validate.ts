@@ -43,14 +43,27 @@ function checkCalls(fields: SelectStatement['fields']): void {
   for (const c of calls) {
     if (c.name === 'distinct' && (calls.length > 1 || vars)) throw new StatementError('aggregate function distinct() cannot be combined with other functions or fields');
   }
-  if (calls.length > 1) {
-    const multi = calls.find((c) => c.name === 'top' || c.name === 'bottom' || c.name === 'sample');
+  // top, bottom and sample stand alone: not beside other calls, not inside one
+  const nested = fields.flatMap((f) => allCalls(f.expr));
+  if (nested.length > 1) {
+    const multi = nested.find((c) => c.name === 'top' || c.name === 'bottom' || c.name === 'sample');
     if (multi) throw new StatementError(`selector function ${multi.name}() cannot be combined with other functions`);
   }
   if (vars && !(calls.length === 1 && SELECTORS.has(calls[0].name))) throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
 }
 
+/** Every call of an expression, those inside other calls' arguments too. */
+function allCalls(e: Expr): Array<Extract<Expr, { kind: 'call' }>> {
+  return callsIn(e).flatMap((c) => [c, ...c.args.flatMap(allCalls)]);
+}
+
 export function validateSelect(stmt: SelectStatement): void {
+  for (const c of stmt.fields.flatMap((f) => allCalls(f.expr))) {
+    const n = c.args[c.args.length - 1];
+    if ((c.name === 'top' || c.name === 'bottom') && c.args.length >= 2 && n?.kind === 'integer' && stmt.limit > 0 && n.value > stmt.limit) {
+      throw new StatementError(`limit (${n.value}) in ${c.name} function can not be larger than the LIMIT (${stmt.limit}) in the select statement`);
+    }
+  }
   const times = stmt.dimensions.filter((d) => d.kind === 'time');
   if (times.length > 1) throw new StatementError('multiple time dimensions not allowed');
   const calls = stmt.fields.flatMap((f) => callsIn(f.expr));

@@ -109,6 +109,8 @@ describe('influxql parser', () => {
       ['SELECT max(v), min(v), host FROM m', 'mixing aggregate and non-aggregate queries is not supported'],
       ['SELECT distinct(v), count(v) FROM m', 'aggregate function distinct() cannot be combined with other functions or fields'],
       ['SELECT top(v, 1), bottom(v, 1) FROM m', 'selector function top() cannot be combined with other functions'],
+      ['SELECT difference(bottom(v, 2)) FROM m GROUP BY time(1m)', 'selector function bottom() cannot be combined with other functions'],
+      ['SELECT top(v, 3) FROM m LIMIT 2', 'limit (3) in top function can not be larger than the LIMIT (2) in the select statement'],
     ];
     for (const [q, message] of cases) {
       assert.throws(() => validateSelect(select(q)), (err: Error) => err instanceof StatementError && err.message === message, q);

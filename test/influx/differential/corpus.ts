@@ -90,6 +90,10 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     const from = Math.floor(r() * 80) * 60;
     return `time >= ${t(from)} AND time < ${t(from + 120 + Math.floor(r() * 4) * 60)}`;
   };
+  const twoMinutes = () => {
+    const from = Math.floor(r() * 80) * 60;
+    return `time >= ${t(from)} AND time < ${t(from + 120)}`;
+  };
   const full = `time >= ${t(0)} AND time < ${t(MINUTES * 60)}`;
   const tagFilters = ['', "\"nodeId\" = 'n1' AND ", "\"nodeId\" =~ /^n[12]$/ AND ", "phase != 'L1' AND ", "(\"nodeId\" = 'n3' OR phase = 'L2') AND ", "\"nodeId\" !~ /3/ AND "];
   const oneSeries = () => pick(["\"nodeId\" = 'n3'", "\"nodeId\" = 'n1' AND phase = 'L2'", "\"nodeId\" = 'n2' AND phase = 'L1'"]);
@@ -151,6 +155,10 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     const field = pick(['count', 'power', 'count']);
     add(`SELECT ${fn}(${field}) FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(${pick(['1m', '2m', '5m'])}) fill(${pick(['42.5', '-3.7', '7', '0.5', '-1'])})`);
   }
+  for (const fill of ['-2.5', 'previous', 'linear']) {
+    // each call is filled before the arithmetic
+    add(`SELECT ${pick(['median', 'max', 'count'])}(count) * 2, mean(power) - last(power) FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(2m) fill(${fill})`);
+  }
   for (const fill of ['null', 'none', '0', '5', 'previous', 'linear']) {
     add(`SELECT count(power) FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(${pick(['1m', '2m'])}) fill(${fill})`);
     add(`SELECT count(state), count(ok) FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(${pick(['1m', '2m'])}) fill(${fill})`);
@@ -165,7 +173,8 @@ export function statements(base: number, seed: number, min = 560): Case[] {
       add(`SELECT ${fn}(${field}) FROM energy WHERE ${oneSeries()} AND ${short()} GROUP BY time(${pick(['1m', '30s'])}) fill(${pick(['null', 'none'])})`);
     }
     add(`SELECT mode(${field}) FROM energy WHERE ${oneSeries()} AND ${short()} GROUP BY time(1m)`);
-    add(`SELECT mode(${field}) FROM energy WHERE "nodeId" = 'n3' AND ${short()}`);
+    // at most 12 points: Go's sort decides mode()'s ties beyond (README: known differences)
+    add(`SELECT mode(${field}) FROM energy WHERE "nodeId" = 'n3' AND ${twoMinutes()}`);
     add(`SELECT sample(${field}, 100) FROM energy WHERE ${oneSeries()} AND ${short()}`);
     add(`SELECT sample(${field}, 50) FROM energy WHERE ${oneSeries()} AND ${short()} GROUP BY time(1m)`);
     add(`SELECT count(${field}) FROM energy WHERE ${range()} GROUP BY time(10m), "nodeId" fill(${pick(['null', 'none', '0'])})`);
@@ -234,6 +243,9 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     add(`SELECT top(power, "nodeId", 2), volts FROM energy WHERE ${range()}`);
   }
   add(`SELECT max(power), volts FROM energy WHERE ${range()} GROUP BY "nodeId"`);
+  for (const fill of ['previous', 'none', 'null', '7', '7.5', 'linear']) {
+    add(`SELECT ${pick(['max', 'first', 'last'])}(power), volts, state, ok, count, phase FROM energy WHERE "nodeId" = 'n2' AND ${range()} GROUP BY time(${pick(['2m', '5m'])}) fill(${fill})${pick(['', ' ORDER BY time DESC'])}`);
+  }
   add(`SELECT percentile(power, 50), volts FROM energy WHERE "nodeId" = 'n1' AND ${range()}`);
 
   // transformations, raw and over GROUP BY time with fill()
@@ -256,6 +268,7 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   }
   add(`SELECT derivative(mean(power), 1m), mean(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
   add(`SELECT difference(max(power)) - 3, max(power) FROM energy WHERE ${range()} GROUP BY time(2m)`);
+  add(`SELECT integral(power, 1m) * 2, last(power) FROM energy WHERE "nodeId" = 'n1' AND ${range()}`);
 
   // errors InfluxDB gives
   kind = 'error';
@@ -292,6 +305,8 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     `SELECT count(distinct(power)), power FROM energy WHERE ${range()}`,
     `SELECT distinct(power), count(power) FROM energy WHERE ${range()}`,
     `SELECT mode(*), power FROM energy WHERE ${range()}`,
+    `SELECT difference(bottom(power, 2)) FROM energy WHERE ${range()} GROUP BY time(5m)`,
+    `SELECT top(power, 5) FROM energy WHERE ${range()} LIMIT 3`,
   ]) add(q);
 
   // no lower time bound: every form answers over all stored data
