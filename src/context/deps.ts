@@ -11,6 +11,7 @@ import type { AuditInsert, Tier } from '../db/schema.ts';
 import type { TokenClaims } from '../http/env.ts';
 import type { Metrics } from '../http/metrics.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { WriteRequest } from '../telemetry/line-protocol/write-request.ts';
 
 /** The token signing keys (src/auth/keys.ts KeyRing): the key to sign with now, and any key's public half. */
 export interface SigningKeys {
@@ -43,6 +44,23 @@ export interface EventService {
   stop(): Promise<void>;
 }
 
+/** A committed telemetry write, as the alarms see it. */
+export type WrittenPoints = Pick<WriteRequest, 'namespace' | 'body' | 'precision' | 'now' | 'retainFromMs'>;
+
+/** Alarm evaluation on this node (src/alarms/engine.ts). */
+export interface AlarmService {
+  /** a write was committed: its points are evaluated soon, off the request path */
+  written(points: WrittenPoints): void;
+  /** rules changed on this node: the rule index is rebuilt before the next evaluation */
+  rulesChanged(): void;
+  /** evaluates every write told so far, to the end (tests and benchmarks); the number of transitions */
+  drain(): Promise<number>;
+  /** the no-data check the timer runs; the number of transitions */
+  checkNoData(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface Deps {
   db: Db;
   config: Config;
@@ -62,5 +80,7 @@ export interface Deps {
   audit: AuditLog;
   /** events out: the installation's name and this node's delivery worker */
   events: EventService;
+  /** alarm evaluation: told of committed writes, runs no-data checks on a timer */
+  alarms: AlarmService;
   version: string;
 }
