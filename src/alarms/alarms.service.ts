@@ -9,7 +9,7 @@ import { writeEvents, type EventDraft } from '../events/outbox.ts';
 import { mailLanguage } from '../auth/reset-mail.ts';
 import {
   acknowledge, activeAlarm, activeAlarmsOfRule, clearAlarm, deleteRule, deviceNodes, emailsOf, fieldType, findAlarm, findRule, insertAlarm, insertRule,
-  lockShard, nodeIdsWithSeries, resetStates, tryLockShard, saveState, stateOf, statesOf, updateRule, usersByEmail,
+  advanceLastPoints, lockShard, nodeIdsWithSeries, resetStates, tryLockShard, saveState, stateOf, statesOf, updateRule, usersByEmail,
   type AlarmRow, type RuleFields, type RuleRow, type StateRow,
 } from './alarms.store.ts';
 import { toAlarm, type RuleInput } from './alarms.schemas.ts';
@@ -199,9 +199,25 @@ export interface WatchPoints {
   points: number[];
 }
 
-function toState(row: StateRow | undefined): AlarmState {
-  if (row === undefined) return NORMAL;
-  return { phase: row.phase, since: row.since, sinceValue: row.since_value, lastAt: row.last_at, lastValue: row.last_value };
+/**
+ * The newest point judged for pairs whose phase it did not change, kept by this node and written to the database
+ * in batches (flushLastPoints): most points change nothing, and writing each pair's state for each of them would
+ * cost more than the ingest itself. Merged with the stored state wherever a state is read.
+ */
+export type LastPoints = Map<string, { ruleId: number; deviceId: number; lastAt: number; lastValue: number | null }>;
+
+export function toState(row: StateRow | undefined, last?: { lastAt: number; lastValue: number | null }): AlarmState {
+  const s = row === undefined ? NORMAL : { phase: row.phase, since: row.since, sinceValue: row.since_value, lastAt: row.last_at, lastValue: row.last_value };
+  return last !== undefined && (s.lastAt === null || last.lastAt > s.lastAt) ? { ...s, lastAt: last.lastAt, lastValue: last.lastValue } : s;
+}
+
+/** Writes the kept newest points (see LastPoints) and forgets them. */
+export async function flushLastPoints(db: Db, last: LastPoints): Promise<number> {
+  if (last.size === 0) return 0;
+  const rows = [...last.values()];
+  last.clear();
+  await db.write((tx) => advanceLastPoints(tx, rows));
+  return rows.length;
 }
 
 function fromState(ruleId: number, deviceId: number, s: AlarmState, alarmId: number | null, mailedAt: number | null): StateRow {
@@ -265,18 +281,36 @@ async function applyTransition(tx: Db, w: Watch, t: Transition, alarmId: number 
  * Applies points to their (rule, device) states in one shard, under the shard's lock: each (rule, device)'s points in
  * time order, older than its last evaluated point ignored. Returns the notices of the transitions.
  */
-export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number): Promise<Notice[]> {
+export interface Evaluated {
+  notices: Notice[];
+  /** pairs whose newest point moved without their phase: for the node's LastPoints once the unit has committed */
+  kept: LastPoints;
+  /** pairs whose whole state was written: their LastPoints entries are stale once the unit has committed */
+  saved: string[];
+}
+
+/** What a committed unit of evaluation changes in the node's LastPoints. */
+export function applyKept(last: LastPoints, e: Pick<Evaluated, 'kept' | 'saved'>): void {
+  for (const key of e.saved) last.delete(key);
+  for (const [key, v] of e.kept) {
+    const had = last.get(key);
+    if (had === undefined || had.lastAt < v.lastAt) last.set(key, v);
+  }
+}
+
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map()): Promise<Evaluated> {
   await lockShard(tx, shard);
   const rows = await statesOf(tx, work.map((w) => [w.watch.rule.id, w.watch.deviceId] as const));
   const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
   const notices: Notice[] = [];
   const mailed = new Map<string, number | null>();
   const finals: { w: Watch; state: AlarmState; alarmId: number | null; key: string }[] = [];
+  const kept: LastPoints = new Map();
   for (const { watch: w, points } of work) {
     const key = `${w.rule.id}:${w.deviceId}`;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
-    let state = toState(row);
+    let state = toState(row, last.get(key));
     let alarmId = row?.alarm_id ?? null;
     const order = [];
     for (let i = 0; i < points.length; i += 2) order.push(i);
@@ -291,12 +325,18 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
         if (applied.notice) notices.push(applied.notice);
       }
     }
-    if (state !== before) finals.push({ w, state, alarmId, key });
+    if (state === before) continue;
+    if (state.phase === before.phase && state.since === before.since && alarmId === (row?.alarm_id ?? null)) {
+      // only the newest point moved: kept by this node, written later (the unit may yet be retried: not kept here)
+      kept.set(key, { ruleId: w.rule.id, deviceId: w.deviceId, lastAt: state.lastAt!, lastValue: state.lastValue });
+    } else {
+      finals.push({ w, state, alarmId, key });
+    }
   }
   limitMails(notices, mailed, now);
   for (const f of finals) await saveState(tx, fromState(f.w.rule.id, f.w.deviceId, f.state, f.alarmId, mailed.get(f.key) ?? null));
   await saveMailed(tx, notices, finals.map((f) => f.key), mailed, byKey);
-  return notices;
+  return { notices, kept, saved: finals.map((f) => f.key) };
 }
 
 /** States whose mail time changed without their phase changing are saved too. */
@@ -313,7 +353,7 @@ async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Ma
 }
 
 /** The no-data check of one shard's watches at `now`; false when another node is checking that shard right now. */
-export async function checkNoDataShard(tx: Db, shard: number, watches: readonly Watch[], now: number): Promise<Notice[] | undefined> {
+export async function checkNoDataShard(tx: Db, shard: number, watches: readonly Watch[], now: number, last: LastPoints = new Map()): Promise<Evaluated | undefined> {
   if (!(await tryLockShard(tx, shard))) return undefined;
   const rows = await statesOf(tx, watches.map((w) => [w.rule.id, w.deviceId] as const));
   const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
@@ -324,7 +364,7 @@ export async function checkNoDataShard(tx: Db, shard: number, watches: readonly 
     const key = `${w.rule.id}:${w.deviceId}`;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
-    const step = checkNoData(w.spec, toState(row), now, w.rule.updated_at);
+    const step = checkNoData(w.spec, toState(row, last.get(key)), now, w.rule.updated_at);
     if (!step.transition) continue;
     const applied = await applyTransition(tx, w, step.transition, row?.alarm_id ?? null, now);
     if (applied.notice) notices.push(applied.notice);
@@ -332,7 +372,7 @@ export async function checkNoDataShard(tx: Db, shard: number, watches: readonly 
   }
   limitMails(notices, mailed, now);
   for (const f of finals) await saveState(tx, fromState(f.w.rule.id, f.w.deviceId, f.state, f.alarmId, mailed.get(f.key) ?? null));
-  return notices;
+  return { notices, kept: new Map(), saved: finals.map((f) => f.key) };
 }
 
 /** The e-mail addresses of the rules' recipients (for the mails of notices). */

@@ -194,6 +194,18 @@ export async function saveState(tx: Db, s: StateRow): Promise<void> {
       last_at = excluded.last_at, last_value = excluded.last_value, alarm_id = excluded.alarm_id, mailed_at = excluded.mailed_at`);
 }
 
+/**
+ * Moves the newest judged point of (rule, device) pairs forward, never back (a state's phase is left as it is; a pair
+ * without a state gets a normal one).
+ */
+export async function advanceLastPoints(tx: Db, rows: readonly { ruleId: number; deviceId: number; lastAt: number; lastValue: number | null }[]): Promise<void> {
+  for (const r of rows) {
+    await tx.run(sql`INSERT INTO alarm_states (rule_id, device_id, phase, last_at, last_value) VALUES (${r.ruleId}, ${r.deviceId}, 'normal', ${r.lastAt}, ${r.lastValue})
+      ON CONFLICT (rule_id, device_id) DO UPDATE SET last_at = excluded.last_at, last_value = excluded.last_value
+      WHERE alarm_states.last_at IS NULL OR alarm_states.last_at < excluded.last_at`);
+  }
+}
+
 // ---------------------------------------------------------------- alarms
 
 export async function insertAlarm(tx: Db, a: Omit<AlarmRow, 'id' | 'ack_at' | 'ack_by' | 'ack_by_email' | 'clear_at' | 'cleared_by' | 'cleared_by_email' | 'end_at'>): Promise<number> {

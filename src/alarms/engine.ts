@@ -12,9 +12,9 @@ import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
 import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
 import {
-  checkNoDataShard, evaluatePoints, shardOf, specOf, type Notice, type Watch, type WatchPoints,
+  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
-import { checkNoData, NORMAL } from './evaluate.ts';
+import { checkNoData } from './evaluate.ts';
 import { tell, type Teller } from './notify.ts';
 
 /** writes (and their characters) held for evaluation at most; beyond, the oldest are dropped (and logged) rather than slow ingest */
@@ -24,6 +24,8 @@ const MAX_QUEUED_CHARS = 64 * 1024 * 1024;
 const BATCH_MS = 20;
 /** how often the rule index is checked against the database (rules changed on another node) */
 const REFRESH_MS = 2_000;
+/** how often the newest judged points that changed no phase are written (LastPoints) */
+const FLUSH_MS = 5_000;
 /** how often no-data rules are checked */
 export const NO_DATA_TICK_MS = 1_000;
 
@@ -55,6 +57,8 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   let queuedChars = 0;
   let dropped = 0;
   let started = false;
+  const last: LastPoints = new Map();
+  let flushTimer: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   let batchTimer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
@@ -102,13 +106,18 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     const notices: Notice[] = [];
     if (db.backend === 'sqlite') {
       // one writer: one unit of work for the whole batch
-      notices.push(...await db.write(async (tx) => {
-        const out: Notice[] = [];
-        for (const [shard, items] of byShard) out.push(...await evaluatePoints(tx, shard, items, now));
+      const done = await db.write(async (tx) => {
+        const out = [];
+        for (const [shard, items] of byShard) out.push(await evaluatePoints(tx, shard, items, now, last));
         return out;
-      }));
+      });
+      for (const e of done) { applyKept(last, e); notices.push(...e.notices); }
     } else {
-      for (const [shard, items] of byShard) notices.push(...await db.write((tx) => evaluatePoints(tx, shard, items, now)));
+      for (const [shard, items] of byShard) {
+        const e = await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
+        applyKept(last, e);
+        notices.push(...e.notices);
+      }
     }
     await told(notices);
     return notices.length;
@@ -122,6 +131,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     running = (async () => {
       let n = 0;
       while (queue.length > 0) n += await evaluateQueued();
+      if (!started) await flushLastPoints(db, last); // tests and benchmarks: the database holds everything judged
       return n;
     })().finally(() => { running = undefined; });
     return running;
@@ -135,9 +145,8 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     const rows = await statesOf(db, idx.noData.map((w) => [w.rule.id, w.deviceId] as const));
     const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
     const due = idx.noData.filter((w) => {
-      const r = byKey.get(`${w.rule.id}:${w.deviceId}`);
-      const state = r === undefined ? NORMAL : { phase: r.phase, since: r.since, sinceValue: r.since_value, lastAt: r.last_at, lastValue: r.last_value };
-      return checkNoData(w.spec, state, now, w.rule.updated_at).transition !== undefined;
+      const key = `${w.rule.id}:${w.deviceId}`;
+      return checkNoData(w.spec, toState(byKey.get(key), last.get(key)), now, w.rule.updated_at).transition !== undefined;
     });
     if (due.length === 0) return 0;
     const byShard = new Map<number, Watch[]>();
@@ -146,7 +155,12 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       if (list) list.push(w); else byShard.set(shardOf(w.rule.id), [w]);
     }
     const notices: Notice[] = [];
-    for (const [shard, watches] of byShard) notices.push(...(await db.write((tx) => checkNoDataShard(tx, shard, watches, now))) ?? []);
+    for (const [shard, watches] of byShard) {
+      const e = await db.write((tx) => checkNoDataShard(tx, shard, watches, now, last));
+      if (e === undefined) continue;
+      applyKept(last, e);
+      notices.push(...e.notices);
+    }
     await told(notices);
     return notices.length;
   }
@@ -175,13 +189,19 @@ export function createAlarms(o: AlarmOptions): AlarmService {
         void noDataCheck().catch((err: unknown) => log.error('alarm no-data check failed', { error: String((err as Error)?.stack ?? err) }));
       }, NO_DATA_TICK_MS);
       timer.unref();
+      flushTimer = setInterval(() => {
+        void flushLastPoints(db, last).catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
+      }, FLUSH_MS);
+      flushTimer.unref();
     },
     async stop() {
       stopped = true;
       if (timer !== undefined) clearInterval(timer);
+      if (flushTimer !== undefined) clearInterval(flushTimer);
       if (batchTimer !== undefined) clearTimeout(batchTimer);
       timer = batchTimer = undefined;
       await drain().catch((err: unknown) => log.error('alarm evaluation failed', { error: String((err as Error)?.stack ?? err) }));
+      await flushLastPoints(db, last).catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
     },
   };
 }
