@@ -298,8 +298,11 @@ export function applyKept(last: LastPoints, e: Pick<Evaluated, 'kept' | 'saved'>
   }
 }
 
-export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map()): Promise<Evaluated> {
-  await lockShard(tx, shard);
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last?: LastPoints): Promise<Evaluated>;
+/** `dry`: judge in a read, without the shard's lock; undefined as soon as anything would be written. */
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints | undefined, dry: true): Promise<Evaluated | undefined>;
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map(), dry = false): Promise<Evaluated | undefined> {
+  if (!dry) await lockShard(tx, shard);
   const rows = await statesOf(tx, work.map((w) => [w.watch.rule.id, w.watch.deviceId] as const));
   const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
   const notices: Notice[] = [];
@@ -320,6 +323,7 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
       const step = w.spec.kind === 'noData' ? stepNoData(w.spec, state, points[i], now) : stepThreshold(w.spec, state, points[i], points[i + 1]);
       state = step.state;
       if (step.transition) {
+        if (dry) return undefined;
         const applied = await applyTransition(tx, w, step.transition, alarmId, now);
         alarmId = applied.alarmId;
         if (applied.notice) notices.push(applied.notice);
@@ -330,9 +334,11 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
       // only the newest point moved: kept by this node, written later (the unit may yet be retried: not kept here)
       kept.set(key, { ruleId: w.rule.id, deviceId: w.deviceId, lastAt: state.lastAt!, lastValue: state.lastValue });
     } else {
+      if (dry) return undefined;
       finals.push({ w, state, alarmId, key });
     }
   }
+  if (dry) return { notices, kept, saved: [] };
   limitMails(notices, mailed, now);
   for (const f of finals) await saveState(tx, fromState(f.w.rule.id, f.w.deviceId, f.state, f.alarmId, mailed.get(f.key) ?? null));
   await saveMailed(tx, notices, finals.map((f) => f.key), mailed, byKey);

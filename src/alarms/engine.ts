@@ -104,20 +104,12 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     }
     const now = o.now();
     const notices: Notice[] = [];
-    if (db.backend === 'sqlite') {
-      // one writer: one unit of work for the whole batch
-      const done = await db.write(async (tx) => {
-        const out = [];
-        for (const [shard, items] of byShard) out.push(await evaluatePoints(tx, shard, items, now, last));
-        return out;
-      });
-      for (const e of done) { applyKept(last, e); notices.push(...e.notices); }
-    } else {
-      for (const [shard, items] of byShard) {
-        const e = await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
-        applyKept(last, e);
-        notices.push(...e.notices);
-      }
+    for (const [shard, items] of byShard) {
+      // judged in a read first: most batches move no phase, and then take no write lock from ingest
+      const dry = await db.read((tx) => evaluatePoints(tx, shard, items, now, last, true));
+      const e = dry ?? await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
+      applyKept(last, e);
+      notices.push(...e.notices);
     }
     await told(notices);
     return notices.length;
