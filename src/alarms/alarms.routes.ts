@@ -37,7 +37,7 @@ export function registerAlarmRoutes({ api, deps, auth }: RouteContext): void {
   const { db } = deps;
 
   const teller = { db, log: deps.log, mailer: deps.mailer, consoleUrl: publicUrlOf(deps.config), wake: deps.events.wake };
-  /** After a unit that changed rules: the index is rebuilt; events to deliver, mails to send. */
+  /** After a unit that changed rules or states by hand: the evaluator forgets what it knew; events to deliver, mails to send. */
   function after(notices: readonly Notice[]): void {
     deps.alarms.rulesChanged();
     tellLater(teller, notices);
@@ -125,7 +125,7 @@ export function registerAlarmRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     const { userId } = c.var.actor;
     const { alarm, notices } = await acknowledgeAlarm(db, userId, await callerEmail(deps, userId), params.alarmId, deps.now());
-    tellLater(teller, notices);
+    after(notices);
     return c.json({ alarm: toAlarm(alarm) });
   });
 
@@ -138,7 +138,7 @@ export function registerAlarmRoutes({ api, deps, auth }: RouteContext): void {
   }, async (c, { params }) => {
     const { userId } = c.var.actor;
     const { alarm, notices } = await clearAlarmByHand(db, userId, await callerEmail(deps, userId), params.alarmId, deps.now());
-    tellLater(teller, notices);
+    after(notices);
     return c.json({ alarm: toAlarm(alarm) });
   });
 }

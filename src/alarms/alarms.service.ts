@@ -299,12 +299,14 @@ export function applyKept(last: LastPoints, e: Pick<Evaluated, 'kept' | 'saved'>
 }
 
 export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last?: LastPoints): Promise<Evaluated>;
-/** `dry`: judge in a read, without the shard's lock; undefined as soon as anything would be written. */
-export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints | undefined, dry: true): Promise<Evaluated | undefined>;
-export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map(), dry = false): Promise<Evaluated | undefined> {
+/**
+ * `dry`: judge in a read, without the shard's lock; undefined as soon as anything would be written. `known`: states
+ * as this node last read them (null: none), where it is the only writer (SQLite); missing ones are read and added.
+ */
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints | undefined, dry: true, known?: KnownStates): Promise<Evaluated | undefined>;
+export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map(), dry = false, known?: KnownStates): Promise<Evaluated | undefined> {
   if (!dry) await lockShard(tx, shard);
-  const rows = await statesOf(tx, work.map((w) => [w.watch.rule.id, w.watch.deviceId] as const));
-  const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
+  const byKey = await statesByKey(tx, work.map((w) => [w.watch.rule.id, w.watch.deviceId] as const), known);
   const notices: Notice[] = [];
   const mailed = new Map<string, number | null>();
   const finals: { w: Watch; state: AlarmState; alarmId: number | null; key: string }[] = [];
@@ -343,6 +345,23 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
   for (const f of finals) await saveState(tx, fromState(f.w.rule.id, f.w.deviceId, f.state, f.alarmId, mailed.get(f.key) ?? null));
   await saveMailed(tx, notices, finals.map((f) => f.key), mailed, byKey);
   return { notices, kept, saved: finals.map((f) => f.key) };
+}
+
+/** States as one node last read them, by rule:device (null: no state); see evaluatePoints. */
+export type KnownStates = Map<string, StateRow | null>;
+
+async function statesByKey(tx: Db, pairs: readonly (readonly [number, number])[], known?: KnownStates): Promise<Map<string, StateRow>> {
+  const out = new Map<string, StateRow>();
+  const missing = known === undefined ? pairs : pairs.filter(([r, d]) => !known.has(`${r}:${d}`));
+  for (const row of await statesOf(tx, missing)) out.set(`${row.rule_id}:${row.device_id}`, row);
+  if (known !== undefined) {
+    for (const [r, d] of missing) known.set(`${r}:${d}`, out.get(`${r}:${d}`) ?? null);
+    for (const [r, d] of pairs) {
+      const row = known.get(`${r}:${d}`);
+      if (row) out.set(`${r}:${d}`, row);
+    }
+  }
+  return out;
 }
 
 /** States whose mail time changed without their phase changing are saved too. */

@@ -12,7 +12,7 @@ import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
 import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
 import {
-  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
+  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
 import { checkNoData } from './evaluate.ts';
 import { tell, type Teller } from './notify.ts';
@@ -58,6 +58,13 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   let dropped = 0;
   let started = false;
   const last: LastPoints = new Map();
+  // SQLite: this process is the only writer, so the states it read stay true until it writes them (or a route does:
+  // rulesChanged); on PostgreSQL another node may have moved them, so they are read every time
+  const known: KnownStates | undefined = db.backend === 'sqlite' ? new Map() : undefined;
+  const flush = async () => {
+    known?.clear(); // their newest points are about to be written
+    await flushLastPoints(db, last);
+  };
   let flushTimer: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
   let batchTimer: NodeJS.Timeout | undefined;
@@ -106,7 +113,8 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     const notices: Notice[] = [];
     for (const [shard, items] of byShard) {
       // judged in a read first: most batches move no phase, and then take no write lock from ingest
-      const dry = await db.read((tx) => evaluatePoints(tx, shard, items, now, last, true));
+      const dry = await db.read((tx) => evaluatePoints(tx, shard, items, now, last, true, known));
+      if (dry === undefined && known !== undefined) for (const w of items) known.delete(`${w.watch.rule.id}:${w.watch.deviceId}`);
       const e = dry ?? await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
       applyKept(last, e);
       notices.push(...e.notices);
@@ -123,7 +131,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     running = (async () => {
       let n = 0;
       while (queue.length > 0) n += await evaluateQueued();
-      if (!started) await flushLastPoints(db, last); // tests and benchmarks: the database holds everything judged
+      if (!started) await flush(); // tests and benchmarks: the database holds everything judged
       return n;
     })().finally(() => { running = undefined; });
     return running;
@@ -150,6 +158,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     for (const [shard, watches] of byShard) {
       const e = await db.write((tx) => checkNoDataShard(tx, shard, watches, now, last));
       if (e === undefined) continue;
+      for (const key of e.saved) known?.delete(key);
       applyKept(last, e);
       notices.push(...e.notices);
     }
@@ -170,7 +179,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       queuedChars += chars;
       schedule();
     },
-    rulesChanged() { dirty = true; },
+    rulesChanged() { dirty = true; known?.clear(); },
     drain,
     checkNoData: noDataCheck,
     start() {
@@ -182,7 +191,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       }, NO_DATA_TICK_MS);
       timer.unref();
       flushTimer = setInterval(() => {
-        void flushLastPoints(db, last).catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
+        void flush().catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
       }, FLUSH_MS);
       flushTimer.unref();
     },
@@ -193,7 +202,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       if (batchTimer !== undefined) clearTimeout(batchTimer);
       timer = batchTimer = undefined;
       await drain().catch((err: unknown) => log.error('alarm evaluation failed', { error: String((err as Error)?.stack ?? err) }));
-      await flushLastPoints(db, last).catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
+      await flush().catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
     },
   };
 }

@@ -51,7 +51,7 @@ export type WrittenPoints = Pick<WriteRequest, 'namespace' | 'body' | 'precision
 export interface AlarmService {
   /** a write was committed: its points are evaluated soon, off the request path */
   written(points: WrittenPoints): void;
-  /** rules changed on this node: the rule index is rebuilt before the next evaluation */
+  /** rules or alarm states changed by hand on this node: the evaluator reads them afresh before the next evaluation */
   rulesChanged(): void;
   /** evaluates every write told so far, to the end (tests and benchmarks); the number of transitions */
   drain(): Promise<number>;
