@@ -193,7 +193,11 @@ export interface Watch {
   rule: RuleRow;
   spec: RuleSpec;
   deviceId: number;
+  /** `rule:device`, the pair's key in every map */
+  key: string;
 }
+
+export const watchKey = (ruleId: number, deviceId: number): string => `${ruleId}:${deviceId}`;
 export interface WatchPoints {
   watch: Watch;
   points: number[];
@@ -306,20 +310,24 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
 export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints | undefined, dry: true, known?: KnownStates): Promise<Evaluated | undefined>;
 export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map(), dry = false, known?: KnownStates): Promise<Evaluated | undefined> {
   if (!dry) await lockShard(tx, shard);
-  const byKey = await statesByKey(tx, work.map((w) => [w.watch.rule.id, w.watch.deviceId] as const), known);
+  const byKey = await statesByKey(tx, work.map((w) => w.watch), known);
   const notices: Notice[] = [];
   const mailed = new Map<string, number | null>();
   const finals: { w: Watch; state: AlarmState; alarmId: number | null; key: string }[] = [];
   const kept: LastPoints = new Map();
   for (const { watch: w, points } of work) {
-    const key = `${w.rule.id}:${w.deviceId}`;
+    const key = w.key;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
     let state = toState(row, last.get(key));
     let alarmId = row?.alarm_id ?? null;
-    const order = [];
-    for (let i = 0; i < points.length; i += 2) order.push(i);
-    order.sort((a, b) => points[a] - points[b]);
+    const order: number[] = [];
+    let sorted = true;
+    for (let i = 0; i < points.length; i += 2) {
+      if (i > 0 && points[i] < points[i - 2]) sorted = false;
+      order.push(i);
+    }
+    if (!sorted) order.sort((a, b) => points[a] - points[b]);
     const before = state;
     for (const i of order) {
       const step = w.spec.kind === 'noData' ? stepNoData(w.spec, state, points[i], now) : stepThreshold(w.spec, state, points[i], points[i + 1]);
@@ -350,15 +358,17 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
 /** States as one node last read them, by rule:device (null: no state); see evaluatePoints. */
 export type KnownStates = Map<string, StateRow | null>;
 
-async function statesByKey(tx: Db, pairs: readonly (readonly [number, number])[], known?: KnownStates): Promise<Map<string, StateRow>> {
+async function statesByKey(tx: Db, watches: readonly Watch[], known?: KnownStates): Promise<Map<string, StateRow>> {
   const out = new Map<string, StateRow>();
-  const missing = known === undefined ? pairs : pairs.filter(([r, d]) => !known.has(`${r}:${d}`));
-  for (const row of await statesOf(tx, missing)) out.set(`${row.rule_id}:${row.device_id}`, row);
+  const missing = known === undefined ? watches : watches.filter((w) => !known.has(w.key));
+  if (missing.length > 0) {
+    for (const row of await statesOf(tx, missing.map((w) => [w.rule.id, w.deviceId] as const))) out.set(watchKey(row.rule_id, row.device_id), row);
+  }
   if (known !== undefined) {
-    for (const [r, d] of missing) known.set(`${r}:${d}`, out.get(`${r}:${d}`) ?? null);
-    for (const [r, d] of pairs) {
-      const row = known.get(`${r}:${d}`);
-      if (row) out.set(`${r}:${d}`, row);
+    for (const w of missing) known.set(w.key, out.get(w.key) ?? null);
+    for (const w of watches) {
+      const row = known.get(w.key);
+      if (row) out.set(w.key, row);
     }
   }
   return out;
@@ -380,13 +390,12 @@ async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Ma
 /** The no-data check of one shard's watches at `now`; false when another node is checking that shard right now. */
 export async function checkNoDataShard(tx: Db, shard: number, watches: readonly Watch[], now: number, last: LastPoints = new Map()): Promise<Evaluated | undefined> {
   if (!(await tryLockShard(tx, shard))) return undefined;
-  const rows = await statesOf(tx, watches.map((w) => [w.rule.id, w.deviceId] as const));
-  const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
+  const byKey = await statesByKey(tx, watches);
   const notices: Notice[] = [];
   const mailed = new Map<string, number | null>();
   const finals: { w: Watch; state: AlarmState; alarmId: number | null; key: string }[] = [];
   for (const w of watches) {
-    const key = `${w.rule.id}:${w.deviceId}`;
+    const key = w.key;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
     const step = checkNoData(w.spec, toState(row, last.get(key)), now, w.rule.updated_at);

@@ -12,7 +12,7 @@ import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
 import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
 import {
-  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
+  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
 import { checkNoData } from './evaluate.ts';
 import { tell, type Teller } from './notify.ts';
@@ -71,15 +71,20 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   let running: Promise<number> | undefined;
   let stopped = false;
 
-  async function refresh(force = false): Promise<Index> {
+  let refreshing: Promise<Index> | undefined;
+  /** The rule index, rebuilt when rules changed here or (checked every REFRESH_MS) anywhere; one rebuild at a time. */
+  function refresh(): Promise<Index> {
+    if (refreshing !== undefined) return refreshing.then(() => refresh());
     const now = o.now();
-    if (index !== undefined && !dirty && !force && now - checkedAt < REFRESH_MS) return index;
-    checkedAt = now;
-    const version = await indexVersion(db);
-    if (index !== undefined && !dirty && index.version === version) return index;
-    dirty = false;
-    index = await buildIndex(db, version);
-    return index;
+    if (index !== undefined && !dirty && now - checkedAt < REFRESH_MS) return Promise.resolve(index);
+    refreshing = (async () => {
+      checkedAt = now;
+      const version = await indexVersion(db);
+      if (index !== undefined && !dirty && index.version === version) return index;
+      dirty = false;
+      return (index = await buildIndex(db, version));
+    })().finally(() => { refreshing = undefined; });
+    return refreshing;
   }
 
   function schedule(): void {
@@ -114,7 +119,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     for (const [shard, items] of byShard) {
       // judged in a read first: most batches move no phase, and then take no write lock from ingest
       const dry = await db.read((tx) => evaluatePoints(tx, shard, items, now, last, true, known));
-      if (dry === undefined && known !== undefined) for (const w of items) known.delete(`${w.watch.rule.id}:${w.watch.deviceId}`);
+      if (dry === undefined && known !== undefined) for (const w of items) known.delete(w.watch.key);
       const e = dry ?? await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
       applyKept(last, e);
       notices.push(...e.notices);
@@ -143,11 +148,8 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     const now = o.now();
     // read first: the write lock is taken only for the watches that are due
     const rows = await statesOf(db, idx.noData.map((w) => [w.rule.id, w.deviceId] as const));
-    const byKey = new Map(rows.map((r) => [`${r.rule_id}:${r.device_id}`, r]));
-    const due = idx.noData.filter((w) => {
-      const key = `${w.rule.id}:${w.deviceId}`;
-      return checkNoData(w.spec, toState(byKey.get(key), last.get(key)), now, w.rule.updated_at).transition !== undefined;
-    });
+    const byKey = new Map(rows.map((r) => [watchKey(r.rule_id, r.device_id), r]));
+    const due = idx.noData.filter((w) => checkNoData(w.spec, toState(byKey.get(w.key), last.get(w.key)), now, w.rule.updated_at).transition !== undefined);
     if (due.length === 0) return 0;
     const byShard = new Map<number, Watch[]>();
     for (const w of due) {
@@ -240,9 +242,8 @@ function collect(idx: Index, req: WrittenPoints, work: Map<string, WatchPoints>)
           const big = sc.fieldValues[k];
           value = typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
         }
-        const key = `${e.watch.rule.id}:${e.watch.deviceId}`;
-        let w = work.get(key);
-        if (w === undefined) work.set(key, w = { watch: e.watch, points: [] });
+        let w = work.get(e.watch.key);
+        if (w === undefined) work.set(e.watch.key, w = { watch: e.watch, points: [] });
         w.points.push(sc.timeMs, value);
       }
     }
@@ -269,7 +270,7 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
       if (listed !== undefined && !listed.has(deviceId)) continue;
       const node = nodes.get(deviceId);
       if (node === undefined || (rule.node_type !== null && node.node_type !== rule.node_type)) continue;
-      const watch: Watch = { rule, spec, deviceId };
+      const watch: Watch = { rule, spec, deviceId, key: watchKey(rule.id, deviceId) };
       if (rule.kind === 'noData') noData.push(watch);
       if (node.node_id === null) continue;
       addEntry(byNamespace, rule, node.node_id, { watch, field: rule.field });
