@@ -12,7 +12,7 @@ import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
 import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
 import {
-  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
+  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type Evaluated, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
 import { checkNoData } from './evaluate.ts';
 import { tell, type Teller } from './notify.ts';
@@ -62,7 +62,15 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   // rulesChanged); on PostgreSQL another node may have moved them, so they are read every time
   const known: KnownStates | undefined = db.backend === 'sqlite' ? new Map() : undefined;
   const flush = async () => {
-    known?.clear(); // their newest points are about to be written
+    // the known states take the newest points as the flush writes them (never back)
+    if (known !== undefined) {
+      for (const [key, v] of last) {
+        const row = known.get(key);
+        if (row === undefined) continue;
+        if (row === null) known.set(key, { rule_id: v.ruleId, device_id: v.deviceId, phase: 'normal', since: null, since_value: null, last_at: v.lastAt, last_value: v.lastValue, alarm_id: null, mailed_at: null });
+        else if (row.last_at === null || row.last_at < v.lastAt) known.set(key, { ...row, last_at: v.lastAt, last_value: v.lastValue });
+      }
+    }
     await flushLastPoints(db, last);
   };
   let flushTimer: NodeJS.Timeout | undefined;
@@ -116,11 +124,21 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     }
     const now = o.now();
     const notices: Notice[] = [];
+    // judged without the write lock first, in one read (none when every state is known): most batches move no
+    // phase, and then take nothing from ingest
+    const judge = async (tx: Db) => {
+      const out = new Map<number, Evaluated | undefined>();
+      for (const [shard, items] of byShard) out.set(shard, await evaluatePoints(tx, shard, items, now, last, true, known));
+      return out;
+    };
+    const allKnown = known !== undefined && [...work.values()].every((w) => known.has(w.watch.key));
+    const dry = allKnown ? await judge(db) : await db.read(judge);
     for (const [shard, items] of byShard) {
-      // judged in a read first: most batches move no phase, and then take no write lock from ingest
-      const dry = await db.read((tx) => evaluatePoints(tx, shard, items, now, last, true, known));
-      if (dry === undefined && known !== undefined) for (const w of items) known.delete(w.watch.key);
-      const e = dry ?? await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
+      let e = dry.get(shard);
+      if (e === undefined) {
+        if (known !== undefined) for (const w of items) known.delete(w.watch.key);
+        e = await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
+      }
       applyKept(last, e);
       notices.push(...e.notices);
     }
