@@ -13,7 +13,7 @@ import {
   type AlarmRow, type RuleFields, type RuleRow, type StateRow,
 } from './alarms.store.ts';
 import { toAlarm, type RuleInput } from './alarms.schemas.ts';
-import { checkNoData, clearedByHand, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
+import { breaches, checkNoData, clearedByHand, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
 
 /** default repeat limit of mails per rule and device */
 export const DEFAULT_MAIL_INTERVAL_MS = 15 * 60_000;
@@ -311,6 +311,7 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
 export async function evaluatePoints(tx: Db, shard: number, work: readonly WatchPoints[], now: number, last: LastPoints = new Map(), dry = false, known?: KnownStates): Promise<Evaluated | undefined> {
   if (!dry) await lockShard(tx, shard);
   const byKey = await statesByKey(tx, work.map((w) => w.watch), known);
+  if (dry) return judgeNormal(work, byKey, last);
   const notices: Notice[] = [];
   const mailed = new Map<string, number | null>();
   const finals: { w: Watch; state: AlarmState; alarmId: number | null; key: string }[] = [];
@@ -355,27 +356,50 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
   return { notices, kept, saved: finals.map((f) => f.key) };
 }
 
+/**
+ * The dry judgement of a batch, without allocating per point: a pair in the normal phase whose new points breach
+ * nothing only moves its newest point, straight into `last` (a dry judgement is never retried). Undefined as soon as
+ * a pair would move its phase, or is not in the normal phase (those are judged under the lock).
+ */
+function judgeNormal(work: readonly WatchPoints[], byKey: StateLookup, last: LastPoints): Evaluated | undefined {
+  for (const { watch: w, points } of work) {
+    const row = byKey.get(w.key);
+    if (w.spec.kind === 'noData' || (row !== undefined && row.phase !== 'normal')) return undefined;
+    const mem = last.get(w.key);
+    const from = Math.max(mem?.lastAt ?? -Infinity, row?.last_at ?? -Infinity);
+    let newest = from;
+    let value: number | null = null;
+    for (let i = 0; i < points.length; i += 2) {
+      const t = points[i];
+      const v = points[i + 1];
+      if (t <= from || Number.isNaN(v)) continue;
+      if (breaches(w.spec, v)) return undefined;
+      if (t > newest) { newest = t; value = v; }
+    }
+    if (newest === from) continue;
+    if (mem !== undefined) { mem.lastAt = newest; mem.lastValue = value; } else last.set(w.key, { ruleId: w.rule.id, deviceId: w.deviceId, lastAt: newest, lastValue: value });
+  }
+  return { notices: [], kept: new Map(), saved: [] };
+}
+
 /** States as one node last read them, by rule:device (null: no state); see evaluatePoints. */
 export type KnownStates = Map<string, StateRow | null>;
 
-async function statesByKey(tx: Db, watches: readonly Watch[], known?: KnownStates): Promise<Map<string, StateRow>> {
+interface StateLookup { get(key: string): StateRow | undefined }
+
+async function statesByKey(tx: Db, watches: readonly Watch[], known?: KnownStates): Promise<StateLookup> {
   const out = new Map<string, StateRow>();
   const missing = known === undefined ? watches : watches.filter((w) => !known.has(w.key));
   if (missing.length > 0) {
     for (const row of await statesOf(tx, missing.map((w) => [w.rule.id, w.deviceId] as const))) out.set(watchKey(row.rule_id, row.device_id), row);
   }
-  if (known !== undefined) {
-    for (const w of missing) known.set(w.key, out.get(w.key) ?? null);
-    for (const w of watches) {
-      const row = known.get(w.key);
-      if (row) out.set(w.key, row);
-    }
-  }
-  return out;
+  if (known === undefined) return out;
+  for (const w of missing) known.set(w.key, out.get(w.key) ?? null);
+  return { get: (key) => known.get(key) ?? undefined };
 }
 
 /** States whose mail time changed without their phase changing are saved too. */
-async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Map<string, number | null>, byKey: Map<string, StateRow>): Promise<void> {
+async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Map<string, number | null>, byKey: StateLookup): Promise<void> {
   const done = new Set(saved);
   for (const n of notices) {
     if (!n.mail || n.rule === undefined) continue;
