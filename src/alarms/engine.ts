@@ -29,7 +29,8 @@ const FLUSH_MS = 5_000;
 /** how often no-data rules are checked */
 export const NO_DATA_TICK_MS = 1_000;
 
-interface Entry { watch: Watch; field: string }
+/** The watches of one field of one device's series: its points are gathered once for all of them. */
+interface Entry { field: string; key: string; watches: Watch[] }
 
 interface Index {
   version: string;
@@ -113,14 +114,18 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       log.warn('alarm evaluation fell behind: writes were not evaluated', { dropped });
       dropped = 0;
     }
-    const work = new Map<string, WatchPoints>();
+    const work = new Map<string, { entry: Entry; points: number[] }>();
     for (const req of batch) collect(idx, req, work);
     if (work.size === 0) return 0;
     const byShard = new Map<number, WatchPoints[]>();
-    for (const w of work.values()) {
-      const shard = shardOf(w.watch.rule.id);
-      const list = byShard.get(shard);
-      if (list) list.push(w); else byShard.set(shard, [w]);
+    let allKnown = known !== undefined;
+    for (const { entry, points } of work.values()) {
+      for (const watch of entry.watches) {
+        const shard = shardOf(watch.rule.id);
+        const list = byShard.get(shard);
+        if (list) list.push({ watch, points }); else byShard.set(shard, [{ watch, points }]);
+        if (allKnown && !known!.has(watch.key)) allKnown = false;
+      }
     }
     const now = o.now();
     const notices: Notice[] = [];
@@ -131,7 +136,6 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       for (const [shard, items] of byShard) out.set(shard, await evaluatePoints(tx, shard, items, now, last, true, known));
       return out;
     };
-    const allKnown = known !== undefined && [...work.values()].every((w) => known.has(w.watch.key));
     const dry = allKnown ? await judge(db) : await db.read(judge);
     for (const [shard, items] of byShard) {
       let e = dry.get(shard);
@@ -227,8 +231,8 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   };
 }
 
-/** The points of one committed write that rules watch, added to `work` by (rule, device). */
-function collect(idx: Index, req: WrittenPoints, work: Map<string, WatchPoints>): void {
+/** The points of one committed write that rules watch, added to `work` by device and field. */
+function collect(idx: Index, req: WrittenPoints, work: Map<string, { entry: Entry; points: number[] }>): void {
   const measurements = idx.byNamespace.get(namespaceKey(req.namespace));
   if (measurements === undefined) return;
   const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
@@ -254,14 +258,11 @@ function collect(idx: Index, req: WrittenPoints, work: Map<string, WatchPoints>)
         let k = 0;
         while (k < sc.fieldCount && sc.fieldKeys[k] !== e.field) k++;
         if (k === sc.fieldCount) continue;
-        let value = 0;
-        if (e.watch.spec.kind !== 'noData') {
-          if (sc.fieldKinds[k] === STRING) continue;
-          const big = sc.fieldValues[k];
-          value = typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
-        }
-        let w = work.get(e.watch.key);
-        if (w === undefined) work.set(e.watch.key, w = { watch: e.watch, points: [] });
+        // a string field is watched for arrivals only (no-data rules); NaN is no value to a threshold
+        const big = sc.fieldValues[k];
+        const value = sc.fieldKinds[k] === STRING ? Number.NaN : typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
+        let w = work.get(e.key);
+        if (w === undefined) work.set(e.key, w = { entry: e, points: [] });
         w.points.push(sc.timeMs, value);
       }
     }
@@ -291,17 +292,20 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
       const watch: Watch = { rule, spec, deviceId, key: watchKey(rule.id, deviceId) };
       if (rule.kind === 'noData') noData.push(watch);
       if (node.node_id === null) continue;
-      addEntry(byNamespace, rule, node.node_id, { watch, field: rule.field });
+      addEntry(byNamespace, rule, node.node_id, deviceId, watch);
     }
   }
   return { version, byNamespace, noData };
 }
 
-function addEntry(byNamespace: Index['byNamespace'], rule: RuleRow, nodeId: string, entry: Entry): void {
+function addEntry(byNamespace: Index['byNamespace'], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {
   let m = byNamespace.get(rule.namespace_key);
   if (m === undefined) byNamespace.set(rule.namespace_key, m = new Map());
   let n = m.get(rule.measurement);
   if (n === undefined) m.set(rule.measurement, n = new Map());
-  const list = n.get(nodeId);
-  if (list) list.push(entry); else n.set(nodeId, [entry]);
+  let list = n.get(nodeId);
+  if (list === undefined) n.set(nodeId, list = []);
+  const entry = list.find((e) => e.field === rule.field);
+  if (entry !== undefined) entry.watches.push(watch);
+  else list.push({ field: rule.field, key: `${rule.namespace_key}\u0000${rule.measurement}\u0000${deviceId}\u0000${rule.field}`, watches: [watch] });
 }
