@@ -50,6 +50,7 @@ const SQLITE_ONLY = [
   ['test/e2e/', 'drives the built executable on its data dir'],
   ['test/console/browser.test.ts', 'drives the built executable in Chromium'],
   ['test/console/webhooks-browser.test.ts', 'drives the built executable in Chromium'],
+  ['test/console/alarms-browser.test.ts', 'drives the built executable in Chromium'],
   ['test/release/', 'builds and drives the release\'s executables and packages'],
 ];
 

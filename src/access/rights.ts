@@ -202,6 +202,11 @@ export async function readableDevicesBelow(db: Db, start: RawBuilder<unknown>, o
   return devicesBelow(db, reachFrom(start), onlyIds, -1);
 }
 
+/** Every device one role may read (through Reach(R)), ascending by id: what an alarm rule of R may watch. */
+export async function readableDevicesOfRole(db: Db, roleId: number): Promise<DeviceAccess[]> {
+  return devicesBelow(db, reachFrom(fromRole(roleId)), undefined, -1);
+}
+
 async function devicesBelow(db: Db, reachSql: RawBuilder<unknown>, onlyIds: readonly number[] | undefined, afterId: number): Promise<DeviceAccess[]> {
   // Without an id list, CROSS JOIN pins the order: walk Reach(u) first, then seek each role's relations through
   // UNIQUE(role_id, device_id). Left alone the planner may scan every monitors relation in device order, O(all relations)

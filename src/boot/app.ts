@@ -21,6 +21,7 @@ import { registerInfluxRoutes } from '../influx/influx.routes.ts';
 import { registerConsoleRoutes } from '../console/console.routes.ts';
 import { registerAuditRoutes } from '../audit/audit.routes.ts';
 import { registerEventRoutes } from '../events/events.routes.ts';
+import { registerAlarmRoutes } from '../alarms/alarms.routes.ts';
 
 export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   const app = new Hono<AppEnv>();
@@ -46,6 +47,7 @@ export function createApp(deps: Deps): { app: Hono<AppEnv>; api: Api } {
   registerConsoleRoutes(ctx);
   registerAuditRoutes(ctx);
   registerEventRoutes(ctx);
+  registerAlarmRoutes(ctx);
   return { app, api };
 }
 

@@ -1,7 +1,7 @@
 // Builds the dependencies of a running service: database (migrated), first-start bootstrap, keys, metrics.
 import { dirname } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { ConfigError, type Config } from '../lib/config.ts';
+import { ConfigError, publicUrlOf, type Config } from '../lib/config.ts';
 import { createSecretBox, keySourceOf, newSecretKey, SealError, type KeySource, type SecretBox } from '../lib/secret-box.ts';
 import { resealTotpSecrets } from '../auth/two-factor.store.ts';
 import type { Deps } from '../context/deps.ts';
@@ -23,6 +23,7 @@ import { createMailer } from '../lib/mailer.ts';
 import { createAuditLog } from '../audit/record.ts';
 import { withEvents } from '../events/outbox.ts';
 import { createEvents } from '../events/service.ts';
+import { createAlarms } from '../alarms/engine.ts';
 
 export const VERSION = '0.1.0';
 
@@ -80,6 +81,7 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
   const metrics = createMetrics(() => (fileBytes ? fileBytes() : 0), db.poolStats,
     db.backend === 'sqlite' ? () => stagedEntries(db.sqlite) : () => stagedBatches(db));
   const events = await createEvents({ db, config, now, log, secrets, registry: metrics.registry, version: VERSION });
+  const mailer = createMailer(config);
   const deps: Deps = {
     db,
     config,
@@ -90,9 +92,10 @@ export async function createDeps(opts: RuntimeOptions): Promise<{ deps: Deps; bo
     sessions: createSessionGuard(db),
     metrics,
     rateLimiter: createRateLimiter(db),
-    mailer: createMailer(config),
+    mailer,
     audit: withEvents(createAuditLog({ retentionMs: config.auditRetention, now }), events.wake),
     events,
+    alarms: createAlarms({ db, now, log, mailer, consoleUrl: publicUrlOf(config), wake: events.wake }),
     version: VERSION,
   };
   registerSealingMetrics(deps.metrics.registry, db, now);

@@ -24,6 +24,7 @@ export function startServer(deps: Deps, onListening: (url: string) => void): Pro
       const url = `http://${host}:${info.port}`;
       onListening(url);
       deps.events.start();
+      deps.alarms.start();
       resolve({ url, stop: async () => { await stopSealing(); await stopServer(server as Server, deps, drain); await stopReadWorkers(); } });
     }) as Server;
     server.once('error', reject);
@@ -73,6 +74,8 @@ async function stopServer(server: Server, deps: Deps, drain: Drain): Promise<voi
     // net.Server#close: stop accepting; the callback runs once every connection has ended.
     net.Server.prototype.close.call(server, () => { clearTimeout(force); clearInterval(idle); resolve(); });
   });
+  // writes already told are evaluated, then their events delivered with the rest
+  await deps.alarms.stop();
   // deliveries in flight end and their outcomes are recorded; what is left waits in the outbox for the next start
   await deps.events.stop();
   await deps.db.close();

@@ -43,6 +43,30 @@ export interface EventService {
   stop(): Promise<void>;
 }
 
+/** A committed telemetry write, as the alarms see it (the telemetry engine's WriteRequest fits it). */
+export interface WrittenPoints {
+  namespace: { version: '1'; database: string; retentionPolicy: string } | { version: '2'; organization: string; bucket: string } | { version: 'IOx'; value: string };
+  /** line-protocol text in pieces that each end at a line break */
+  body: readonly string[];
+  precision: 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
+  now: number;
+  retainFromMs?: number;
+}
+
+/** Alarm evaluation on this node (src/alarms/engine.ts). */
+export interface AlarmService {
+  /** a write was committed: its points are evaluated soon, off the request path */
+  written(points: WrittenPoints): void;
+  /** rules or alarm states changed by hand on this node: the evaluator reads them afresh before the next evaluation */
+  rulesChanged(): void;
+  /** evaluates every write told so far, to the end (tests and benchmarks); the number of transitions */
+  drain(): Promise<number>;
+  /** the no-data check the timer runs; the number of transitions */
+  checkNoData(): Promise<number>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export interface Deps {
   db: Db;
   config: Config;
@@ -62,5 +86,7 @@ export interface Deps {
   audit: AuditLog;
   /** events out: the installation's name and this node's delivery worker */
   events: EventService;
+  /** alarm evaluation: told of committed writes, runs no-data checks on a timer */
+  alarms: AlarmService;
   version: string;
 }

@@ -23,6 +23,7 @@ export const COPY_ORDER = [
   'auth_failures', 'devices', 'monitors', 'licenses', 'license_datalink', 'customers', 'orders', 'order_licenses',
   'password_reset_tokens', 'password_reset_requests', 'api_tokens', 'join_failures', 'audit_log',
   'events', 'event_subscriptions', 'event_subscription_types', 'event_deliveries', 'event_attempts',
+  'alarm_rules', 'alarm_states', 'alarms',
 ] as const;
 
 const BATCH = 500;

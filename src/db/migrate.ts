@@ -48,6 +48,8 @@ import m0019 from '../../sql/0019_telemetry_blocks.sql';
 import p0019 from '../../sql/pg/0019_telemetry_blocks.sql';
 import m0020 from '../../sql/0020_events.sql';
 import p0020 from '../../sql/pg/0020_events.sql';
+import m0021 from '../../sql/0021_alarms.sql';
+import p0021 from '../../sql/pg/0021_alarms.sql';
 
 export interface Migration {
   name: string;
@@ -81,6 +83,7 @@ export const migrations: readonly Migration[] = [
   { name: '0018_users_email_ascii', sql: m0018, pg: p0018 },
   { name: '0019_telemetry_blocks', sql: m0019, pg: p0019 },
   { name: '0020_events', sql: m0020, pg: p0020 },
+  { name: '0021_alarms', sql: m0021, pg: p0021 },
 ];
 
 /** Applies pending migrations; returns the names applied. Refuses a database written by a newer gridkeeper. */

@@ -106,3 +106,10 @@ defineEventTypes([
   { type: 'customer.order.created', subject: 'order', audience: 'role', summary: 'An order handed licenses to a customer.' },
   { type: 'subscription.tested', subject: 'subscription', audience: 'role', summary: 'A test event, sent to one subscription on request; never fanned out.' },
 ]);
+
+/** Alarm transitions (src/alarms/): seen by subscriptions whose role reaches the rule's role (which may read the device). */
+defineEventTypes([
+  { type: 'alarm.raised', subject: 'alarm', audience: 'role', summary: 'A rule raised an alarm on a device; data.alarm is the alarm.' },
+  { type: 'alarm.acknowledged', subject: 'alarm', audience: 'role', summary: 'An alarm was acknowledged; data.alarm is the alarm.' },
+  { type: 'alarm.cleared', subject: 'alarm', audience: 'role', summary: 'An alarm was cleared, by its rule or by hand; data.alarm is the alarm.' },
+]);

@@ -58,10 +58,12 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
     const now = deps.now();
     const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
     try {
-      const stored = await writeLineProtocol(db, {
-        userId: c.var.actor.userId, namespace: { version: '1', database, retentionPolicy },
+      const written = {
+        userId: c.var.actor.userId, namespace: { version: '1' as const, database, retentionPolicy },
         body: decodeUtf8Lines(bytes), precision, now: now - (now % PRECISION_MS[precision]), retainFromMs,
-      });
+      };
+      const stored = await writeLineProtocol(db, written);
+      deps.alarms.written(written); // alarm evaluation: queued, off the request path (src/alarms/engine.ts)
       deps.metrics.telemetryPointsWritten.inc(stored);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'LINE_PROTOCOL') throw new ApiError('LINE_PROTOCOL', `unable to parse ${err.message}`);

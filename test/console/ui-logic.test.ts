@@ -4,6 +4,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyOps, diffProperties, rebaseOps } from '../../src/console/ui/properties.ts';
 import { parseMetrics } from '../../src/console/ui/metrics-text.ts';
+import { alarmOrder } from '../../src/console/ui/alarm-order.ts';
 
 describe('console property edits', () => {
   test('one operation per changed top-level property, keys escaped as JSON pointers', () => {
@@ -42,5 +43,16 @@ describe('console metrics reader', () => {
       ['gridkeeper_http_requests_total{method="GET",route="/healthz",status="200"}', 12],
       ['gridkeeper_database_size_bytes', 4096],
     ]);
+  });
+});
+
+describe('console alarm list', () => {
+  test('active before cleared, then by severity, then newest first', () => {
+    const list = [
+      { id: 1, severity: 'critical', state: 'cleared_unack' }, { id: 2, severity: 'warning', state: 'active_unack' },
+      { id: 3, severity: 'critical', state: 'active_ack' }, { id: 4, severity: 'major', state: 'active_unack' },
+      { id: 5, severity: 'critical', state: 'active_unack' }, { id: 6, severity: 'minor', state: 'cleared_ack' },
+    ] as const;
+    assert.deepEqual([...list].sort(alarmOrder).map((a) => a.id), [5, 3, 4, 2, 1, 6]);
   });
 });

@@ -283,7 +283,7 @@ test('copy SQLite -> PostgreSQL -> SQLite, SQLite -> SQLite, PostgreSQL -> Postg
   const pgUrl = await emptyTarget(t);
   const copied = capture();
   assert.equal(await runCli(['copy', '--from', first, '--to', pgUrl], env, copied.io), 0, copied.err.join('\n'));
-  assert.match(copied.out.join('\n'), new RegExp(`copied \\d+ rows in 33 tables and ${countsBefore.points} telemetry points in 9 shard tables; row and point counts verified$`));
+  assert.match(copied.out.join('\n'), new RegExp(`copied \\d+ rows in 36 tables and ${countsBefore.points} telemetry points in 9 shard tables; row and point counts verified$`));
   assert.match(copied.err.join('\n'), /copy: devices 2 rows/);
   assert.match(copied.err.join('\n'), new RegExp(`copy: telemetry_shard_1_\\d+ ${METER_POINTS + 1} points`));
 
@@ -372,7 +372,7 @@ test('copy --skip-telemetry leaves the telemetry behind, and says so', async (t)
   for (const to of [await emptyTarget(t), join(dir, 'target.db')]) {
     const c = capture();
     assert.equal(await runCli(['copy', '--from', file, '--to', to, '--skip-telemetry'], env, c.io), 0, c.err.join('\n'));
-    assert.match(c.out.join('\n'), /copied \d+ rows in 27 tables; row counts verified \(telemetry not copied: --skip-telemetry\)/);
+    assert.match(c.out.join('\n'), /copied \d+ rows in 30 tables; row counts verified \(telemetry not copied: --skip-telemetry\)/);
     assert.doesNotMatch(c.err.join('\n'), /telemetry/);
     const target = to.startsWith('postgres') ? openPostgres({ url: to }) : openDatabase({ file: to });
     try {

@@ -24,7 +24,7 @@ import { isolatedBinary, type RunningBinary } from '../support/binary.ts';
 import { httpClient, type HttpClient, type HttpResult } from '../support/http-client.ts';
 import { inValues } from '../../src/db/in-list.ts';
 import {
-  ADMIN_EMAIL, ADMIN_PASSWORD, dropDatabases, loginOver, openCheckDb, startGridkeeper, type CheckDb,
+  ADMIN_EMAIL, ADMIN_PASSWORD, dropDatabases, loginOver, openCheckDb, serverErrors, startGridkeeper, type CheckDb,
 } from '../support/harness.ts';
 import { SELF_ONLY, TEMPLATES, type Kind, type Template } from './tenant-templates.ts';
 
@@ -56,7 +56,7 @@ const GHOST: Record<Kind, number | string> = {
   role: 987_654, manages: 987_654, member: 987_654, device: 987_654, monitors: 987_654,
   nodeId: 'ghost-node', ctrl: 'ghost-ctrl', email: 'ghost@nowhere.test', key: 'GK-GHOST-GHOST-GHOST-GHOST-GHOST', apiToken: 987_654, user: 987_654,
   uuid: '00000000-0000-4000-8000-00000000dead', customer: '00000000-0000-4000-8000-00000000beef', license: '00000000-0000-4000-8000-00000000f00d',
-  webhook: 987_654, delivery: 987_654, event: 'evt_AAAAAAAAAAAAAAAAAAAAAA',
+  webhook: 987_654, delivery: 987_654, event: 'evt_AAAAAAAAAAAAAAAAAAAAAA', alarmRule: 987_654, alarm: 987_654,
 };
 
 function ok(r: HttpResult, what: string): any {
@@ -101,6 +101,24 @@ async function makeTenant(name: string): Promise<Tenant> {
   const webhook = ok(await as('POST', `/v1/webhook?roleId=${T}`, { kind: 'mqtt', name: `${secret}-webhook`, topicPrefix: `${name}prefix` }), 'webhook').webhook;
   const tested = ok(await as('POST', `/v1/webhook/${webhook.id}/test`), 'test event');
   const delivery = ok(await as('POST', `/v1/webhook/${webhook.id}/delivery/query`, { filter: { eventId: tested.eventId } }), 'delivery log').deliveries[0];
+  // an alarm rule on the controller's readings in a v2 namespace (its answers then hold no small number an id could
+  // be mistaken for), and the alarm a later point raises, evaluated by the running service
+  const writeV2 = async (v: number, at: number) => {
+    const w = await http.request('POST', '/v1/telemetry?org=shared_org&bucket=alarms&precision=ms', { token, raw: `readings,nodeId=${name}node-ctrl v=${v} ${at}`, headers: { 'content-type': 'text/plain' } });
+    assert.equal(w.status, 204, w.text);
+  };
+  await writeV2(0.25, NOT_TELEMETRY_T + 5000);
+  const alarmRule = ok(await as('POST', `/v1/alarm/rule?roleId=${T}`, {
+    name: `${secret}-rule`, deviceIds: [ctrl.device.id], series: { namespace: { version: '2', organization: 'shared_org', bucket: 'alarms' }, measurement: 'readings', field: 'v' },
+    condition: { type: 'above', value: 5.5 }, severity: 'major',
+  }), 'alarm rule').rule;
+  await writeV2(9.25, NOT_TELEMETRY_T + 6000);
+  let alarm: { id: number } | undefined;
+  for (let i = 0; i < 200 && alarm === undefined; i++) {
+    alarm = ok(await as('POST', '/v1/alarm/query', { filter: { ruleId: [alarmRule.id] } }), 'alarms').alarms[0];
+    if (alarm === undefined) await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.ok(alarm, `the tenant's alarm was raised; server errors: ${serverErrors(run).join(' | ')}`);
   const userIds = (await db.all(sql<{ id: number }>`SELECT id FROM users WHERE email IN (${email('owner')}, ${email('colleague')}, ${email('staff')}) ORDER BY id`)).map((r) => r.id);
   return {
     name, token, http, userIds,
@@ -122,6 +140,8 @@ async function makeTenant(name: string): Promise<Tenant> {
       webhook: [webhook.id],
       delivery: [delivery.id],
       event: [tested.eventId],
+      alarmRule: [alarmRule.id],
+      alarm: [alarm.id],
     },
     licenseIds: licenses.map((l) => l.id),
     secrets: [secret, `${name}node-`, `@tenant-${name}.test`, ...licenses.map((l) => l.key), company.uuid, customer.id, apiToken.token, tested.eventId],
@@ -163,6 +183,9 @@ async function snapshot(v: Tenant): Promise<string> {
     apiTokens: await all(sql`SELECT id, user_id, name, scopes, token_hash, expires_at FROM api_tokens WHERE ${inJson('user_id', users)} ORDER BY id`),
     webhooks: await all(sql`SELECT id, role_id, kind, name, url, topic_prefix, types, secret, previous_secret, enabled FROM event_subscriptions
       WHERE ${inJson('role_id', roles)} AND role_id <> ${ROOT_ROLE} ORDER BY id`),
+    alarmRules: await all(sql`SELECT * FROM alarm_rules WHERE ${inJson('role_id', roles)} AND role_id <> ${ROOT_ROLE} ORDER BY id`),
+    alarms: await all(sql`SELECT * FROM alarms WHERE ${inJson('device_id', devices)} OR (${inJson('role_id', roles)} AND role_id <> ${ROOT_ROLE}) ORDER BY id`),
+    alarmStates: await all(sql`SELECT * FROM alarm_states WHERE ${inJson('device_id', devices)} ORDER BY rule_id, device_id`),
     telemetry,
   });
 }
@@ -171,7 +194,7 @@ async function snapshot(v: Tenant): Promise<string> {
 
 interface Slot { loc: string; kind: Kind; list: boolean }
 
-const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken|user|webhook|delivery|event)$/;
+const PLACEHOLDER = /^@(role|manages|member|device|monitors|nodeId|ctrl|email|key|uuid|customer|license|apiToken|user|webhook|delivery|event|alarmRule|alarm)$/;
 /** a nodeId inside a longer query value (an InfluxQL statement) */
 const EMBEDDED = /@(nodeId|ctrl)\b/;
 

@@ -6,11 +6,12 @@
 // Placeholders: '@role' '@manages' '@member' '@device' '@monitors' '@nodeId' (any device's nodeId) '@ctrl' (a
 // controller's nodeId) '@email' (a user's e-mail) '@key' (a license key) '@uuid' (a company's uuid) '@customer' (a
 // customer id) '@license' (a license id) '@apiToken' (an API token's id) '@user' (a user id) '@webhook' '@delivery' (a
-// subscription's and one of its deliveries' ids) '@event' (an event id, evt_...); company ids are role ids
+// subscription's and one of its deliveries' ids) '@event' (an event id, evt_...) '@alarmRule' '@alarm' (an alarm rule's
+// and one of its alarms' ids); company ids are role ids
 // ('@role'). '@nodeId' may also sit inside a query value (an InfluxQL statement). In a body a placeholder inside an array
 // can become [own, victim's] (a mixed list); in `lists` name the path/query slots that accept comma-separated ids.
 export type Kind = 'role' | 'manages' | 'member' | 'device' | 'monitors' | 'nodeId' | 'ctrl' | 'email' | 'key' | 'uuid' | 'customer' | 'license' | 'apiToken' | 'user'
-  | 'webhook' | 'delivery' | 'event';
+  | 'webhook' | 'delivery' | 'event' | 'alarmRule' | 'alarm';
 
 export interface Template {
   /** 'METHOD /path/:pattern' as in the registry */
@@ -47,6 +48,11 @@ const FLAGS = { roleManagement: true, userManagement: true, viewManagement: true
 const MONITORS = { monitorManagement: true, reads: [], edits: [] };
 /** an hour from 2026-01-01T00:00:00Z, where the tenants wrote their points */
 const TIME = [{ operator: '>=', value: 1767225600000 }, { operator: '<', value: 1767229200000 }];
+/** a rule on the readings every tenant's controller writes (shared_db), never breached by them */
+const ALARM_RULE = {
+  name: 'intruder-rule', series: { namespace: { version: '1', database: 'shared_db', retentionPolicy: 'autogen' }, measurement: 'readings', field: 'v' },
+  condition: { type: 'above', value: 1000 }, severity: 'minor',
+};
 const ownRole = (slot: string) => (w: Record<string, 'own' | 'victim'>) => w[slot] === 'own';
 
 export const TEMPLATES: Template[] = [
@@ -160,6 +166,16 @@ export const TEMPLATES: Template[] = [
   // the victim's event on the attacker's own subscription: answered like an event that does not exist
   { route: 'POST /v1/webhook/:webhookId/replay', params: { webhookId: '@webhook' }, body: { eventId: '@event' } },
   { route: 'DELETE /v1/webhook/:webhookId', params: { webhookId: '@webhook' } },
+
+  // alarms: a rule names a role, devices and recipients (422: a recipient who is not a member of the role)
+  { route: 'POST /v1/alarm/rule', query: { roleId: '@role' }, body: { ...ALARM_RULE, deviceIds: ['@device'], notify: [{ userEmail: '@email' }] }, alsoRefused: [422] },
+  { route: 'POST /v1/alarm/rule/query', body: { filter: { id: ['@alarmRule'], roleId: ['@role'], deviceId: ['@device'] } }, read: true },
+  { route: 'GET /v1/alarm/rule/:ruleId', params: { ruleId: '@alarmRule' }, read: true },
+  { route: 'PUT /v1/alarm/rule/:ruleId', params: { ruleId: '@alarmRule' }, body: { ...ALARM_RULE, deviceIds: ['@device'], notify: [{ userEmail: '@email' }] }, alsoRefused: [422] },
+  { route: 'POST /v1/alarm/query', body: { filter: { id: ['@alarm'], deviceId: ['@device'], roleId: ['@role'], ruleId: ['@alarmRule'] } }, read: true },
+  { route: 'POST /v1/alarm/:alarmId/ack', params: { alarmId: '@alarm' } },
+  { route: 'POST /v1/alarm/:alarmId/clear', params: { alarmId: '@alarm' } },
+  { route: 'DELETE /v1/alarm/rule/:ruleId', params: { ruleId: '@alarmRule' } },
 ];
 
 /** Routes acting on the caller only (its tokens, its 2FA, its password) or on nothing tenant-owned: no id slot. */

@@ -14,6 +14,7 @@ import { Licenses } from './pages/licenses.tsx';
 import { Profile } from './pages/profile.tsx';
 import { Operations } from './pages/operations.tsx';
 import { Webhooks } from './pages/webhooks.tsx';
+import { Alarms } from './pages/alarms.tsx';
 import type { Member } from './types.ts';
 import type { Me } from './types.ts';
 
@@ -44,6 +45,7 @@ function App() {
 
 const NAV: { href: string; label: string; root?: boolean }[] = [
   { href: '/devices', label: 'Devices' },
+  { href: '/alarms', label: 'Alarms' },
   { href: '/roles', label: 'Roles' },
   { href: '/licenses', label: 'Licenses' },
   { href: '/webhooks', label: 'Webhooks' },
@@ -62,6 +64,7 @@ function Shell({ me }: { me: Me }) {
   else if (match('/roles', path)) page = <Roles />;
   else if (match('/licenses', path)) page = <Licenses me={me} />;
   else if (match('/webhooks', path)) page = <Webhooks />;
+  else if (match('/alarms', path)) page = <Alarms />;
   else if (match('/operations', path)) page = <Operations />;
   else if (match('/profile', path)) page = <Profile />;
   else if (path === '/') page = <Loading />;

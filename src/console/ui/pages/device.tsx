@@ -8,6 +8,7 @@ import { ExplainView } from './roles.tsx';
 import { PropertiesEditor, loadDevice } from './device-properties.tsx';
 import { MonitorsSection } from './device-monitors.tsx';
 import { ControllerLicenses } from './license-table.tsx';
+import { AlarmBadge, DeviceAlarms } from './alarms.tsx';
 
 export function DevicePage({ id }: { id: number }) {
   const loaded = useLoad(() => loadDevice(id), [id]);
@@ -26,6 +27,7 @@ export function DevicePage({ id }: { id: number }) {
           {typeof p.nodeType === 'string' && <span class="chip">{p.nodeType}</span>}
           {typeof p.nodeId === 'string' && <span class="chip mono">{p.nodeId}</span>}
           {device.userRights.monitorManagement ? <span class="badge ok">full control</span> : <span class="badge">limited rights</span>}
+          <AlarmBadge deviceId={device.id} />
         </div>
       </div>
       <PropertiesEditor key={device.id} device={device} onSaved={setDevice} />
@@ -33,6 +35,7 @@ export function DevicePage({ id }: { id: number }) {
         <MonitorsSection deviceId={device.id} manage={device.userRights.monitorManagement} />
         <WhySection device={device} />
       </div>
+      <DeviceAlarms device={device} />
       {isController && <ControllerLicenses nodeId={p.nodeId as string} />}
       <Telemetry device={device} />
     </div>

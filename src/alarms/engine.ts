@@ -1,0 +1,311 @@
+// Alarm evaluation on a running node. Writes are told of their points once committed (written()): the request has
+// its answer by then, and the points wait in a bounded queue that is drained in batches off the request path, so
+// ingest does not wait for alarms. A write to a namespace no rule watches is dropped at once. No-data rules are
+// checked on a timer. Rules are spread over shards; on PostgreSQL each shard is evaluated under its advisory lock,
+// so whichever node received the points, a (rule, device) moves through its states once (alarms.service.ts).
+import type { Db } from '../db/open.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { Mailer } from '../lib/mailer.ts';
+import type { AlarmService, WrittenPoints } from '../context/deps.ts';
+import { LineScanner, STRING } from '../telemetry/line-protocol/line-scanner.ts';
+import { namespaceKey } from '../telemetry/namespaces.ts';
+import { devicesOfRole } from '../access/alarms.ts';
+import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
+import {
+  applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type Evaluated, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
+} from './alarms.service.ts';
+import { checkNoData } from './evaluate.ts';
+import { tell, type Teller } from './notify.ts';
+
+/** writes (and their characters) held for evaluation at most; beyond, the oldest are dropped (and logged) rather than slow ingest */
+const MAX_QUEUED = 10_000;
+const MAX_QUEUED_CHARS = 64 * 1024 * 1024;
+/** a batch gathers the writes of this long (one unit of work for many requests) */
+const BATCH_MS = 20;
+/** how often the rule index is checked against the database (rules changed on another node) */
+const REFRESH_MS = 2_000;
+/** how often the newest judged points that changed no phase are written (LastPoints) */
+const FLUSH_MS = 5_000;
+/** how often no-data rules are checked */
+export const NO_DATA_TICK_MS = 1_000;
+
+/** The watches of one field of one device's series: its points are gathered once for all of them. */
+interface Entry { field: string; key: string; watches: Watch[] }
+
+interface Index {
+  version: string;
+  /** namespace key -> measurement -> nodeId -> the (rule, device) pairs watching it */
+  byNamespace: Map<string, Map<string, Map<string, Entry[]>>>;
+  noData: Watch[];
+}
+
+export interface AlarmOptions {
+  db: Db;
+  now: () => number;
+  log: Logger;
+  mailer: Mailer;
+  consoleUrl: string;
+  /** events were written (the dispatcher looks for them) */
+  wake: () => void;
+}
+
+export function createAlarms(o: AlarmOptions): AlarmService {
+  const { db, log } = o;
+  let index: Index | undefined;
+  let checkedAt = -Infinity;
+  let dirty = true;
+  let queue: WrittenPoints[] = [];
+  let queuedChars = 0;
+  let dropped = 0;
+  let started = false;
+  const last: LastPoints = new Map();
+  // SQLite: this process is the only writer, so the states it read stay true until it writes them (or a route does:
+  // rulesChanged); on PostgreSQL another node may have moved them, so they are read every time
+  const known: KnownStates | undefined = db.backend === 'sqlite' ? new Map() : undefined;
+  const flush = async () => {
+    // the known states take the newest points as the flush writes them (never back)
+    if (known !== undefined) {
+      for (const [key, v] of last) {
+        const row = known.get(key);
+        if (row === undefined) continue;
+        if (row === null) known.set(key, { rule_id: v.ruleId, device_id: v.deviceId, phase: 'normal', since: null, since_value: null, last_at: v.lastAt, last_value: v.lastValue, alarm_id: null, mailed_at: null });
+        else if (row.last_at === null || row.last_at < v.lastAt) known.set(key, { ...row, last_at: v.lastAt, last_value: v.lastValue });
+      }
+    }
+    await flushLastPoints(db, last);
+  };
+  let flushTimer: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let batchTimer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+  let stopped = false;
+
+  let refreshing: Promise<Index> | undefined;
+  /** The rule index, rebuilt when rules changed here or (checked every REFRESH_MS) anywhere; one rebuild at a time. */
+  function refresh(): Promise<Index> {
+    if (refreshing !== undefined) return refreshing.then(() => refresh());
+    const now = o.now();
+    if (index !== undefined && !dirty && now - checkedAt < REFRESH_MS) return Promise.resolve(index);
+    refreshing = (async () => {
+      checkedAt = now;
+      const version = await indexVersion(db);
+      if (index !== undefined && !dirty && index.version === version) return index;
+      dirty = false;
+      return (index = await buildIndex(db, version));
+    })().finally(() => { refreshing = undefined; });
+    return refreshing;
+  }
+
+  function schedule(): void {
+    if (batchTimer !== undefined || stopped || !started) return;
+    batchTimer = setTimeout(() => {
+      batchTimer = undefined;
+      void drain().catch((err: unknown) => log.error('alarm evaluation failed', { error: String((err as Error)?.stack ?? err) }));
+    }, BATCH_MS);
+    batchTimer.unref();
+  }
+
+  async function evaluateQueued(): Promise<number> {
+    const idx = await refresh();
+    const batch = queue;
+    queue = [];
+    queuedChars = 0;
+    if (dropped > 0) {
+      log.warn('alarm evaluation fell behind: writes were not evaluated', { dropped });
+      dropped = 0;
+    }
+    const work = new Map<string, { entry: Entry; points: number[] }>();
+    for (const req of batch) collect(idx, req, work);
+    if (work.size === 0) return 0;
+    const byShard = new Map<number, WatchPoints[]>();
+    let allKnown = known !== undefined;
+    for (const { entry, points } of work.values()) {
+      for (const watch of entry.watches) {
+        const shard = shardOf(watch.rule.id);
+        const list = byShard.get(shard);
+        if (list) list.push({ watch, points }); else byShard.set(shard, [{ watch, points }]);
+        if (allKnown && !known!.has(watch.key)) allKnown = false;
+      }
+    }
+    const now = o.now();
+    const notices: Notice[] = [];
+    // judged without the write lock first, in one read (none when every state is known): most batches move no
+    // phase, and then take nothing from ingest
+    const judge = async (tx: Db) => {
+      const out = new Map<number, Evaluated | undefined>();
+      for (const [shard, items] of byShard) out.set(shard, await evaluatePoints(tx, shard, items, now, last, true, known));
+      return out;
+    };
+    const dry = allKnown ? await judge(db) : await db.read(judge);
+    for (const [shard, items] of byShard) {
+      let e = dry.get(shard);
+      if (e === undefined) {
+        if (known !== undefined) for (const w of items) known.delete(w.watch.key);
+        e = await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
+      }
+      applyKept(last, e);
+      notices.push(...e.notices);
+    }
+    await told(notices);
+    return notices.length;
+  }
+
+  const teller: Teller = { db, log, mailer: o.mailer, consoleUrl: o.consoleUrl, wake: o.wake };
+  const told = (notices: readonly Notice[]) => tell(teller, notices);
+
+  function drain(): Promise<number> {
+    if (running !== undefined) return running.then(() => drain());
+    running = (async () => {
+      let n = 0;
+      while (queue.length > 0) n += await evaluateQueued();
+      if (!started) await flush(); // tests and benchmarks: the database holds everything judged
+      return n;
+    })().finally(() => { running = undefined; });
+    return running;
+  }
+
+  async function noDataCheck(): Promise<number> {
+    const idx = await refresh();
+    if (idx.noData.length === 0) return 0;
+    const now = o.now();
+    // read first: the write lock is taken only for the watches that are due
+    const rows = await statesOf(db, idx.noData.map((w) => [w.rule.id, w.deviceId] as const));
+    const byKey = new Map(rows.map((r) => [watchKey(r.rule_id, r.device_id), r]));
+    const due = idx.noData.filter((w) => checkNoData(w.spec, toState(byKey.get(w.key), last.get(w.key)), now, w.rule.updated_at).transition !== undefined);
+    if (due.length === 0) return 0;
+    const byShard = new Map<number, Watch[]>();
+    for (const w of due) {
+      const list = byShard.get(shardOf(w.rule.id));
+      if (list) list.push(w); else byShard.set(shardOf(w.rule.id), [w]);
+    }
+    const notices: Notice[] = [];
+    for (const [shard, watches] of byShard) {
+      const e = await db.write((tx) => checkNoDataShard(tx, shard, watches, now, last));
+      if (e === undefined) continue;
+      for (const key of e.saved) known?.delete(key);
+      applyKept(last, e);
+      notices.push(...e.notices);
+    }
+    await told(notices);
+    return notices.length;
+  }
+
+  return {
+    written(req) {
+      if (stopped) return;
+      if (!dirty && index !== undefined && !index.byNamespace.has(namespaceKey(req.namespace))) return;
+      const chars = req.body.reduce((n, piece) => n + piece.length, 0);
+      while (queue.length > 0 && (queue.length >= MAX_QUEUED || queuedChars + chars > MAX_QUEUED_CHARS)) {
+        queuedChars -= queue.shift()!.body.reduce((n, piece) => n + piece.length, 0);
+        dropped++;
+      }
+      queue.push(req);
+      queuedChars += chars;
+      schedule();
+    },
+    rulesChanged() { dirty = true; known?.clear(); },
+    drain,
+    checkNoData: noDataCheck,
+    start() {
+      if (timer !== undefined) return;
+      started = true;
+      schedule();
+      timer = setInterval(() => {
+        void noDataCheck().catch((err: unknown) => log.error('alarm no-data check failed', { error: String((err as Error)?.stack ?? err) }));
+      }, NO_DATA_TICK_MS);
+      timer.unref();
+      flushTimer = setInterval(() => {
+        void flush().catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
+      }, FLUSH_MS);
+      flushTimer.unref();
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearInterval(timer);
+      if (flushTimer !== undefined) clearInterval(flushTimer);
+      if (batchTimer !== undefined) clearTimeout(batchTimer);
+      timer = batchTimer = undefined;
+      await drain().catch((err: unknown) => log.error('alarm evaluation failed', { error: String((err as Error)?.stack ?? err) }));
+      await flush().catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
+    },
+  };
+}
+
+/** The points of one committed write that rules watch, added to `work` by device and field. */
+function collect(idx: Index, req: WrittenPoints, work: Map<string, { entry: Entry; points: number[] }>): void {
+  const measurements = idx.byNamespace.get(namespaceKey(req.namespace));
+  if (measurements === undefined) return;
+  const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
+  const retainFrom = req.retainFromMs ?? -Infinity;
+  // per series section text (by its hash): the entries watching it, or null
+  const seen = new Map<number, { text: string; entries: Entry[] | null }[]>();
+  try {
+    while (sc.nextLine()) {
+      let bucket = seen.get(sc.seriesHash);
+      let hit = bucket?.find((b) => sc.seriesTextIs(b.text));
+      if (hit === undefined) {
+        sc.parseSeries();
+        const nodeId = sc.tag('nodeId');
+        const entries = nodeId === undefined ? undefined : measurements.get(sc.measurement)?.get(nodeId);
+        hit = { text: sc.seriesText(), entries: entries ?? null };
+        if (bucket === undefined) seen.set(sc.seriesHash, bucket = []);
+        bucket.push(hit);
+      }
+      if (hit.entries === null) continue;
+      sc.parseFields();
+      if (sc.timeMs < retainFrom) continue;
+      for (const e of hit.entries) {
+        let k = 0;
+        while (k < sc.fieldCount && sc.fieldKeys[k] !== e.field) k++;
+        if (k === sc.fieldCount) continue;
+        // a string field is watched for arrivals only (no-data rules); NaN is no value to a threshold
+        const big = sc.fieldValues[k];
+        const value = sc.fieldKinds[k] === STRING ? Number.NaN : typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
+        let w = work.get(e.key);
+        if (w === undefined) work.set(e.key, w = { entry: e, points: [] });
+        w.points.push(sc.timeMs, value);
+      }
+    }
+  } catch {
+    // the write was stored, so its body scanned cleanly then; nothing more of it can be evaluated
+  }
+}
+
+/** Every enabled rule's (rule, device) pairs: the devices its role may read, as listed and narrowed by nodeType. */
+async function buildIndex(db: Db, version: string): Promise<Index> {
+  const rules = await enabledRules(db);
+  const byRole = new Map<number, number[]>();
+  for (const r of rules) if (!byRole.has(r.role_id)) byRole.set(r.role_id, (await devicesOfRole(db, r.role_id)).map((d) => d.deviceId));
+  const allIds = new Set<number>();
+  for (const ids of byRole.values()) for (const id of ids) allIds.add(id);
+  const nodes = new Map((await deviceNodes(db, [...allIds])).map((n) => [n.id, n]));
+  const byNamespace: Index['byNamespace'] = new Map();
+  const noData: Watch[] = [];
+  for (const rule of rules) {
+    const readable = byRole.get(rule.role_id)!;
+    const listed = rule.device_ids === null ? undefined : new Set(JSON.parse(rule.device_ids) as number[]);
+    const spec = specOf(rule);
+    for (const deviceId of readable) {
+      if (listed !== undefined && !listed.has(deviceId)) continue;
+      const node = nodes.get(deviceId);
+      if (node === undefined || (rule.node_type !== null && node.node_type !== rule.node_type)) continue;
+      const watch: Watch = { rule, spec, deviceId, key: watchKey(rule.id, deviceId) };
+      if (rule.kind === 'noData') noData.push(watch);
+      if (node.node_id === null) continue;
+      addEntry(byNamespace, rule, node.node_id, deviceId, watch);
+    }
+  }
+  return { version, byNamespace, noData };
+}
+
+function addEntry(byNamespace: Index['byNamespace'], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {
+  let m = byNamespace.get(rule.namespace_key);
+  if (m === undefined) byNamespace.set(rule.namespace_key, m = new Map());
+  let n = m.get(rule.measurement);
+  if (n === undefined) m.set(rule.measurement, n = new Map());
+  let list = n.get(nodeId);
+  if (list === undefined) n.set(nodeId, list = []);
+  const entry = list.find((e) => e.field === rule.field);
+  if (entry !== undefined) entry.watches.push(watch);
+  else list.push({ field: rule.field, key: `${rule.namespace_key}\u0000${rule.measurement}\u0000${deviceId}\u0000${rule.field}`, watches: [watch] });
+}
