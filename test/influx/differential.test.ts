@@ -7,14 +7,14 @@
 // On PostgreSQL gridkeeper runs on a fresh empty database (GRIDKEEPER_DATABASE_URL: test/support/harness.ts).
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isolatedBinary, startBinary, type RunningBinary } from '../support/binary.ts';
 import { databaseEnv, dropDatabases } from '../support/harness.ts';
+import { startInfluxd, type RunningInfluxd } from '../support/influxd.ts';
 import { FLOAT_FIELDS, UNBOUNDED_RP, points, statements, type Case } from './differential/corpus.ts';
 
 const SEEDS = (process.env.GK_DIFF_SEEDS ?? '14,15,16').split(',').map(Number);
@@ -33,52 +33,6 @@ export const KNOWN_DIFFERENCES: Array<{ pattern: RegExp; reason: string }> = [
   },
   { pattern: /SOFFSET/, reason: 'InfluxDB 1.6 applies SOFFSET before it groups and orders the series (it does not skip the first answered series); gridkeeper skips the first N answered series' },
 ];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function startInfluxd(dir: string): Promise<{ child: ChildProcess; port: number }> {
-  const port = await freePort();
-  const meta = await freePort();
-  mkdirSync(dir, { recursive: true });
-  const conf = join(dir, 'influxd.conf');
-  writeFileSync(conf, `reporting-disabled = true
-bind-address = "127.0.0.1:${meta}"
-[meta]
-  dir = "${join(dir, 'meta')}"
-[data]
-  dir = "${join(dir, 'data')}"
-  wal-dir = "${join(dir, 'wal')}"
-  query-log-enabled = false
-[http]
-  bind-address = "127.0.0.1:${port}"
-  log-enabled = false
-[monitor]
-  store-enabled = false
-[continuous_queries]
-  enabled = false
-`);
-  const child = spawn('/usr/bin/influxd', ['-config', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-  for (let i = 0; i < 150; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/ping`)).status === 204) return { child, port };
-    } catch { /* not up yet */ }
-    if (child.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`influxd did not start: ${stderr.slice(-2000)}`);
-}
 
 async function call(url: string, init: RequestInit & { token?: string; json?: unknown } = {}): Promise<{ status: number; body: any; text: string }> {
   const headers = new Headers(init.headers);
@@ -127,7 +81,7 @@ export function difference(a: unknown, b: unknown, path = ''): string | undefine
 
 describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
   const dir = mkdtempSync(join(tmpdir(), 'gk-diff-'));
-  let influxd: { child: ChildProcess; port: number };
+  let influxd: RunningInfluxd;
   let gk: RunningBinary;
   let token: string;
   let base: number;
@@ -154,7 +108,7 @@ describe('InfluxQL: differential test against InfluxDB 1.6.7', () => {
   });
 
   after(async () => {
-    influxd?.child.kill('SIGTERM');
+    influxd?.stop();
     try {
       await gk?.stop();
     } finally {
