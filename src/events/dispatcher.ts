@@ -4,7 +4,7 @@
 // and records each outcome and attempt. Events wait in the tables, never in memory: a restart, or another node,
 // delivers what is left. Units of work that wrote events wake it (outbox.ts); it also looks every POLL_MS.
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { ping } from '../db/operations.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/open.ts';
 import type { EventService } from '../context/deps.ts';
@@ -220,7 +220,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       try {
         // the unit that woke us commits first: on SQLite a statement waits for the open transaction, on PostgreSQL an
         // empty unit joins the next group commit, which begins after the current one committed
-        if (woken) await (db.backend === 'postgres' ? db.write(async () => {}) : db.get(sql`SELECT 1 AS one`));
+        if (woken) await (db.backend === 'postgres' ? db.write(async () => {}) : ping(db));
         woken = false;
         await pump();
         await maintain();

@@ -3,11 +3,10 @@
 // A request's distinct nodeIds are checked together, once each: rights may change between requests, never within one.
 // These are shared rules (src/access), asynchronous: the telemetry engine awaits them before (or between) its
 // synchronous exclusive sections, never inside one.
-import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
-import { canEditProperty, deviceAccesses, RIGHTS_VERSION_COLUMN, type DeviceAccess } from '../access/rights.ts';
-import { inValues } from '../db/in-list.ts';
+import { canEditProperty, deviceAccesses, type DeviceAccess } from '../access/rights.ts';
+import { devicesOfNodeIds } from './telemetry.store.ts';
 import { isRootMember } from '../access/root.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
@@ -30,11 +29,7 @@ export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<strin
   const wanted = [...new Set(nodeIds)];
   const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
   if (wanted.length === 0) return out;
-  // the rights version comes with the devices, in the same statement (one round trip less on PostgreSQL)
-  type DeviceRow = { id: number; node_id: string; rights_version: number | string };
-  const devices = await db.all(wanted.length === 1
-    ? sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id = ${wanted[0]}`
-    : sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id ${inValues(wanted)}`);
+  const devices = await devicesOfNodeIds(db, wanted);
   if (devices.length === 0) return out;
   const accessById = await deviceAccesses(db, userId, devices.map((d) => d.id), PER_DEVICE_WALKS, devices[0]!.rights_version);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));

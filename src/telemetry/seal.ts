@@ -1,17 +1,16 @@
 // Sealing closed shard windows into compressed blocks (docs/api.md#telemetry-blocks), on whichever backend: on SQLite
 // in the fold worker when the database is a file, else on the main thread a transaction at a time, yielding to requests
 // between them. A service seals on a timer (startSealing); `gridkeeper telemetry seal` and the tests call sealDue.
-import { sql } from 'kysely';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../lib/logger.ts';
 import { catalogueOf } from './sqlite/catalogue.ts';
 import { sealStep } from './sqlite/seal.ts';
-import { GRACE_DIVISOR } from './blocks/rows.ts';
 import { logSealingTo, noteSealed, sealProgress, type SealProgress } from './sqlite/seal-progress.ts';
 import { settleStaged, stagingOf } from './sqlite/staging.ts';
 import { sealStepPg } from './pg/pg-seal.ts';
 import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
+import { unsealedWindows } from './telemetry.store.ts';
 
 /** Points per sealing transaction on the main thread: each holds the event loop for ~10 ms at most. */
 const SEAL_POINTS = 10_000;
@@ -101,10 +100,4 @@ export function registerSealingMetrics(registry: Registry, db: Db, now: () => nu
       this.set({ due: 'true' }, figures.due);
     },
   });
-}
-
-async function unsealedWindows(db: Db, nowMs: number): Promise<{ open: number; due: number }> {
-  const row = await db.get(sql<{ open: number; due: number }>`SELECT count(*) AS open,
-    count(*) FILTER (WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ${nowMs}) AS due FROM telemetry_shards`);
-  return { open: Number(row?.open ?? 0), due: Number(row?.due ?? 0) };
 }

@@ -2,7 +2,8 @@
 // shard tables that fell out of retention.
 import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
-import { allReadableDevices } from '../access/rights.ts';
+import { allReadableDevices, RIGHTS_VERSION_COLUMN } from '../access/rights.ts';
+import { GRACE_DIVISOR } from './blocks/rows.ts';
 import { catalogueOf, shardTableName } from './sqlite/catalogue.ts';
 import { noteSealChange } from './sqlite/seal.ts';
 import { forgetStaged } from './sqlite/staging.ts';
@@ -140,4 +141,19 @@ export async function enforceRetention(db: Db, retentionMs: number | null | unde
     await pruneShards(db, cutoff);
   }
   return cutoff;
+}
+
+/** The devices these nodeIds name, with the rights version in the same statement (one round trip less on PostgreSQL). */
+export async function devicesOfNodeIds(db: Db, nodeIds: readonly string[]): Promise<Array<{ id: number; node_id: string; rights_version: number | string }>> {
+  type DeviceRow = { id: number; node_id: string; rights_version: number | string };
+  return db.all(nodeIds.length === 1
+    ? sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id = ${nodeIds[0]}`
+    : sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id ${inValues(nodeIds)}`);
+}
+
+/** Windows whose shard table holds points, and among them those closed for the grace period at `nowMs` (due). */
+export async function unsealedWindows(db: Db, nowMs: number): Promise<{ open: number; due: number }> {
+  const row = await db.get(sql<{ open: number; due: number }>`SELECT count(*) AS open,
+    count(*) FILTER (WHERE end_ms + (end_ms - start_ms) / ${GRACE_DIVISOR} <= ${nowMs}) AS due FROM telemetry_shards`);
+  return { open: Number(row?.open ?? 0), due: Number(row?.due ?? 0) };
 }
