@@ -10,20 +10,14 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSync } from 'otplib';
-import type { Page } from 'playwright-core';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { axeViolations, launchChromium, watchPage } from '../support/chromium.ts';
+import { launchChromium, watchPage, assertAccessible } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 
 const ADMIN = 'admin@localhost';
 const PASSWORD = 'console-admin-password';
 
 const totp = (secret: string, stepOffset = 0) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + stepOffset * 30 });
-
-async function assertAccessible(page: Page, screen: string): Promise<void> {
-  const bad = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `axe-core on ${screen}`);
-}
 
 test('console end to end in Chromium', { timeout: 120_000 }, async () => {
   const { dir, exe } = isolatedBinary();

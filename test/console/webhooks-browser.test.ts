@@ -6,28 +6,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { axeViolations, launchChromium, watchPage } from '../support/chromium.ts';
+import { launchChromium, watchPage, until, assertAccessible } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 import { startReceiver } from '../events/receiver.ts';
 
 const ADMIN = 'admin@localhost';
 const PASSWORD = 'console-admin-password';
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.fail(`waited in vain for ${what}`);
-}
-
-async function assertAccessible(page: Page, screen: string): Promise<void> {
-  const bad = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `axe-core on ${screen}`);
-}
 
 test('console: webhooks in Chromium', { timeout: 120_000 }, async () => {
   const { dir, exe } = isolatedBinary();

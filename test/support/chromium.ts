@@ -1,6 +1,7 @@
 // Headless Chromium from Debian (/usr/bin/chromium) driven by playwright-core: the console's browser tests and the
 // screenshot script share this launch and the watch on requests and console messages.
 import { chromium, type Browser, type Page } from 'playwright-core';
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -45,4 +46,19 @@ export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   const result = await page.evaluate(() => (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: AxeViolation[] }> } })
     .axe.run(document, { resultTypes: ['violations'] }));
   return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));
+}
+
+/** Fails the test on an axe-core violation of serious or critical impact on `screen`. */
+export async function assertAccessible(page: Page, screen: string): Promise<void> {
+  const bad = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `axe-core on ${screen}`);
+}
+
+/** Waits (10 s at most) until `check` holds, else fails naming `what`. */
+export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.fail(`waited in vain for ${what}`);
 }
