@@ -21,11 +21,20 @@ import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanne
 
 const MAX_WINDOWS = 1_000_000;
 
-/** count / sum / mean of a numeric field: SQLite can reduce those per window without the points leaving it. */
-export function isSimpleSum(e: Expr, m: MeasurementInfo): boolean {
-  if (e.kind !== 'call' || !['count', 'sum', 'mean'].includes(e.name) || e.args.length !== 1 || e.args[0].kind !== 'var') return false;
+const SUMS = new Set(['count', 'sum', 'mean']);
+const EXTREMES = new Set(['min', 'max', 'spread']);
+
+/**
+ * count / sum / mean of a numeric field, and (`grouped`: per GROUP BY time window, whose start is the row's time) its
+ * min, max and spread: the telemetry layer reduces those per window from block statistics and edge scans, without the
+ * points reaching the engine.
+ */
+export function isSimpleSum(e: Expr, m: MeasurementInfo, grouped = false): boolean {
+  if (e.kind !== 'call' || e.args.length !== 1 || e.args[0].kind !== 'var' || e.args[0].cast === 'tag') return false;
   const f = m.fields.get(e.args[0].name);
-  return f !== undefined && e.args[0].cast !== 'tag' && (f.kind === FLOAT || f.kind === INTEGER || f.kind === UNSIGNED);
+  if (f === undefined) return false;
+  if (SUMS.has(e.name)) return f.kind === FLOAT || f.kind === INTEGER || f.kind === UNSIGNED;
+  return grouped && EXTREMES.has(e.name) && (f.kind === FLOAT || f.kind === INTEGER || f.kind === UNSIGNED);
 }
 
 /** The rows of count/sum/mean selects from per-window sums computed by SQLite; undefined when a sum overflows. */
@@ -55,12 +64,63 @@ export function sqlAggregateRows(reads: TelemetryReads, plan: SelectPlan, src: P
   }
   if (![...sums.values()].some((a) => a.count.some((n) => n > 0))) return [];
   const empty: Stream = { ms: [], sub: [], values: fieldInfos.map(() => []), fieldNames: fieldInfos.map((f) => f.name), tags: [] };
+  let extremes: Map<string, Extremes> | undefined;
+  try {
+    extremes = timeDim === undefined ? new Map() : windowExtremes(reads, plan, src, g, fields, fieldInfos, empty, timeDim);
+  } catch (err) {
+    if (err instanceof IntegerOverflow) return undefined;
+    throw err;
+  }
+  if (extremes === undefined) return undefined;
   return aggregateRows(plan, src, fields, empty, fieldInfos, timeDim, (name, fn, windowIndex) => {
+    if (EXTREMES.has(fn)) {
+      const x = extremes.get(name);
+      const lo = x?.min[windowIndex];
+      const hi = x?.max[windowIndex];
+      if (lo === undefined || hi === undefined) return null;
+      return fn === 'min' ? lo : fn === 'max' ? hi : hi - lo;
+    }
     const acc = sums.get(name)!;
     const n = acc.count[windowIndex] ?? 0;
     if (n === 0) return null;
     return fn === 'count' ? n : fn === 'sum' ? acc.sum[windowIndex] : acc.sum[windowIndex] / n;
   });
+}
+
+interface Extremes { min: Array<number | undefined>; max: Array<number | undefined> }
+
+/**
+ * min and max per window of the fields that min(), max() or spread() name, over every series of the group; undefined
+ * when an integer beyond 2^53 would lose digits as a number (the points' path answers it exactly).
+ */
+function windowExtremes(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[], empty: Stream,
+  timeDim: Extract<Dimension, { kind: 'time' }>): Map<string, Extremes> | undefined {
+  const names = new Set<string>();
+  for (const f of fields) if (f.expr.kind === 'call' && EXTREMES.has(f.expr.name) && f.expr.args[0].kind === 'var') names.add(f.expr.args[0].name);
+  const out = new Map<string, Extremes>();
+  if (names.size === 0) return out;
+  const windows = windowsOf(plan, src, empty, timeDim);
+  let inexact = false;
+  for (const name of names) {
+    const field = fieldInfos.find((f) => f.name === name)!;
+    const x: Extremes = { min: [], max: [] };
+    for (const s of g.series) {
+      windows.forEach(([start, end], w) => {
+        const lo = Math.max(start, src.fromMs);
+        const hi = Math.min(end, src.toMs);
+        if (lo >= hi) return;
+        const st = reads.rangeStats(src.shards, s.id, field, lo, hi);
+        if (st.count === 0 || st.min === undefined || st.max === undefined) return;
+        const min = Number(st.min);
+        const max = Number(st.max);
+        if (typeof st.min === 'bigint' && (!Number.isSafeInteger(min) || !Number.isSafeInteger(max))) inexact = true;
+        if (x.min[w] === undefined || min < x.min[w]!) x.min[w] = min;
+        if (x.max[w] === undefined || max > x.max[w]!) x.max[w] = max;
+      });
+    }
+    out.set(name, x);
+  }
+  return inexact ? undefined : out;
 }
 
 /** A column of a select with functions: one value per window, or free rows. */

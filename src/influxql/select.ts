@@ -184,7 +184,7 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
     }
     let rows: OutRow[] | undefined;
     if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
-      && fields.every((f) => isSimpleSum(f.expr, m))) {
+      && fields.every((f) => isSimpleSum(f.expr, m, dim !== undefined))) {
       rows = sqlAggregateRows(reads, plan, src, g, fields, fieldInfos, dim);
     }
     if (rows === undefined) {
