@@ -1,4 +1,4 @@
-// The InfluxDB 1.x door (issue 14): GET|HEAD /ping, POST /write, GET|POST /query at the root, as InfluxDB serves them,
+// The InfluxDB 1.x door: GET|HEAD /ping, POST /write, GET|POST /query at the root, as InfluxDB serves them,
 // so Grafana, Telegraf, the `influx` shell and the client libraries work unchanged — with gridkeeper's rights, costs
 // and bucket in force. Writes go through the telemetry write path (src/telemetry/ingest.ts); queries through the
 // InfluxQL engine built on the telemetry query layer (src/influxql/).

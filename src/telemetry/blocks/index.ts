@@ -1,4 +1,4 @@
-// Compressed column blocks of telemetry (issue 38): pure codecs, the block container and per-field statistics. No
+// Compressed column blocks of telemetry: pure codecs, the block container and per-field statistics. No
 // I/O; storage, sealing and reads build on these.
 export { BlockFormatError } from './errors.ts';
 export type { Column } from './column.ts';

@@ -13,9 +13,9 @@
 //
 // Rows are staged per (shard, measurement), sorted by key with duplicates merged (the last line's value wins per
 // field), 5,000 rows per staged row of arrays (telemetry_staged; pg-staging.ts folds them into the shard tables after
-// the commit, in the background). Inserting the rows into the shard tables' B-trees in the request was about half of
-// it (5,000 lines of 5 fields: scanning ~5 ms, the rights ~2 ms, PostgreSQL's insert ~12 ms); the request now writes a
-// few rows of arrays instead, and the server folds them from the arrays it holds while the next request is scanned.
+// the commit, in the background): inserting into the shard tables' B-trees is the larger part of a write, and the
+// request writes a few rows of arrays instead, which the server folds from the arrays it holds while the next request
+// is scanned.
 // Numbers go in PostgreSQL's binary array format (pg-shards.ts arrayParam: no decimal text written here and parsed
 // there).
 import { sql } from 'kysely';
@@ -64,8 +64,8 @@ class Mirror {
 }
 
 // The planner's statistics of a shard table. A table never analyzed is planned for a handful of rows: a series' last
-// 1,000 points were then read by a bitmap scan of every point the series has in the shard and a sort (1.8 ms for
-// ~5,000 rows, against 0.3 ms for the backward index scan that stops at 1,000), and aggregates sorted what they read.
+// points are then read by a bitmap scan of every point the series has in the shard and a sort, instead of a backward
+// index scan that stops at the limit, and aggregates sort what they read.
 // Autovacuum analyzes a table once enough rows changed, but only on its own schedule (a minute apart by default: the
 // newest shard, the one dashboards read, is new every shard duration) and not at all where it is turned off. So the
 // process that writes a shard has it analyzed when it has written FIRST_ANALYZE rows to it, and again whenever it has

@@ -228,9 +228,8 @@ export class PgReads implements TelemetryReads {
     if (present.length === 0) return [];
     const batch = ['pts', shard.table, cols.join(','), fromMs, toMs, desc, limit ?? ''].join(sep);
     return this.want<RawRow[]>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
-      // Each column of a series' points comes as one array in the binary format (array_send), not a row per point:
-      // the driver made a row object and a string per value, and the floats were parsed from text and written again
-      // (last 1,000 points of 3 fields: bench/README.md, issue 18). The arrays are aggregated in the points' order.
+      // Each column of a series' points comes as one array in the binary format (array_send), not a row per point: a
+      // row object and a string per value, and floats parsed from text, are spared. The arrays keep the points' order.
       const dir = desc ? 'DESC' : 'ASC';
       const agg = (e: string) => `array_send(array_agg(${e} ORDER BY q.t_ms ${dir}, q.t_ns ${dir}))`;
       const values = cols.map((c, i) => (c === undefined ? `NULL::bytea AS v${i}` : `${agg(`q.${c}`)} AS v${i}`)).join(', ');

@@ -173,8 +173,7 @@ export type ElementAs = 'number' | 'decimal' | 'text';
 /**
  * The elements of a one-dimensional array in PostgreSQL's binary format (what `array_send` returns, as a bytea), in
  * order; NULL elements as null, a NULL array as no elements. The reverse of arrayParam: reading a column of a series'
- * points as one value instead of a row per point spares the driver a row object and a string per value (bench/README.md,
- * issue 18). Elements: float8 and int4 as numbers; int8 as numbers (`number`: times, exact below 2^53) or as decimal
+ * points as one value instead of a row per point spares the driver a row object and a string per value. Elements: float8 and int4 as numbers; int8 as numbers (`number`: times, exact below 2^53) or as decimal
  * text (`decimal`: field values, every digit); text as strings.
  */
 export function decodeArray(bytes: Buffer | null, as: ElementAs): Array<number | string | null> {

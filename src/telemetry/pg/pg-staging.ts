@@ -1,7 +1,7 @@
-// Staged telemetry writes on PostgreSQL (the table: sql/pg/0013_telemetry_staged.sql). A write request used to insert
-// its points into the shard tables' B-trees itself: the server's half of a 5,000-line request, on the same two cores,
-// while the client waited (bench/README.md, issue 18). Now the request stores them as a few rows of arrays in
-// telemetry_staged (pg-ingest.ts), committed before its answer as every write is, and a node folds them into their
+// Staged telemetry writes on PostgreSQL (the table: sql/pg/0013_telemetry_staged.sql). Inserting points into the
+// shard tables' B-trees is the server's larger part of a write; so that the client does not wait for it, the request
+// stores them as a few rows of arrays in telemetry_staged (pg-ingest.ts), committed before its answer as every write
+// is, and a node folds them into their
 // shard tables afterwards, in the background, each staged row by one statement that the server runs from the arrays
 // it already holds: nothing goes over the wire twice.
 //

@@ -1,9 +1,8 @@
 // Buffers the points of one write request per (shard table, measurement) and stores them at the end of the request,
 // sorted by key, with multi-row upserts. Runs inside the request's transaction, synchronously, in its exclusive
-// sections (add() while the body is scanned, flush() after the rights check). Both choices were measured
-// (bench/telemetry/layout.mjs and the numbers in bench/telemetry/README.md): one statement call per 64 rows instead of
+// sections (add() while the body is scanned, flush() after the rights check). One statement call per 64 rows instead of
 // one per row removes most of the per-call overhead, and inserting in key order (series by series instead of the
-// time-major order devices send) touches each B-tree leaf once instead of once per timestamp — about 1.8x faster.
+// time-major order devices send) touches each B-tree leaf once instead of once per timestamp (bench/telemetry/layout.mjs).
 //
 // Row layout (decided by bench/telemetry/layout.mjs): one row per point, (series_id, t_ms, t_ns, c0, c1, ...) in a
 // WITHOUT ROWID table keyed (series_id, t_ms, t_ns), c<n> = field number n of the series' measurement. A field a line
@@ -28,8 +27,8 @@ interface Group {
   rows: number;
 }
 
-// Arrays of cells given back by finished groups: a request of 5,000 lines takes the array the one before it grew to
-// instead of growing one from 4,096 cells again (five allocations and copies, ~0.4 ms). Writes that interleave (a
+// Arrays of cells given back by finished groups: a request takes the array the one before it grew to instead of
+// growing one from 4,096 cells again (an allocation and a copy per doubling). Writes that interleave (a
 // request's rows are stored after its rights check) each take their own. Bounded: a few arrays of at most 2 MB.
 const SPARE_ARRAYS = 4;
 const MAX_SPARE_CELLS = 1 << 18;
@@ -262,8 +261,7 @@ function setCell(cells: Cells, i: number, sc: LineScanner, k: number): void {
 /**
  * Row indexes in (series_id, t_ms, t_ns) order; equal keys keep their line order (the last line must win). Lines come
  * time-major (every series at one time, then the next time): rows are bucketed by series in line order (a counting
- * sort), and a bucket is only sorted when its times go backwards. A comparison sort of 5,000 rows took 1.5 ms of a
- * request's ~27 ms on the main thread.
+ * sort), and a bucket is only sorted when its times go backwards: a comparison sort of every row would cost more.
  */
 function keyOrder(numbers: Float64Array, rows: number, perRow: number): Uint32Array {
   const order = new Uint32Array(rows);

@@ -1,7 +1,7 @@
-// Staged telemetry writes (SQLite in a file). A write request used to insert its points into the shard tables' B-trees
-// itself, on the event loop: two thirds of its time (bench/README.md, issue 18). Now it stores them, sorted, as a few
+// Staged telemetry writes (SQLite in a file). Inserting points into the shard tables' B-trees is most of a write's
+// time; so that it does not hold the event loop, a write request stores them, sorted, as a few
 // compact rows of telemetry_staged (one per shard table, measurement and 1,024 points) in its transaction, which is
-// fsynced before the answer as every write is: an acknowledged point is as durable as before. The fold worker
+// fsynced before the answer as every write is: an acknowledged point is durable. The fold worker
 // (fold-worker.ts), a thread with its own connection, then moves them into their shard tables on the other core.
 //
 // What stays true:
