@@ -12,6 +12,7 @@ import type { FieldInfo, ShardInfo } from '../catalogue-types.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { BLOCKS_PER_SHARD, emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
+import { firstAtOrAfter } from '../query/sealed.ts';
 
 /** The SQL reading Stats of column `col` (in the order statsFromRow expects); integers as decimal text (exact). */
 export function statsSql(col: string, field: FieldInfo): string {
@@ -269,16 +270,4 @@ export function blockMs(shard: ShardInfo): number {
 
 export function blockOf(shard: ShardInfo, timeMs: number): number {
   return Math.floor((timeMs - shard.startMs) / blockMs(shard));
-}
-
-/** The index of the first time >= t in ascending times. */
-export function firstAtOrAfter(times: Float64Array, t: number): number {
-  let a = 0;
-  let b = times.length;
-  while (a < b) {
-    const mid = (a + b) >>> 1;
-    if (times[mid] < t) a = mid + 1;
-    else b = mid;
-  }
-  return a;
 }
