@@ -13,7 +13,8 @@
 //            a raw week of one device (60,480 points, every field) in a loop.
 //   memory:  peak RSS of each server.
 // Run: node bench/telemetry/history.mjs   (env DAYS, DEVICES, CLIENTS, RUNS, WARMUP, LIGHT, INFLUXD, NO_BUILD=1,
-//      BACKENDS=sqlite,postgres)
+//      BACKENDS=sqlite,postgres, SERVER_FLAGS,
+//      GRIDKEEPER_BUNDLE, KEEP=1)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -39,6 +40,12 @@ const WARMUP = Number(process.env.WARMUP ?? 20);
 const LIGHT = Number(process.env.LIGHT ?? 300);
 const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',').filter(Boolean);
 const PASSWORD = 'bench-password-1';
+/** node flags for the gridkeeper servers, e.g. SERVER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile them */
+const SERVER_FLAGS = (process.env.SERVER_FLAGS ?? '').split(' ').filter(Boolean);
+/** the bundle the servers run (GRIDKEEPER_BUNDLE: another build's, to compare two builds on the same data) */
+const EXECUTABLE = process.env.GRIDKEEPER_BUNDLE ?? join(root, 'dist', 'gridkeeper.cjs');
+/** KEEP=1: leave the data directories (their paths are logged), e.g. to start a server on a sealed month again */
+const KEEP = process.env.KEEP === '1';
 const log = (msg) => console.error(`[history] ${msg}`);
 const fmt = (n, d = 1) => Number(n).toFixed(d);
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -82,7 +89,7 @@ function bytesUnder(dir) {
 async function startGridkeeper(backend, dir) {
   const db = backend === 'postgres' ? await benchDatabase('gk_bench_history') : undefined;
   const env = { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: '2s', ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
-  const server = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', dir], { env });
+  const server = await startServer(process.execPath, [...SERVER_FLAGS, EXECUTABLE, '--data-dir', dir], { env });
   // access tokens last 15 minutes and a run takes longer: each is renewed every 5 minutes
   const login = async (username, password) => {
     const refresh = (await expect(request(`${server.url}/auth/login`, { method: 'POST', headers: json({}), body: JSON.stringify({ username, password }) }), 200, 'login')).text;
@@ -140,6 +147,11 @@ async function startGridkeeper(backend, dir) {
     },
     async stop() { await server.stop(); await db?.drop(); },
   };
+}
+
+/** The server's peak RSS so far, noted after a phase (the peak is monotonic: the phase where it grows made it). */
+function phasePeak(g, what) {
+  (g.peaks ??= []).push([what, rssOf(g.server.child.pid).peak]);
 }
 
 /** Sends every batch of the data set with CLIENTS clients, each sending its next batch when answered. */
@@ -205,6 +217,7 @@ async function main() {
       await g.settled();
       ingestMs[g.backend] = performance.now() - t;
       log(`${g.label} acknowledged in ${fmt(acknowledged / 1000, 2)} s, sealed in ${fmt(ingestMs[g.backend] / 1000, 2)} s`);
+      phasePeak(g, 'ingest');
     }
 
     // ---- disk
@@ -234,6 +247,7 @@ async function main() {
         if (got !== expected) throw new Error(`${g.label} ${name}: answers differ\n  gridkeeper ${got.slice(0, 400)}\n  InfluxDB   ${expected.slice(0, 400)}`);
       }
     }
+    for (const g of gks) phasePeak(g, 'answers compared');
     const times = {};
     for (const [name, q] of Object.entries(queries)) {
       const t = times[name] = { influx: [], ...Object.fromEntries(gks.map((g) => [g.backend, []])) };
@@ -260,8 +274,10 @@ async function main() {
       beside[key] = { alone, loaded, reads };
     };
     await measure('influx', () => inQuery(light), () => inQuery(rawWeek));
+    for (const g of gks) phasePeak(g, 'timed queries');
     for (const g of gks) await measure(g.backend, () => g.query(light), (i) => g.query(rawWeek, g.readers[i % g.readers.length]));
 
+    for (const g of gks) phasePeak(g, 'light query beside raw weeks');
     const rss = Object.fromEntries(gks.map((g) => [g.backend, rssOf(g.server.child.pid)]));
     const inRss = rssOf(influx.child.pid);
 
@@ -301,11 +317,13 @@ async function main() {
       console.log(`                        ${label.padEnd(24)} alone ${fmt(b.alone.p50, 2)} / ${fmt(b.alone.p99, 2)} ms, beside ${fmt(b.loaded.p50, 2)} / ${fmt(b.loaded.p99, 2)} ms (${b.reads} raw weeks read meanwhile) ${aim}`);
     }
     console.log(`  peak RSS              ${gks.map((g) => `${g.label} ${fmt(rss[store(g)].peak)} MB`).join('; ')} (InfluxDB ${fmt(inRss.peak)} MB; aim < 200 MB)`);
+    for (const g of gks) console.log(`                        ${g.label}: peak after ${g.peaks.map(([what, mb]) => `${what} ${fmt(mb)} MB`).join(', ')}`);
   } finally {
     agent.destroy();
     for (const g of gks) await g.stop();
     await influx?.stop();
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    if (KEEP) log(`kept ${dirs.join(', ')}`);
+    else for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
 }
 

@@ -13,7 +13,7 @@ import { answerKind, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKin
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
-import type { PointValue } from '../telemetry/query/reads-types.ts';
+import type { PointValue, WindowAcc } from '../telemetry/query/reads-types.ts';
 import { IntegerOverflow } from '../telemetry/query/stats.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
 import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
@@ -37,15 +37,23 @@ export function isSimpleSum(e: Expr, m: MeasurementInfo, grouped = false): boole
   return grouped && EXTREMES.has(e.name) && (f.kind === FLOAT || f.kind === INTEGER || f.kind === UNSIGNED);
 }
 
-/** The rows of count/sum/mean selects from per-window sums computed by SQLite; undefined when a sum overflows. */
+/**
+ * The rows of count/sum/mean selects, and of min/max/spread per GROUP BY time window, from per-window reductions the
+ * telemetry layer computes; undefined when an integer sum overflows or an integer extreme is beyond 2^53 (the points'
+ * path answers those).
+ */
 export function sqlAggregateRows(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[],
   timeDim: Extract<Dimension, { kind: 'time' }> | undefined): OutRow[] | undefined {
   const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
   const firstMs = timeDim ? windowStart(plan.explicitFromMs!, intervalMs, timeDim.offsetNs / 1e6) : src.fromMs;
-  const sums = new Map<string, { count: number[]; sum: number[] }>();
+  // the fields min(), max() or spread() name (only per window: isSimpleSum)
+  const extremes = new Set<string>();
+  for (const f of fields) if (f.expr.kind === 'call' && EXTREMES.has(f.expr.name) && f.expr.args[0].kind === 'var') extremes.add(f.expr.args[0].name);
+  const accs = new Map<string, Required<WindowAcc>>();
   try {
     for (const f of fieldInfos) {
-      const acc = { count: [] as number[], sum: [] as number[] };
+      const acc: Required<WindowAcc> = { count: [], sum: [], min: [], max: [] };
+      const reduced: WindowAcc = extremes.has(f.name) ? acc : { count: acc.count, sum: acc.sum };
       for (const s of g.series) {
         if (timeDim === undefined) {
           // one window: the telemetry layer's block statistics answer whole blocks without reading their rows
@@ -53,74 +61,29 @@ export function sqlAggregateRows(reads: TelemetryReads, plan: SelectPlan, src: P
           acc.count[0] = (acc.count[0] ?? 0) + st.count;
           acc.sum[0] = (acc.sum[0] ?? 0) + Number(st.sum);
         } else {
-          reads.addWindowSums(src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, acc.count, acc.sum);
+          reads.addWindowStats(src.shards, s.id, f, src.fromMs, src.toMs, firstMs, intervalMs, reduced);
         }
       }
-      sums.set(f.name, acc);
+      accs.set(f.name, acc);
     }
   } catch (err) {
     if (err instanceof IntegerOverflow || /integer overflow/i.test((err as Error).message)) return undefined;
     throw err;
   }
-  if (![...sums.values()].some((a) => a.count.some((n) => n > 0))) return [];
+  if (![...accs.values()].some((a) => a.count.some((n) => n > 0))) return [];
   const empty: Stream = { ms: [], sub: [], values: fieldInfos.map(() => []), fieldNames: fieldInfos.map((f) => f.name), tags: [] };
-  let extremes: Map<string, Extremes> | undefined;
-  try {
-    extremes = timeDim === undefined ? new Map() : windowExtremes(reads, plan, src, g, fields, fieldInfos, empty, timeDim);
-  } catch (err) {
-    if (err instanceof IntegerOverflow) return undefined;
-    throw err;
-  }
-  if (extremes === undefined) return undefined;
   return aggregateRows(plan, src, fields, empty, fieldInfos, timeDim, (name, fn, windowIndex) => {
+    const acc = accs.get(name)!;
     if (EXTREMES.has(fn)) {
-      const x = extremes.get(name);
-      const lo = x?.min[windowIndex];
-      const hi = x?.max[windowIndex];
+      const lo = acc.min[windowIndex];
+      const hi = acc.max[windowIndex];
       if (lo === undefined || hi === undefined) return null;
       return fn === 'min' ? lo : fn === 'max' ? hi : hi - lo;
     }
-    const acc = sums.get(name)!;
     const n = acc.count[windowIndex] ?? 0;
     if (n === 0) return null;
     return fn === 'count' ? n : fn === 'sum' ? acc.sum[windowIndex] : acc.sum[windowIndex] / n;
   });
-}
-
-interface Extremes { min: Array<number | undefined>; max: Array<number | undefined> }
-
-/**
- * min and max per window of the fields that min(), max() or spread() name, over every series of the group; undefined
- * when an integer beyond 2^53 would lose digits as a number (the points' path answers it exactly).
- */
-function windowExtremes(reads: TelemetryReads, plan: SelectPlan, src: PlannedSource, g: Group, fields: Field[], fieldInfos: FieldInfo[], empty: Stream,
-  timeDim: Extract<Dimension, { kind: 'time' }>): Map<string, Extremes> | undefined {
-  const names = new Set<string>();
-  for (const f of fields) if (f.expr.kind === 'call' && EXTREMES.has(f.expr.name) && f.expr.args[0].kind === 'var') names.add(f.expr.args[0].name);
-  const out = new Map<string, Extremes>();
-  if (names.size === 0) return out;
-  const windows = windowsOf(plan, src, empty, timeDim);
-  let inexact = false;
-  for (const name of names) {
-    const field = fieldInfos.find((f) => f.name === name)!;
-    const x: Extremes = { min: [], max: [] };
-    for (const s of g.series) {
-      windows.forEach(([start, end], w) => {
-        const lo = Math.max(start, src.fromMs);
-        const hi = Math.min(end, src.toMs);
-        if (lo >= hi) return;
-        const st = reads.rangeStats(src.shards, s.id, field, lo, hi);
-        if (st.count === 0 || st.min === undefined || st.max === undefined) return;
-        const min = Number(st.min);
-        const max = Number(st.max);
-        if (typeof st.min === 'bigint' && (!Number.isSafeInteger(min) || !Number.isSafeInteger(max))) inexact = true;
-        if (x.min[w] === undefined || min < x.min[w]!) x.min[w] = min;
-        if (x.max[w] === undefined || max > x.max[w]!) x.max[w] = max;
-      });
-    }
-    out.set(name, x);
-  }
-  return inexact ? undefined : out;
 }
 
 /** A column of a select with functions: one value per window, or free rows. */

@@ -72,6 +72,8 @@ async function answers(s: Stored, nodes = ['n1', 'n2']): Promise<Answers> {
       `SELECT mean(f), max(f), min(i), sum(i), count(s) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(1d)`,
       `SELECT mean(f), count(b) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(5h)`,
       `SELECT spread(i), stddev(f), median(f) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(12h)`,
+      `SELECT max(f), min(i), spread(f), count(f), sum(i), mean(f) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START + 7}ms AND time < ${T0 - 5}ms GROUP BY time(90m)`,
+      `SELECT max(i), min(f), spread(i) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms GROUP BY time(7h, 2h) fill(none)`,
     ]) out.aggregates.push(await influx(q));
   }
   return out;
@@ -200,6 +202,28 @@ describe('all-time reads: a query without a lower time bound covers every stored
       await seal(s, T0 + DAY);
     }
     assert.deepEqual(await counts(s), { blocks: 2, heads: 0, sealed: 2 });
+  });
+
+  it('min(), max() and spread() per window answer the same before and after sealing where integers pass 2^53', async (t) => {
+    const s = await appWith(t);
+    const lines: string[] = [];
+    for (let k = 0; k < 48; k++) {
+      // one half of the windows within 2^53, the other beyond it (whose windows are answered from the points)
+      const i = k < 24 ? BigInt(1000 + k) : 9007199254740993n + BigInt(k * 2);
+      lines.push(`power,nodeId=n1 i=${i}i,f=${k}.5 ${ns(START + k * 3_600_000)}`);
+    }
+    await writeOk(s.app, s.token, lines.join('\n'));
+    const q = `SELECT max(i), min(i), spread(i), max(f) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + 2 * DAY}ms GROUP BY time(6h)`;
+    const text = async () => {
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.text;
+    };
+    const before = await text();
+    assert.match(before, new RegExp(`\\[${START},1005,1000,5,5\\.5\\],\\[${START + 6 * 3_600_000},1011,1006,5,11\\.5\\]`));
+    await seal(s, T0 + DAY);
+    assert.equal((await counts(s)).heads, 0);
+    assert.equal(await text(), before);
   });
 });
 

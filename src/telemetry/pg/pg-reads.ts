@@ -13,7 +13,7 @@ import { compileQuery, type Db, type Query } from '../../db/open.ts';
 import { compareTagSets } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SealedBlockEntry, SeriesTags, ShardInfo } from '../catalogue-types.ts';
 import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
-import { addSum, addWindowSumsOf, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
+import { addBlockWindows, addPointWindows, addWindow, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, type Namespace } from '../namespaces.ts';
@@ -22,7 +22,7 @@ import { isInteger, StatementError, type Column } from '../query/columns.ts';
 import type { PlannedQuery } from '../query/types.ts';
 import { bySeriesKey } from '../query/series-key.ts';
 import { isoTimeJson, rfc3339NanoJson } from '../query/result.ts';
-import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads } from '../query/reads-types.ts';
+import type { Edge, PointValue, SeriesPoints, SeriesRef, TelemetryReads, WindowAcc } from '../query/reads-types.ts';
 import { rangePieces, readPieces, type ComputedBlock, type PieceGroup } from './pg-block-stats.ts';
 import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
@@ -354,18 +354,25 @@ export class PgReads implements TelemetryReads {
     return points === undefined ? undefined : statsOfValues(field, points.values[0]);
   }
 
-  /** addWindowSums of a sealed window (see the SQLite reader's: statistics when the window is one interval). */
-  private sealedWindowSums(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
-    firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+  /** addWindowStats of a sealed window (see the SQLite reader's: statistics when the window is one interval). */
+  private sealedWindowStats(shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+    firstMs: number, intervalMs: number, acc: WindowAcc): void {
     const lo = Math.max(fromMs, shard.startMs);
     const hi = Math.min(toMs, shard.endMs);
     if (lo === shard.startMs && hi === shard.endMs && windowOf(lo, firstMs, intervalMs) === windowOf(hi - 1, firstMs, intervalMs)) {
       const s = this.sealedStats(shard, seriesId, field, lo, hi);
-      if (s !== undefined && s.count > 0) addSum(windowOf(lo, firstMs, intervalMs), s.count, s.sum, count, sum);
+      if (s !== undefined && s.count > 0) addWindow(acc, windowOf(lo, firstMs, intervalMs), s.count, s.sum, s.min!, s.max!);
       return;
     }
+    const block = this.sealedBlock(shard, seriesId);
+    const head = this.sealedHead(shard, seriesId, [field], lo, hi);
+    if (block === undefined || head === undefined) return;
+    if (block !== null && head.ms.length === 0) {
+      const data = this.sealedData(shard, seriesId);
+      if (data === undefined || addBlockWindows(data, field, lo, hi, firstMs, intervalMs, acc)) return;
+    }
     const points = this.sealedPoints(shard, seriesId, [field], lo, hi);
-    if (points !== undefined) addWindowSumsOf(points, field, firstMs, intervalMs, count, sum);
+    if (points !== undefined) addPointWindows(points, field, firstMs, intervalMs, acc);
   }
 
   readPoints(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: Edge): SeriesPoints {
@@ -458,35 +465,34 @@ export class PgReads implements TelemetryReads {
     return stats;
   }
 
-  addWindowSums(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
-    firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+  addWindowStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+    firstMs: number, intervalMs: number, acc: WindowAcc): void {
     for (const shard of shards) {
       if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
       if (shard.sealed) {
-        this.sealedWindowSums(shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum);
+        this.sealedWindowStats(shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc);
         continue;
       }
       const col = pgColumnIn(shard, field);
       if (col === undefined) continue;
       const interval = intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs;
       const batch = ['win', shard.table, col, fromMs, toMs, firstMs, interval].join(sep);
-      const rows = this.want<Array<[number, number, string]>>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
-        const total = col.endsWith('i') ? `sum(${col})::text` : `sum(${col})::float8::text`;
-        const found = await tx.all(sql<{ sid: number; w: number; n: number; total: string }>`SELECT series_id AS sid,
-          trunc((t_ms - ${firstMs}::numeric) / ${interval}::numeric)::bigint AS w, count(${sql.raw(col)}) AS n, ${sql.raw(total)} AS total
+      const rows = this.want<Array<[number, number, string, string, string]>>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+        const integer = col.endsWith('i');
+        const text = (e: string) => (integer ? `${e}::text` : `${e}::float8::text`);
+        const found = await tx.all(sql<{ sid: number; w: number; n: number; total: string; lo: string; hi: string }>`SELECT series_id AS sid,
+          trunc((t_ms - ${firstMs}::numeric) / ${interval}::numeric)::bigint AS w, count(${sql.raw(col)}) AS n, ${sql.raw(text(`sum(${col})`))} AS total,
+          ${sql.raw(text(`min(${col})`))} AS lo, ${sql.raw(text(`max(${col})`))} AS hi
           FROM ${sql.id(shard.table)} WHERE series_id = ANY(${ids}::bigint[]) AND t_ms >= ${fromMs} AND t_ms < ${toMs} AND ${sql.raw(col)} IS NOT NULL
           GROUP BY 1, 2`);
-        const bySeries = new Map<number, Array<[number, number, string]>>(ids.map((id) => [id as number, []]));
-        for (const r of found) bySeries.get(r.sid)!.push([r.w, r.n, r.total]);
+        const bySeries = new Map<number, Array<[number, number, string, string, string]>>(ids.map((id) => [id as number, []]));
+        for (const r of found) bySeries.get(Number(r.sid))!.push([Number(r.w), Number(r.n), r.total, r.lo, r.hi]);
         for (const [id, list] of bySeries) this.known.set(`${batch}${sep}${id}`, list);
       }) ?? [];
-      for (const [w, n, total] of rows) {
-        if (isInteger(field)) {
-          const exact = BigInt(total);
-          if (exact > INT64_MAX || exact < INT64_MIN) throw new IntegerOverflow();
-        }
-        count[w] = (count[w] ?? 0) + n;
-        sum[w] = (sum[w] ?? 0) + Number(total);
+      const integer = isInteger(field);
+      for (const [w, n, total, lo, hi] of rows) {
+        if (integer) addWindow(acc, w, n, BigInt(total), BigInt(lo), BigInt(hi));
+        else addWindow(acc, w, n, Number(total), Number(lo), Number(hi));
       }
     }
   }

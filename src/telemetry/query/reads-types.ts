@@ -57,13 +57,26 @@ export interface TelemetryReads {
   /** count, sum, min and max of a field over [fromMs, toMs); throws IntegerOverflow when an integer sum leaves int64. */
   rangeStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats;
   /**
-   * count and sum of a field per window of `intervalMs` from `firstMs` (0: one window) over [fromMs, toMs), added into
-   * `count` / `sum` by window; throws IntegerOverflow when an integer sum leaves int64.
+   * count, sum, min and max of a numeric field per window of `intervalMs` from `firstMs` (0: one window) over
+   * [fromMs, toMs), added into the arrays `acc` holds, by window; throws IntegerOverflow when an integer sum leaves
+   * int64, or an integer min or max is beyond 2^53 (the caller then reads points).
    */
-  addWindowSums(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
-    firstMs: number, intervalMs: number, count: number[], sum: number[]): void;
+  addWindowStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+    firstMs: number, intervalMs: number, acc: WindowAcc): void;
   /** A JSON query with functions: its one row `["<range start>",agg,...]`, '' when no selected field has a value. */
   aggregateRow(q: PlannedQuery, seriesId: number, columns: Column[]): string;
   /** A JSON query of plain fields: the series' rows as JSON, comma-separated ('' when none). */
   rawRows(q: PlannedQuery, seriesId: number, columns: Column[]): string;
+}
+
+/**
+ * Per-window reductions of a numeric field, indexed by window: count and sum (integer sums exact up to int64, else
+ * IntegerOverflow), min and max (as numbers: an integer beyond 2^53 throws IntegerOverflow, the caller then reads
+ * points). A reader fills the arrays that are present.
+ */
+export interface WindowAcc {
+  count?: number[];
+  sum?: number[];
+  min?: Array<number | undefined>;
+  max?: Array<number | undefined>;
 }

@@ -5,7 +5,7 @@ import type { FieldInfo, SealedBlockEntry } from '../catalogue-types.ts';
 import { valuesOfColumn, type BlockData } from '../blocks/index.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, STRING } from '../line-protocol/line-scanner.ts';
 import { IntegerOverflow, type Stats } from './stats.ts';
-import type { SeriesPoints } from './reads-types.ts';
+import type { SeriesPoints, WindowAcc } from './reads-types.ts';
 
 /** A cell as the sealed readers carry it: integers exact (bigint beyond 2^53), booleans as booleans. */
 export type SealedValue = number | bigint | string | boolean | null;
@@ -159,30 +159,112 @@ export function windowOf(t: number, firstMs: number, intervalMs: number): number
   return intervalMs === 0 ? 0 : Math.floor((t - firstMs) / intervalMs);
 }
 
-/**
- * Adds count and sum of a field's points per interval into `count` / `sum`. Integer sums past int64 throw
- * IntegerOverflow, as SQLite's sum() does.
- */
-export function addWindowSumsOf(points: WindowPoints, field: FieldInfo, firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+/** Adds one window's reduction into `acc`. */
+export function addWindow(acc: WindowAcc, w: number, n: number, total: number | bigint, lo: number | bigint, hi: number | bigint): void {
+  if (n === 0) return;
+  if (acc.count !== undefined && acc.sum !== undefined) addSum(w, n, total, acc.count, acc.sum);
+  if (acc.min !== undefined || acc.max !== undefined) {
+    const low = exactNumber(lo);
+    const high = exactNumber(hi);
+    if (acc.min !== undefined && (acc.min[w] === undefined || low < acc.min[w]!)) acc.min[w] = low;
+    if (acc.max !== undefined && (acc.max[w] === undefined || high > acc.max[w]!)) acc.max[w] = high;
+  }
+}
+
+function exactNumber(v: number | bigint): number {
+  if (typeof v === 'number') return v;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n)) throw new IntegerOverflow();
+  return n;
+}
+
+/** Adds a field's points (boxed, as merged windows carry them) into `acc` per interval. */
+export function addPointWindows(points: WindowPoints, field: FieldInfo, firstMs: number, intervalMs: number, acc: WindowAcc): void {
   const values = points.values[0];
+  const float = field.kind === FLOAT;
   let w = -1;
   let n = 0;
   let total: number | bigint = 0;
-  const flush = () => { if (n > 0) addSum(w, n, total, count, sum); };
+  let lo: number | bigint = 0;
+  let hi: number | bigint = 0;
   for (let i = 0; i < points.ms.length; i++) {
     const v = values[i];
     if (v === null) continue;
     const wi = windowOf(points.ms[i], firstMs, intervalMs);
+    const x = float ? (v as number) : BigInt(v as number | bigint);
     if (wi !== w) {
-      flush();
+      addWindow(acc, w, n, total, lo, hi);
       w = wi;
       n = 0;
-      total = field.kind === FLOAT ? 0 : 0n;
+      total = float ? 0 : 0n;
+      lo = x;
+      hi = x;
     }
     n++;
-    total = typeof total === 'bigint' ? total + BigInt(v as number | bigint) : total + (v as number);
+    total = float ? (total as number) + (x as number) : (total as bigint) + (x as bigint);
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
   }
-  flush();
+  addWindow(acc, w, n, total, lo, hi);
+}
+
+const SAFE = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Adds a block's values of a numeric field over [fromMs, toMs) into `acc` per interval, from the decoded column as it
+ * is (no value boxed). False, with nothing added, when the column holds integers beyond 2^53 or an integer sum
+ * leaves the range where numbers add exactly: the caller reduces the points then.
+ */
+export function addBlockWindows(block: BlockData, field: FieldInfo, fromMs: number, toMs: number, firstMs: number, intervalMs: number,
+  acc: WindowAcc): boolean {
+  const c = block.columns[field.ordinal];
+  if (c === undefined || c.kind !== field.kind) return true;
+  if (!(c.values instanceof Float64Array)) return false;
+  const values = c.values;
+  const present = c.present;
+  const ms = block.ms;
+  const n = ms.length;
+  const exactSums = field.kind !== FLOAT && acc.sum !== undefined;
+  let i = firstAtOrAfter(ms, fromMs);
+  let j = i;
+  if (present !== undefined) {
+    j = 0;
+    for (let r = 0; r < i; r++) if (present[r] !== 0) j++;
+  }
+  // windows are gathered first: an inexact integer sum found late must leave `acc` untouched
+  const found: number[] = [];
+  let w = 0;
+  let end = -Infinity;
+  let count = 0;
+  let total = 0;
+  let lo = 0;
+  let hi = 0;
+  for (; i < n; i++) {
+    const t = ms[i];
+    if (t >= toMs) break;
+    if (present !== undefined && present[i] === 0) continue;
+    const v = values[j++];
+    if (t >= end) {
+      if (count > 0) found.push(w, count, total, lo, hi);
+      w = windowOf(t, firstMs, intervalMs);
+      end = intervalMs === 0 ? Infinity : firstMs + (w + 1) * intervalMs;
+      count = 0;
+      total = 0;
+      lo = v;
+      hi = v;
+    }
+    count++;
+    total += v;
+    if (exactSums && (total > SAFE || total < -SAFE)) return false;
+    if (v < lo) lo = v;
+    if (v > hi) hi = v;
+  }
+  if (count > 0) found.push(w, count, total, lo, hi);
+  for (let k = 0; k < found.length; k += 5) {
+    const sum = exactSums ? BigInt(found[k + 2]) : found[k + 2];
+    addWindow(acc, found[k], found[k + 1], sum, found[k + 3], found[k + 4]);
+  }
+  return true;
 }
 
 export function addSum(w: number, n: number, total: number | bigint, count: number[], sum: number[]): void {

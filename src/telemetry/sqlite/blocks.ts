@@ -34,6 +34,16 @@ function decoded(catalogue: Catalogue, shard: ShardInfo, seriesId: number, block
   return kept.decoded!;
 }
 
+/**
+ * The series' decoded block of a sealed window when the block alone holds the window's points; null when the window
+ * has neither block nor head rows of the series; undefined when head rows are pending (read merged points instead).
+ */
+export function blockAlone(catalogue: Catalogue, shard: ShardInfo, seriesId: number): BlockData | null | undefined {
+  if (hasHeadRows(catalogue, shard, seriesId)) return undefined;
+  const block = sealedBlock(catalogue, shard, seriesId);
+  return block === null ? null : decoded(catalogue, shard, seriesId, block);
+}
+
 /** Whether the window's shard table holds rows of the series (late points not sealed yet). */
 export function hasHeadRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number): boolean {
   if (!shard.head) return false;

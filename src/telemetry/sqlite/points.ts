@@ -4,12 +4,14 @@
 import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue, FieldInfo, NamespaceInfo, ShardInfo } from './catalogue.ts';
 import { BOOLEAN } from '../line-protocol/line-scanner.ts';
-import { windowPoints, windowStats } from './blocks.ts';
-import { addSum, addWindowSumsOf, appendPoints, windowOf } from '../query/sealed.ts';
+import { blockAlone, windowPoints, windowStats } from './blocks.ts';
+import { addBlockWindows, addPointWindows, addWindow, appendPoints, windowOf } from '../query/sealed.ts';
+import { IntegerOverflow } from '../query/stats.ts';
+import { isInteger } from '../query/columns.ts';
 import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { jsonColumn } from './rows.ts';
 
-import type { SeriesPoints, SeriesRef } from '../query/reads-types.ts';
+import type { SeriesPoints, SeriesRef, WindowAcc } from '../query/reads-types.ts';
 import { bySeriesKey } from '../query/series-key.ts';
 
 /** Every series of a measurement, in series-key order (tags by key, a prefix first). Inside an exclusive section. */
@@ -66,44 +68,55 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
 }
 
 /**
- * count and sum of a field per window of `intervalMs` starting at `firstMs` (intervalMs 0: one window), over
- * (the window number is CAST: bound JavaScript numbers may arrive as REAL, and REAL division does not truncate)
- * [fromMs, toMs), added into `count` / `sum` (indexed by window). SQLite aggregates; an integer sum that overflows
- * int64 throws (the caller then reads the points).
+ * count, sum, min and max of a numeric field per window of `intervalMs` starting at `firstMs` (intervalMs 0: one
+ * window) over [fromMs, toMs), added into the arrays of `acc` by window (see WindowAcc). Head shards are reduced by
+ * SQLite (the window number is CAST: bound JavaScript numbers may arrive as REAL, and REAL division does not
+ * truncate); sealed windows from their block statistics when one interval holds the whole window, else from the
+ * decoded block.
  */
-export function addWindowSums(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
-  firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+export function addWindowStats(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+  firstMs: number, intervalMs: number, acc: WindowAcc): void {
   for (const shard of shards) {
     if (shard.endMs <= fromMs || shard.startMs >= toMs) continue;
     if (shard.sealed) {
-      addSealedWindowSums(catalogue, shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum);
+      addSealedWindowStats(catalogue, shard, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc);
       continue;
     }
     const col = columnIn(shard, field);
     if (col === undefined) continue;
     const key = `${shard.table}/${shard.columns}/w${field.ordinal}:${field.kind}`;
-    const stmt = statement(catalogue, key, () => `SELECT CAST((t_ms - @first) / @interval AS INTEGER), count(${col}), sum(${col}) FROM "${shard.table}"
-      WHERE series_id = @series AND t_ms >= @from AND t_ms < @to AND ${col} IS NOT NULL GROUP BY 1`);
-    const rows = stmt.all({ first: firstMs, interval: intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs, series: seriesId, from: Math.max(fromMs, shard.startMs), to: Math.min(toMs, shard.endMs) }) as Array<[number, number, number]>;
-    for (const [w, n, s] of rows) {
-      count[w] = (count[w] ?? 0) + n;
-      sum[w] = (sum[w] ?? 0) + s;
+    const stmt = statement(catalogue, key, () => `SELECT CAST((t_ms - @first) / @interval AS INTEGER), count(${col}), sum(${col}), min(${col}), max(${col})
+      FROM "${shard.table}" WHERE series_id = @series AND t_ms >= @from AND t_ms < @to AND ${col} IS NOT NULL GROUP BY 1`);
+    const args = { first: firstMs, interval: intervalMs === 0 ? Number.MAX_SAFE_INTEGER : intervalMs, series: seriesId,
+      from: Math.max(fromMs, shard.startMs), to: Math.min(toMs, shard.endMs) };
+    let rows: unknown[][];
+    try {
+      rows = stmt.safeIntegers(isInteger(field)).all(args) as unknown[][];
+    } catch (err) {
+      if (/integer overflow/i.test((err as Error).message)) throw new IntegerOverflow();
+      throw err;
+    } finally {
+      stmt.safeIntegers(false);
     }
+    for (const [w, n, total, lo, hi] of rows) addWindow(acc, Number(w), Number(n), total as number | bigint, lo as number | bigint, hi as number | bigint);
   }
 }
 
 /**
- * addWindowSums for a sealed window: from the block's statistics when the whole window falls in one interval of the
- * range and no head row of the series is pending, else from its points.
+ * addWindowStats for a sealed window: from the block's statistics when the whole window falls in one interval of the
+ * range and no head row of the series is pending, else from the decoded block (or its points merged with head rows).
  */
-function addSealedWindowSums(catalogue: Catalogue, shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
-  firstMs: number, intervalMs: number, count: number[], sum: number[]): void {
+function addSealedWindowStats(catalogue: Catalogue, shard: ShardInfo, seriesId: number, field: FieldInfo, fromMs: number, toMs: number,
+  firstMs: number, intervalMs: number, acc: WindowAcc): void {
   const lo = Math.max(fromMs, shard.startMs);
   const hi = Math.min(toMs, shard.endMs);
   if (lo === shard.startMs && hi === shard.endMs && windowOf(lo, firstMs, intervalMs) === windowOf(hi - 1, firstMs, intervalMs)) {
     const s = windowStats(catalogue, shard, seriesId, field, lo, hi);
-    if (s.count > 0) addSum(windowOf(lo, firstMs, intervalMs), s.count, s.sum, count, sum);
+    if (s.count > 0) addWindow(acc, windowOf(lo, firstMs, intervalMs), s.count, s.sum, s.min!, s.max!);
     return;
   }
-  addWindowSumsOf(windowPoints(catalogue, shard, seriesId, [field], lo, hi), field, firstMs, intervalMs, count, sum);
+  const alone = blockAlone(catalogue, shard, seriesId);
+  if (alone === null) return;
+  if (alone !== undefined && addBlockWindows(alone, field, lo, hi, firstMs, intervalMs, acc)) return;
+  addPointWindows(windowPoints(catalogue, shard, seriesId, [field], lo, hi), field, firstMs, intervalMs, acc);
 }

@@ -4,7 +4,7 @@ import type { SqliteConnection } from '../../db/open.ts';
 import type { Catalogue } from './catalogue.ts';
 import type { Namespace } from '../namespaces.ts';
 import { aggregateRow, rangeStats } from './aggregate.ts';
-import { addWindowSums, readPoints, seriesOfMeasurement } from './points.ts';
+import { addWindowStats, readPoints, seriesOfMeasurement } from './points.ts';
 import { jsonRows, rawRows } from './rows.ts';
 import { rfc3339NanoJson } from '../query/result.ts';
 import type { TelemetryReads } from '../query/reads-types.ts';
@@ -21,8 +21,8 @@ export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): Telem
     readPoints: (shards, seriesId, fields, fromMs, toMs, edge) => readPoints(catalogue, shards, seriesId, fields, fromMs, toMs, edge),
     readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take) => jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, rfc3339NanoJson),
     rangeStats: (shards, seriesId, field, fromMs, toMs) => rangeStats(catalogue, shards, seriesId, field, fromMs, toMs),
-    addWindowSums: (shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum) =>
-      addWindowSums(catalogue, shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, count, sum),
+    addWindowStats: (shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc) =>
+      addWindowStats(catalogue, shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc),
     aggregateRow: (q, seriesId, columns) => aggregateRow(catalogue, q, seriesId, columns),
     rawRows: (q, seriesId, columns) => rawRows(catalogue, q, seriesId, columns),
   };
