@@ -19,6 +19,8 @@ import { readableNodeIds } from '../telemetry/authorize.ts';
 import { onKeptCatalogue, readAttempts, settledRead } from '../telemetry/reads.ts';
 import type { CostQuery } from '../telemetry/cost.ts';
 import type { PointValue, TelemetryReads } from '../telemetry/query/reads-types.ts';
+import { flat } from '../lib/flat-string.ts';
+import { valueJson } from './rows.ts';
 
 /** Who asks, when, and the request's ?db= and ?rp=. */
 export interface QueryRequest {
@@ -134,16 +136,10 @@ function errorResult(id: number, message: string): string {
   return JSON.stringify({ statement_id: id, error: message });
 }
 
-export function valueJson(v: PointValue): string {
-  if (v === null) return 'null';
-  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
-  return JSON.stringify(v);
-}
-
 function selectResult(id: number, series: OutSeries[], epoch: string | undefined, zone: string | undefined): string {
   if (series.length === 0) return `{"statement_id":${id}}`;
   const parts = series.map((s) => {
-    const rows = s.rowsJson ?? s.rows.map((r) => `[${timeJson(r.ms, r.sub, epoch, zone)}${r.values.map((v) => `,${valueJson(v)}`).join('')}]`);
+    const rows = s.rowsJson ?? s.rows.map((r) => flat(`[${timeJson(r.ms, r.sub, epoch, zone)}${r.values.map((v) => `,${valueJson(v)}`).join('')}]`));
     const head = `"name":${JSON.stringify(s.name)}${s.tags ? `,"tags":${JSON.stringify(s.tags)}` : ''},"columns":${JSON.stringify(s.columns)}`;
     return `{${head},"values":[${rows.join(',')}]}`;
   });

@@ -7,7 +7,7 @@ export interface OutSeries {
   tags?: Record<string, string>;
   columns: string[];
   rows: Array<{ ms: number; sub: number; values: PointValue[] }>;
-  /** the rows already as JSON text (RFC3339 times), when SQLite wrote them; then `rows` is empty */
+  /** the rows already as JSON text (times as the answer writes them); then `rows` is empty */
   rowsJson?: string[];
 }
 
@@ -29,3 +29,10 @@ export interface Stream {
 }
 
 export type OutRow = OutSeries['rows'][number];
+
+/** A value as the answer's JSON writes it (a number that is not finite as null). */
+export function valueJson(v: PointValue): string {
+  if (v === null) return 'null';
+  if (typeof v === 'number') return Number.isFinite(v) ? String(v) : 'null';
+  return JSON.stringify(v);
+}

@@ -5,12 +5,14 @@ import type { Dimension, Expr, Field } from './ast.ts';
 import { evaluate, fieldNames, onlyTags, truthy, type Resolver } from './condition.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import { aggregateRows, isSimpleSum, sqlAggregateRows, type AggregateRows } from './aggregate.ts';
-import type { Group, OutRow, OutSeries, Stream } from './rows.ts';
+import { valueJson, type Group, type OutRow, type OutSeries, type Stream } from './rows.ts';
 import type { PointValue } from '../telemetry/query/reads-types.ts';
 import type { FieldInfo, MeasurementInfo } from '../telemetry/catalogue-types.ts';
 import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
 import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
 import { takesType } from './functions.ts';
+import { EPOCH_UNITS, epochTimeJson, timeJson } from './time.ts';
+import { flat } from '../lib/flat-string.ts';
 
 export type { OutSeries } from './rows.ts';
 
@@ -173,12 +175,14 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
       ? { desc: stmt.desc, limit: stmt.limit + stmt.offset }
       : aggregate && timeDim === undefined && pointFilter === undefined ? edgeSelector(fields, fieldInfos) : undefined;
     const dim = timeDim?.kind === 'time' ? timeDim : undefined;
-    // raw fields of one series with RFC3339 times: SQLite writes the rows' JSON text itself (the JSON query's way)
-    if (!aggregate && pointFilter === undefined && g.series.length === 1 && epoch === undefined && stmt.tz === undefined && src.fromMs >= 0
+    // raw fields of one series: the telemetry layer writes the rows' JSON text itself (the JSON query's way)
+    if (!aggregate && pointFilter === undefined && g.series.length === 1 && (epoch === undefined || EPOCH_UNITS[epoch] !== undefined)
+      && stmt.tz === undefined && src.fromMs >= 0
       && fields.every((f) => f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast) && m.fields.has(f.expr.name))) {
       const selectedFields = fields.map((f) => m.fields.get((f.expr as { name: string }).name)!);
       const take = stmt.limit > 0 ? stmt.limit + stmt.offset : Number.MAX_SAFE_INTEGER;
-      const text = reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take).slice(stmt.offset);
+      const time = epoch === undefined ? undefined : epochTimeJson(epoch);
+      const text = reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take, time).slice(stmt.offset);
       if (text.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
       continue;
     }
@@ -186,6 +190,15 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
     if (aggregate && pointFilter === undefined && stmt.tz === undefined && (dim === undefined || plan.explicitFromMs !== undefined)
       && fields.every((f) => isSimpleSum(f.expr, m, dim !== undefined))) {
       rows = sqlAggregateRows(reads, plan, src, g, fields, fieldInfos, dim);
+    }
+    if (rows === undefined && !aggregate && fields.every((f) => f.expr.kind === 'var')) {
+      // plain names: each row's JSON written from the stream's columns at once (no row of values in between)
+      const stream = readGroup(reads, src, g, fieldInfos, pointFilter, edge);
+      const json = rawRowsJson(fields, stream, resolver, epoch, stmt.tz);
+      if (stmt.desc) json.reverse();
+      const limited = stmt.limit > 0 ? json.slice(stmt.offset, stmt.offset + stmt.limit) : json.slice(stmt.offset);
+      if (limited.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: limited });
+      continue;
     }
     if (rows === undefined) {
       const stream = readGroup(reads, src, g, fieldInfos, pointFilter, edge);
@@ -216,6 +229,11 @@ function edgeSelector(fields: readonly Field[], fieldInfos: readonly FieldInfo[]
 function readGroup(reads: TelemetryReads, src: PlannedSource, g: Group, fieldInfos: FieldInfo[], pointFilter: Expr | undefined,
   edge: { desc: boolean; limit: number } | undefined): Stream {
   const parts = g.series.map((s) => ({ s, p: reads.readPoints(src.shards, s.id, fieldInfos, src.fromMs, src.toMs, edge) }));
+  if (parts.length === 1 && pointFilter === undefined) {
+    // one series, nothing to merge or filter: its points as they were read
+    const { s, p } = parts[0];
+    return { ms: p.ms, sub: p.sub, values: p.values, fieldNames: fieldInfos.map((f) => f.name), tags: new Array<Record<string, string>>(p.ms.length).fill(s.tags) };
+  }
   const order: Array<[number, number]> = [];
   parts.forEach(({ p }, k) => { for (let i = 0; i < p.ms.length; i++) order.push([k, i]); });
   if (parts.length > 1) {
@@ -246,33 +264,38 @@ function readGroup(reads: TelemetryReads, src: PlannedSource, g: Group, fieldInf
 }
 
 
+/** The rows of plain names (fields and tags) as JSON, as the answer writes them; a row without a field value is left out. */
+function rawRowsJson(fields: Field[], st: Stream, resolver: Resolver, epoch: string | undefined, zone: string | undefined): string[] {
+  const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
+  const cols = fields.map((f) => {
+    const e = f.expr as Extract<Expr, { kind: 'var' }>;
+    if (!resolver.isField(e.name, e.cast)) return { values: undefined, tag: e.name };
+    const fi = fieldIndex.get(e.name);
+    return { values: fi === undefined ? undefined : st.values[fi], tag: undefined };
+  });
+  const rows: string[] = [];
+  for (let i = 0; i < st.ms.length; i++) {
+    let anyField = false;
+    let row = '';
+    for (const c of cols) {
+      if (c.tag !== undefined) {
+        const t = st.tags[i][c.tag];
+        row += t === undefined ? ',null' : `,${JSON.stringify(t)}`;
+        continue;
+      }
+      const v = c.values === undefined ? null : c.values[i];
+      if (v !== null) anyField = true;
+      row += `,${valueJson(v)}`;
+    }
+    if (anyField) rows.push(flat(`[${timeJson(st.ms[i], st.sub[i], epoch, zone)}${row}]`));
+  }
+  return rows;
+}
+
+/** The rows of fields with expressions, evaluated per point; a row without a field value is left out. */
 function rawRows(fields: Field[], st: Stream, resolver: Resolver): OutRow[] {
   const rows: OutRow[] = [];
   const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
-  if (fields.every((f) => f.expr.kind === 'var')) {
-    // plain names (the common case): a field's value array or a tag, no expression evaluation per point
-    const cols = fields.map((f) => {
-      const e = f.expr as Extract<Expr, { kind: 'var' }>;
-      if (resolver.isField(e.name, e.cast)) {
-        const fi = fieldIndex.get(e.name);
-        return { values: fi === undefined ? undefined : st.values[fi], tag: undefined };
-      }
-      return { values: undefined, tag: e.name };
-    });
-    for (let i = 0; i < st.ms.length; i++) {
-      let anyField = false;
-      const values: PointValue[] = new Array(cols.length);
-      for (let k = 0; k < cols.length; k++) {
-        const c = cols[k];
-        if (c.tag !== undefined) { values[k] = st.tags[i][c.tag] ?? null; continue; }
-        const v = c.values === undefined ? null : c.values[i];
-        values[k] = v;
-        if (v !== null) anyField = true;
-      }
-      if (anyField) rows.push({ ms: st.ms[i], sub: st.sub[i], values });
-    }
-    return rows;
-  }
   const fieldCols = fields.map((f) => refersToField(f.expr, resolver));
   for (let i = 0; i < st.ms.length; i++) {
     const get = (name: string, cast?: 'field' | 'tag'): PointValue => {

@@ -73,6 +73,15 @@ export function timeJson(ms: number, subNs: number, epoch: string | undefined, z
   return String(Math.trunc(ms / unit));
 }
 
+const epochWriters = new Map<string, (ms: number, subNs: number) => string>();
+
+/** timeJson for one epoch unit, as one function per unit (readers key the rows they keep by it). */
+export function epochTimeJson(epoch: string): (ms: number, subNs: number) => string {
+  let write = epochWriters.get(epoch);
+  if (write === undefined) epochWriters.set(epoch, write = (ms, subNs) => timeJson(ms, subNs, epoch));
+  return write;
+}
+
 /** Start (ms) of the GROUP BY time window holding t: InfluxDB's alignment (epoch-aligned, shifted by offset, in the zone). */
 export function windowStart(t: number, intervalMs: number, offsetMs: number, zone?: string): number {
   let x = t - offsetMs;

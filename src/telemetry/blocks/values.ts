@@ -74,3 +74,55 @@ export function valuesOfColumn(column: Column, rows: number): RowValue[] {
   for (let i = 0; i < rows; i++) out[i] = present && present[i] === 0 ? null : value(k++);
   return out;
 }
+
+/** A decoded column read row by row, without a value per row made up front. */
+export interface ColumnCells {
+  /** row i's value (integers beyond 2^53 as bigint), null when it has none */
+  value(i: number): RowValue;
+  /** row i's value as JSON (integers with every digit), undefined when it has none */
+  json(i: number): string | undefined;
+}
+
+export function columnCells(column: Column, rows: number): ColumnCells {
+  const { kind, present, values } = column;
+  if ((present?.length ?? values.length) !== rows) throw new RangeError(`a column of ${present?.length ?? values.length} rows read as ${rows}`);
+  // the values' index of each row (-1: no value), when some rows have none
+  let index: Int32Array | undefined;
+  if (present !== undefined) {
+    index = new Int32Array(rows);
+    let k = 0;
+    for (let i = 0; i < rows; i++) index[i] = present[i] !== 0 ? k++ : -1;
+    if (k !== values.length) throw new RangeError(`${values.length} values for the rows present`);
+  }
+  const at = (i: number) => (index === undefined ? i : index[i]);
+  if (kind === BOOLEAN) {
+    const v = values as Uint8Array;
+    return {
+      value: (i) => { const k = at(i); return k < 0 ? null : v[k] !== 0; },
+      json: (i) => { const k = at(i); return k < 0 ? undefined : v[k] !== 0 ? 'true' : 'false'; },
+    };
+  }
+  if (kind === STRING) {
+    const v = values as string[];
+    return {
+      value: (i) => { const k = at(i); return k < 0 ? null : v[k]; },
+      json: (i) => { const k = at(i); return k < 0 ? undefined : JSON.stringify(v[k]); },
+    };
+  }
+  if (values instanceof BigInt64Array) {
+    return {
+      value: (i) => {
+        const k = at(i);
+        if (k < 0) return null;
+        const b = values[k];
+        return b <= MAX_SAFE_BIG && b >= -MAX_SAFE_BIG ? Number(b) : b;
+      },
+      json: (i) => { const k = at(i); return k < 0 ? undefined : String(values[k]); },
+    };
+  }
+  const v = values as Float64Array;
+  return {
+    value: (i) => { const k = at(i); return k < 0 ? null : v[k]; },
+    json: (i) => { const k = at(i); return k < 0 ? undefined : String(v[k]); },
+  };
+}

@@ -13,7 +13,7 @@ import { compileQuery, type Db, type Query } from '../../db/open.ts';
 import { compareTagSets } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SealedBlockEntry, SeriesTags, ShardInfo } from '../catalogue-types.ts';
 import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
-import { addBlockWindows, addPointWindows, addWindow, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
+import { addBlockWindows, addPointWindows, addWindow, appendBlockRowsJson, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, type Namespace } from '../namespaces.ts';
@@ -28,6 +28,7 @@ import { loadNamespaces } from './pg-catalogue.ts';
 import { decodeArray, pgColumnIn } from './pg-shards.ts';
 import { unwrapStateRows, withSnapshotState, type SnapshotState } from './pg-staging.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
+import { flat } from '../../lib/flat-string.ts';
 
 
 /** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */
@@ -392,20 +393,49 @@ export class PgReads implements TelemetryReads {
     return out;
   }
 
-  readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number): string[] {
-    return this.jsonRows(shards, seriesId, fields, fromMs, toMs, desc, take >= Number.MAX_SAFE_INTEGER ? undefined : take, rfc3339NanoJson);
+  readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number,
+    timeJson = rfc3339NanoJson): string[] {
+    return this.jsonRows(shards, seriesId, fields, fromMs, toMs, desc, take >= Number.MAX_SAFE_INTEGER ? undefined : take, timeJson);
   }
 
-  /** The rows of limitedRows as JSON arrays: the time as `timeJson` writes it, then each field's value. */
+  /**
+   * The rows of limitedRows as JSON arrays: the time as `timeJson` writes it, then each field's value. A sealed window
+   * whose block alone holds its points is written from the decoded block.
+   */
   private jsonRows(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
     desc: boolean, limit: number | undefined, timeJson: (ms: number, ns: number) => string): string[] {
     const out: string[] = [];
-    for (const r of this.limitedRows(shards, seriesId, fields, fromMs, toMs, desc, limit)) {
-      let row = `[${timeJson(r[0] as number, r[1] as number)}`;
-      for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
-      out.push(`${row}]`);
+    const max = limit ?? Number.POSITIVE_INFINITY;
+    for (const shard of desc ? [...shards].reverse() : shards) {
+      if (out.length >= max) break;
+      if (shard.sealed && this.blockRowsJson(shard, seriesId, fields, fromMs, toMs, desc, max, out, timeJson)) continue;
+      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
+      if (rows === undefined) {
+        if (limit !== undefined) break;
+        continue;
+      }
+      for (const r of rows) {
+        if (out.length >= max) break;
+        let row = `[${timeJson(r[0] as number, r[1] as number)}`;
+        for (let i = 0; i < fields.length; i++) row += `,${valueText(fields[i], r[i + 2])}`;
+        out.push(flat(`${row}]`));
+      }
     }
     return out;
+  }
+
+  /** Appends a sealed window's rows from its decoded block when the block alone holds them; false when it does not (or is not fetched yet). */
+  private blockRowsJson(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number,
+    out: string[], timeJson: (ms: number, ns: number) => string): boolean {
+    const lo = Math.max(fromMs, shard.startMs);
+    const hi = Math.min(toMs, shard.endMs);
+    const block = this.sealedBlock(shard, seriesId);
+    const head = this.sealedHead(shard, seriesId, fields, lo, hi);
+    if (block === undefined || block === null || head === undefined || head.ms.length > 0) return false;
+    const data = this.sealedData(shard, seriesId);
+    if (data === undefined) return false;
+    appendBlockRowsJson(data, fields, lo, hi, desc, limit, out, timeJson);
+    return true;
   }
 
   /**

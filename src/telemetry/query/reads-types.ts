@@ -50,10 +50,12 @@ export interface TelemetryReads {
    */
   readPoints(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: Edge): SeriesPoints;
   /**
-   * The same points as InfluxQL JSON rows `["<RFC3339>",v,...]` (integers with every digit), in time order (`desc`:
-   * newest first), at most `take`. Times >= 1970.
+   * The same points as InfluxQL JSON rows `[<time>,v,...]` (integers with every digit), in time order (`desc`: newest
+   * first), at most `take`; the time as `timeJson` writes it (one function per format: rows are kept by it), RFC3339
+   * with nanoseconds when not given. Times >= 1970.
    */
-  readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number): string[];
+  readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number,
+    timeJson?: (ms: number, ns: number) => string): string[];
   /** count, sum, min and max of a field over [fromMs, toMs); throws IntegerOverflow when an integer sum leaves int64. */
   rangeStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats;
   /**

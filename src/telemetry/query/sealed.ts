@@ -2,7 +2,8 @@
 // over a range, the head rows of a window merged over them (the later write winning field by field), and statistics
 // from a block's own or from points. The backends only fetch: blocks and head rows.
 import type { FieldInfo, SealedBlockEntry } from '../catalogue-types.ts';
-import { valuesOfColumn, type BlockData } from '../blocks/index.ts';
+import { flat } from '../../lib/flat-string.ts';
+import { columnCells, type BlockData, type ColumnCells } from '../blocks/index.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, STRING } from '../line-protocol/line-scanner.ts';
 import { IntegerOverflow, type Stats } from './stats.ts';
 import type { SeriesPoints, WindowAcc } from './reads-types.ts';
@@ -19,22 +20,55 @@ export interface WindowPoints {
 
 /** The block's points of `fields` over [fromMs, toMs) with at least one of the fields set. */
 export function pointsOfBlock(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints {
-  const n = block.ms.length;
-  const columns = fields.map((f) => {
-    const c = block.columns[f.ordinal];
-    return c === undefined || c.kind !== f.kind ? undefined : valuesOfColumn(c, n);
-  });
+  const cells = cellsOf(block, fields);
   const out: WindowPoints = { ms: [], sub: [], values: fields.map(() => []) };
-  let i = firstAtOrAfter(block.ms, fromMs);
-  for (; i < n && block.ms[i] < toMs; i++) {
+  const row: SealedValue[] = new Array(cells.length);
+  const end = firstAtOrAfter(block.ms, toMs);
+  for (let i = firstAtOrAfter(block.ms, fromMs); i < end; i++) {
     let any = false;
-    for (const c of columns) if (c !== undefined && c[i] !== null) { any = true; break; }
+    for (let k = 0; k < cells.length; k++) {
+      row[k] = cells[k]?.value(i) ?? null;
+      if (row[k] !== null) any = true;
+    }
     if (!any) continue;
     out.ms.push(block.ms[i]);
     out.sub.push(block.sub[i]);
-    for (let k = 0; k < columns.length; k++) out.values[k].push(columns[k]?.[i] ?? null);
+    for (let k = 0; k < cells.length; k++) out.values[k].push(row[k]);
   }
   return out;
+}
+
+/** The block's columns of `fields`, read by row (undefined: the field has no value in the block). */
+function cellsOf(block: BlockData, fields: readonly FieldInfo[]): Array<ColumnCells | undefined> {
+  return fields.map((f) => {
+    const c = block.columns[f.ordinal];
+    return c === undefined || c.kind !== f.kind ? undefined : columnCells(c, block.ms.length);
+  });
+}
+
+/**
+ * Appends the block's rows over [fromMs, toMs) with at least one of `fields` set as JSON rows, written from the
+ * decoded columns, in the query's order (`desc`: newest first) until `rows` holds `limit`.
+ */
+export function appendBlockRowsJson(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number,
+  rows: string[], timeJson: (ms: number, ns: number) => string): void {
+  const cells = cellsOf(block, fields);
+  const begin = firstAtOrAfter(block.ms, fromMs);
+  const end = firstAtOrAfter(block.ms, toMs);
+  for (let k = 0; k < end - begin && rows.length < limit; k++) {
+    const i = desc ? end - 1 - k : begin + k;
+    let values = '';
+    let any = false;
+    for (let f = 0; f < cells.length; f++) {
+      const text = cells[f]?.json(i);
+      if (text === undefined) values += ',null';
+      else {
+        values += `,${text}`;
+        any = true;
+      }
+    }
+    if (any) rows.push(flat(`[${timeJson(block.ms[i], block.sub[i])}${values}]`));
+  }
 }
 
 /** A stored head value as a sealed cell: integers exact (bigint beyond 2^53), booleans from 0/1. */
@@ -143,7 +177,7 @@ export function appendRowsJson(points: WindowPoints, fields: readonly FieldInfo[
     const i = desc ? n - 1 - k : k;
     let row = `[${timeJson(points.ms[i], points.sub[i])}`;
     for (let f = 0; f < fields.length; f++) row += `,${sealedValueJson(points.values[f][i])}`;
-    rows.push(`${row}]`);
+    rows.push(flat(`${row}]`));
   }
 }
 

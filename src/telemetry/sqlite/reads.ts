@@ -19,7 +19,8 @@ export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): Telem
     seriesOfNode: (ns, measurement, nodeId) => catalogue.seriesOfNode(ns, measurement, nodeId),
     seriesOfMeasurement: (ns, measurement) => seriesOfMeasurement(conn, ns, measurement),
     readPoints: (shards, seriesId, fields, fromMs, toMs, edge) => readPoints(catalogue, shards, seriesId, fields, fromMs, toMs, edge),
-    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take) => jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, rfc3339NanoJson),
+    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take, timeJson = rfc3339NanoJson) =>
+      jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, timeJson),
     rangeStats: (shards, seriesId, field, fromMs, toMs) => rangeStats(catalogue, shards, seriesId, field, fromMs, toMs),
     addWindowStats: (shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc) =>
       addWindowStats(catalogue, shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc),

@@ -1,14 +1,14 @@
 // Plain-field queries: a series' points as JSON rows, read from its shard tables page by page.
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
+import { flat } from '../../lib/flat-string.ts';
 import { BOOLEAN, FLOAT } from '../line-protocol/line-scanner.ts';
 import { type Column } from '../query/columns.ts';
 import { columnIn, LITERAL_LIMITS, statement } from './statements.ts';
 import { blockMs, MAX_BLOCK_ROWS, type RowBlock } from './block-stats.ts';
-import { firstAtOrAfter } from '../query/sealed.ts';
 import type { PlannedQuery } from '../query/types.ts';
 import { isoTimeJson } from '../query/result.ts';
-import { windowPoints } from './blocks.ts';
-import { appendRowsJson } from '../query/sealed.ts';
+import { blockAlone, windowPoints } from './blocks.ts';
+import { appendBlockRowsJson, appendRowsJson, firstAtOrAfter } from '../query/sealed.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */
 const PAGE_ROWS = 10_000;
@@ -61,7 +61,9 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     const to = Math.min(toMs, shard.endMs);
     if (from >= to) continue;
     if (shard.sealed) {
-      appendRowsJson(windowPoints(catalogue, shard, seriesId, fields, from, to), fields, desc, limit, rows, timeJson);
+      const alone = blockAlone(catalogue, shard, seriesId);
+      if (alone === undefined) appendRowsJson(windowPoints(catalogue, shard, seriesId, fields, from, to), fields, desc, limit, rows, timeJson);
+      else if (alone !== null) appendBlockRowsJson(alone, fields, from, to, desc, limit, rows, timeJson);
       continue;
     }
     const cols = fields.map((f) => columnIn(shard, f));
@@ -148,7 +150,7 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
         const { dir, values, where } = parts(desc);
         return `SELECT t_ms, t_ns, ${values} FROM "${shard.table}" ${where} ORDER BY t_ms ${dir}, t_ns ${dir} LIMIT ${limit}`;
       });
-      for (const [ms, ns, values] of stmt.all(seriesId, from, to) as Array<[number, number, string]>) rows.push(`[${timeJson(ms, ns)},${values.slice(1)}`);
+      for (const [ms, ns, values] of stmt.all(seriesId, from, to) as Array<[number, number, string]>) rows.push(flat(`[${timeJson(ms, ns)},${values.slice(1)}`));
     },
     range(from, to, desc, limit, rows) {
       let last: [number, number] | undefined;
@@ -216,7 +218,7 @@ export function appendRows(text: string, desc: boolean, rows: string[], timeJson
     }
     ms = nextMs;
     ns = nextNs;
-    rows.push(`[${timeJson(ms, ns)},${text.slice(b + 2, nl)}`);
+    rows.push(flat(`[${timeJson(ms, ns)},${text.slice(b + 2, nl)}`));
     pos = nl + 1;
   }
   return [ms, ns];
