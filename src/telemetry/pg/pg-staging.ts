@@ -37,6 +37,11 @@ const MAX_FAILURES = 5;
  * while the table holds only what waits.
  */
 export const VACUUM_EVERY = 500;
+/**
+ * Once everything waiting is folded the table is empty, and a VACUUM then gives its pages (and the TOAST pages the
+ * staged arrays took) back to the file system instead of keeping them for the next writes. It runs at most this often.
+ */
+const IDLE_VACUUM_MS = 5000;
 
 let log: Logger | undefined;
 
@@ -216,6 +221,8 @@ class Folder {
   private waiters: Array<() => void> = [];
   private closed = false;
   private sinceVacuum = 0;
+  private lastVacuum = 0;
+  private idleVacuum: NodeJS.Timeout | undefined;
   listener: FoldListener | undefined;
 
   constructor(private readonly db: Db) {}
@@ -245,12 +252,18 @@ class Folder {
     if (counted !== undefined) this.pending.set(namespaceId, Math.max(0, counted - batches));
     if (points.size > 0) this.listener?.(points);
     this.sinceVacuum += batches;
-    if (this.sinceVacuum >= VACUUM_EVERY) {
-      this.sinceVacuum = 0;
-      // in the background, outside any transaction (VACUUM runs in none); a failure only skips it
-      void this.db.script('VACUUM telemetry_staged').catch((err) => log?.warn('VACUUM of telemetry_staged failed', { error: String(err) }));
-    }
+    if (this.sinceVacuum >= VACUUM_EVERY) this.vacuum();
     this.wake();
+  }
+
+  /** VACUUM of telemetry_staged in the background, outside any transaction (VACUUM runs in none); a failure only skips it. */
+  private vacuum(): void {
+    this.sinceVacuum = 0;
+    this.lastVacuum = Date.now();
+    void this.db.script('VACUUM telemetry_staged').catch((err) => {
+      if (isClosed(err)) this.closed = true;
+      else log?.warn('VACUUM of telemetry_staged failed', { error: String(err) });
+    });
   }
 
   private wake(): void {
@@ -285,7 +298,17 @@ class Folder {
         }
       }
     }
+    if (!this.closed) this.vacuumWhenIdle();
     this.wake();
+  }
+
+  /** A VACUUM once nothing waits (IDLE_VACUUM_MS after the last at the soonest), if batches were folded since the last. */
+  private vacuumWhenIdle(): void {
+    if (this.sinceVacuum === 0 || this.idleVacuum !== undefined) return;
+    this.idleVacuum = setTimeout(() => {
+      this.idleVacuum = undefined;
+      if (!this.closed && this.running === undefined && this.sinceVacuum > 0) this.vacuum();
+    }, Math.max(0, this.lastVacuum + IDLE_VACUUM_MS - Date.now())).unref();
   }
 }
 
