@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { decodeColumn, encodeColumn, type Column } from '../../../src/telemetry/blocks/column.ts';
-import { columnFromValues, valuesOfColumn } from '../../../src/telemetry/blocks/values.ts';
+import { columnCells, columnFromValues, valuesOfColumn } from '../../../src/telemetry/blocks/values.ts';
 import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED } from '../../../src/telemetry/line-protocol/line-scanner.ts';
 import { MAX_SAFE, SEEDED, rowValues } from './arbitraries.ts';
 import { failsOnlyWithFormatErrors, roundTrip as check } from './codec-checks.ts';
@@ -37,6 +37,29 @@ describe('columns', () => {
       }), SEEDED);
     });
   }
+
+  for (const kind of KINDS) {
+    it(`of kind ${kind}: read row by row, each row's value and its JSON as the whole column's`, () => {
+      fc.assert(fc.property(rowValues(kind), (rows) => {
+        const column = columnFromValues(kind, rows);
+        if (column === undefined) return;
+        const whole = valuesOfColumn(column, rows.length);
+        const cells = columnCells(column, rows.length);
+        whole.forEach((v, i) => {
+          assert.ok(Object.is(cells.value(i), v), `row ${i}: ${String(cells.value(i))} for ${String(v)}`);
+          const json = cells.json(i);
+          if (v === null) assert.equal(json, undefined, `row ${i}`);
+          else if (typeof v === 'bigint' || typeof v === 'number') assert.equal(json, String(v), `row ${i}`);
+          else assert.deepEqual(JSON.parse(json!), v, `row ${i}`);
+        });
+      }), SEEDED);
+    });
+  }
+
+  it('read row by row: a column whose presence and values disagree is refused', () => {
+    assert.throws(() => columnCells({ kind: FLOAT, present: Uint8Array.of(1, 0, 1), values: Float64Array.of(1) }, 3), RangeError);
+    assert.throws(() => columnCells({ kind: FLOAT, present: undefined, values: Float64Array.of(1) }, 2), RangeError);
+  });
 
   it('integers: numbers when every value is safe, else bigints', () => {
     assert.ok(columnFromValues(INTEGER, [1, 2n, null, -(2 ** 53) + 1])!.values instanceof Float64Array);
