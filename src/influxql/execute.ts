@@ -12,7 +12,7 @@ import type { Db } from '../db/open.ts';
 import type { Statement } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { newMemo, planSelect, type QueryContext, type RequestMemo, type SelectPlan } from './plan.ts';
-import { runSelect, type OutSeries } from './select.ts';
+import { readsEdgesOnly, runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
@@ -52,6 +52,8 @@ interface Attempt {
   unknown: Set<string>;
   /** false when the SELECTs were only planned */
   answered: boolean;
+  /** every SELECT reads at most one point per series (readsEdgesOnly): never worth a read worker */
+  edgesOnly: boolean;
 }
 
 /** The answer `{"results":[…]}` as JSON text (or its bytes, from a read worker). */
@@ -74,7 +76,8 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   const first = planned !== undefined && planned.unknown.size > 0 ? planned : await settledRead(db, attempt);
   await options.charge(first.cost);
   if (planOnly) {
-    const elsewhere = await options.offload!(first.cost);
+    // a lone first() or last() reads a point per series: the hop to a worker would cost more than the read
+    const elsewhere = first.edgesOnly ? undefined : await options.offload!(first.cost);
     if (elsewhere !== undefined) return elsewhere;
     planOnly = false;
   }
@@ -100,7 +103,7 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
 
 /** One attempt: every statement planned, then executed (not with `planOnly`), with the rights in the memo. */
 function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined, planOnly: boolean):
-  { body: string; cost: CostQuery[]; answered: boolean } {
+  { body: string; cost: CostQuery[]; answered: boolean; edgesOnly: boolean } {
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {
@@ -129,7 +132,8 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
       throw err;
     }
   });
-  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly };
+  const edgesOnly = planned.every((p) => p.kind !== 'select' || readsEdgesOnly(p.plan));
+  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly, edgesOnly };
 }
 
 function errorResult(id: number, message: string): string {

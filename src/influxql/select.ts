@@ -216,6 +216,19 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
 }
 
 
+/**
+ * Whether a planned SELECT reads at most one point of each series: a lone first() or last() of a field, without
+ * GROUP BY time, filtered by tags only (selectMeasurement then reads from each series' end).
+ */
+export function readsEdgesOnly(plan: SelectPlan): boolean {
+  const stmt = plan.stmt;
+  if (stmt.fields.length !== 1 || stmt.dimensions.some((d) => d.kind === 'time')) return false;
+  const e = stmt.fields[0].expr;
+  if (e.kind !== 'call' || (e.name !== 'first' && e.name !== 'last') || e.args.length !== 1 || e.args[0].kind !== 'var' || e.args[0].cast === 'tag') return false;
+  const filter = plan.filter;
+  return filter === undefined || plan.sources.every((src) => src.measurements.every((m) => onlyTags(filter, resolverOf(m))));
+}
+
 /** `{ desc, limit: 1 }` when the only field is first(f) or last(f) of the one field read; else undefined. */
 function edgeSelector(fields: readonly Field[], fieldInfos: readonly FieldInfo[]): { desc: boolean; limit: number } | undefined {
   if (fields.length !== 1 || fieldInfos.length !== 1) return undefined;

@@ -103,6 +103,17 @@ describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a fi
     const light = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE nodeId = 'n1' AND time >= ${T + 2 * DAY - 3_600_000}ms`)}`, undefined, inFile.admin);
     assert.equal(light.status, 200, light.text);
     assert.equal(readWorkerAnswers(), before);
+    // so does a lone last() or first() without a time range (charged for the worst-case range, read from the ends)
+    for (const q of [`SELECT last(p) FROM power WHERE nodeId = 'n1'`, `SELECT first(s) FROM power GROUP BY nodeId`]) {
+      const edge = await inFile.call('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, undefined, inFile.admin);
+      assert.equal(edge.status, 200, edge.text);
+      assert.equal(readWorkerAnswers(), before, q);
+      assert.equal(edge.text, (await inMemory.call('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, undefined, inMemory.admin)).text, q);
+    }
+    // and with a field filter it reads points: the worker answers
+    const filtered = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE p > 1`)}`, undefined, inFile.admin);
+    assert.equal(filtered.status, 200, filtered.text);
+    assert.equal(readWorkerAnswers(), before + 1);
   });
 
   it('the worker sees measurements, fields and series written after its first answer', async (t) => {
