@@ -5,7 +5,7 @@ import { callsIn, hasVar, type Dimension, type Expr, type Field, type SelectStat
 import { StatementError } from './errors.ts';
 import { evaluate } from './condition.ts';
 import {
-  AGGREGATES, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
+  AGGREGATES, integralAreas, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
   type Points, type Row,
 } from './functions.ts';
 import { selectorRows } from './selector.ts';
@@ -202,12 +202,29 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         const values = windows.map((_, i) => reduced(inner.name, name, i));
         return { windowed: true, values, present: values.map((v) => v !== null), kind, ...(name === 'count' ? { isCount: true } : {}) };
       }
-      const p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
+      let p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
+      if (plan.answerToMs !== undefined && !inTransform) p = pointsBefore(p, plan.answerToMs);
       if (name === 'integral') {
         const unit = numArg(e.args[1], name) ?? 1000;
-        const sums = integralWindows(p as Points<number>, windowOf, unit);
+        const integer = fieldKindOf(fieldInfos, inner.name) !== 'float';
+        if (timeDim && stmt.desc) {
+          // newest first each window's area is answered at the window's end (InfluxDB): rows of their own, in the
+          // walk's order once the select turns them back
+          const rows: Row[] = integralAreas(p as Points<number>, windowOf, unit, true, integer).reverse().map(([ms, v]) => ({ ms, sub: 0, v }));
+          return { windowed: false, values: [], rows, kind };
+        }
+        const sums = timeDim ? integralWindows(p as Points<number>, windowOf, unit, integer)
+          : new Map(integralAreas(p as Points<number>, undefined, unit, stmt.desc, integer));
         // without GROUP BY time a single instant has no area: no value (InfluxDB answers no row)
         const spans = p.ms.length > 1 && (p.ms[0] !== p.ms[p.ms.length - 1] || p.sub[0] !== p.sub[p.sub.length - 1]);
+        if (!timeDim && integer) {
+          // InfluxDB's integer reducer takes the query's range as its window: it answers at the range's start, newest
+          // first at its end (a float one at time 0), and newest first a point on the start closes the range twice
+          const start = plan.explicitFrom?.[0] ?? 0;
+          const areas = spans ? integralAreas(p as Points<number>, () => [start, src.toMs], unit, stmt.desc, true) : [];
+          const rows: Row[] = areas.reverse().map(([ms, v]) => ({ ms, sub: ms === start ? plan.explicitFrom?.[1] ?? 0 : 0, v }));
+          return { windowed: false, values: [], rows: stmt.desc ? rows : rows.reverse(), kind };
+        }
         const values = windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (spans ? sums.get(Number.NaN) ?? null : null)));
         return { windowed: true, integral: true, kind, values, present: values.map((v) => v !== null) };
       }
@@ -306,10 +323,11 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // free rows: joined by time. The window read before the answer's start for a transformation answers nothing
   // itself; LIMIT and OFFSET count each column's rows, in the answer's order (InfluxDB limits each call's iterator)
   const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
+  const to = plan.answerToMs ?? Infinity;
   const perColumn = cols.length > 1 && (stmt.limit > 0 || stmt.offset > 0);
   const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
   cols.forEach((c, k) => {
-    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from);
+    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from && r.ms < to);
     if (perColumn) {
       if (stmt.desc) rows = rows.slice().reverse();
       rows = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
@@ -337,6 +355,13 @@ function pointsFrom(p: Points, ms: number): Points {
   let i = 0;
   while (i < p.ms.length && p.ms[i] < ms) i++;
   return i === 0 ? p : { ms: p.ms.slice(i), sub: p.sub.slice(i), v: p.v.slice(i), idx: p.idx.slice(i) };
+}
+
+/** The points before `ms`. */
+function pointsBefore(p: Points, ms: number): Points {
+  let n = p.ms.length;
+  while (n > 0 && p.ms[n - 1] >= ms) n--;
+  return n === p.ms.length ? p : { ms: p.ms.slice(0, n), sub: p.sub.slice(0, n), v: p.v.slice(0, n), idx: p.idx.slice(0, n) };
 }
 
 /** A windowed column as rows at the window starts, filled; windows left null are left out. */
