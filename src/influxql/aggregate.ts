@@ -235,7 +235,10 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
           const [a, b] = windowRange(p, s, end, hint);
           hint = b;
           const at = timeDim ? [s, 0] : plan.explicitFrom ?? [0, 0];
-          for (const r of reduceMany(name, p, a, b, 0)) rows.push({ ms: at[0], sub: at[1], v: r.value });
+          // newest first each window's values stay in time order (InfluxDB): pushed backwards, as the select turns
+          // every row around
+          const many = reduceMany(name, p, a, b, 0, undefined, stmt.desc);
+          for (const r of stmt.desc ? many.reverse() : many) rows.push({ ms: at[0], sub: at[1], v: r.value });
         }
         return { windowed: false, values: [], rows, kind };
       }

@@ -161,7 +161,8 @@ function pick(p: Points, i: number): Reduced {
  * top / bottom / sample / distinct: several points of a window, in time order. top and bottom with tags (`groups`:
  * each point's tag values as one key) take the best point of each tag combination first, then the best N of those.
  */
-export function reduceMany(name: string, p: Points, a: number, b: number, n: number, groups?: string[]): Reduced[] {
+/** `desc`: the points are walked newest first (ORDER BY time DESC), which decides the time distinct() keeps per value. */
+export function reduceMany(name: string, p: Points, a: number, b: number, n: number, groups?: string[], desc = false): Reduced[] {
   if (b <= a) return [];
   let idx = Array.from({ length: b - a }, (_, k) => a + k);
   const num = p.v as number[];
@@ -184,9 +185,9 @@ export function reduceMany(name: string, p: Points, a: number, b: number, n: num
     }
     case 'sample': chosen = idx.length <= n ? idx : sampleOf(idx, n); break;
     case 'distinct': {
-      // each value with the time it first appeared, ordered by that time, then by value
+      // each value with the time it first appeared in the walk, ordered by that time, then by value
       const seen = new Map<Value, number>();
-      for (const i of idx) if (!seen.has(p.v[i])) seen.set(p.v[i], i);
+      for (const i of desc ? idx.reverse() : idx) if (!seen.has(p.v[i])) seen.set(p.v[i], i);
       return [...seen.values()].sort((x, y) => p.ms[x] - p.ms[y] || p.sub[x] - p.sub[y] || compare(p.v[x], p.v[y])).map((i) => ({ value: p.v[i] }));
     }
     default: chosen = [];
