@@ -21,6 +21,12 @@ import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanne
 
 const MAX_WINDOWS = 1_000_000;
 
+/** How InfluxDB names a transformation in its errors. */
+const ITERATOR_NAMES: Record<string, string> = {
+  derivative: 'derivative', non_negative_derivative: 'derivative', difference: 'difference', non_negative_difference: 'difference',
+  cumulative_sum: 'cumulative sum', moving_average: 'moving average',
+};
+
 const SUMS = new Set(['count', 'sum', 'mean']);
 const EXTREMES = new Set(['min', 'max', 'spread']);
 
@@ -274,6 +280,10 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         inTransform = false;
         if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
         // the aggregate is filled first: the transformation sees the filled windows (InfluxDB)
+        if ((col.kind === 'string' || col.kind === 'boolean') && name !== 'elapsed') {
+          // InfluxDB names the iterator it cannot transform
+          throw new StatementError(`unsupported ${ITERATOR_NAMES[name] ?? name} iterator type: *query.${col.kind}InterruptIterator`);
+        }
         rows = col.windowed ? filledRows(col, windows, stmt.fill) : col.rows ?? [];
         kind = answerKind(name, col.kind);
       }
@@ -384,7 +394,11 @@ function rowsOf(c: Column, windows: Array<[number, number]>, skipNull: boolean):
 }
 
 function combine(op: string, l: Column | number, r: Column | number): Column {
-  const apply = (a: PointValue, b: PointValue): number | null => {
+  const apply = (a: PointValue, b: PointValue): number | boolean | null => {
+    if (typeof a === 'boolean' && typeof b === 'boolean') {
+      const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'bool', value: a }, rhs: { kind: 'bool', value: b } }, () => null);
+      return typeof v === 'boolean' ? v : null;
+    }
     if (typeof a !== 'number' || typeof b !== 'number') return null;
     const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'number', value: a }, rhs: { kind: 'number', value: b } }, () => null);
     return typeof v === 'number' ? v : null;

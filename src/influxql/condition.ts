@@ -166,6 +166,15 @@ function binary(op: string, l: Value, r: Value): Value {
     case '>=': return typeof l === typeof r && l >= r;
     default: break;
   }
+  if (typeof l === 'boolean' && typeof r === 'boolean') {
+    // InfluxDB's bitwise operators over booleans are the logical ones
+    switch (op) {
+      case '&': return l && r;
+      case '|': return l || r;
+      case '^': return l !== r;
+      default: return null;
+    }
+  }
   if (typeof l !== 'number' || typeof r !== 'number') return null;
   switch (op) {
     case '+': return l + r;
