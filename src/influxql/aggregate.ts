@@ -161,10 +161,11 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
     const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, present.slice().reverse(), stmt.fill, windows.slice().reverse());
     return rev.reverse();
   };
-  const evalColumn = (e: Expr): Column | number => {
+  const evalColumn = (e: Expr): Column | Constant => {
     switch (e.kind) {
       case 'paren': return evalColumn(e.expr);
       case 'integer': case 'number': return e.value;
+      case 'bool': return e.value;
       case 'binary': {
         const l = evalColumn(e.lhs);
         const r = evalColumn(e.rhs);
@@ -278,7 +279,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         inTransform = true;
         const col = evalColumn(inner);
         inTransform = false;
-        if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
+        if (isConstant(col)) throw new StatementError(`expected field argument in ${name}()`);
         // the aggregate is filled first: the transformation sees the filled windows (InfluxDB)
         if ((col.kind === 'string' || col.kind === 'boolean') && name !== 'elapsed') {
           // InfluxDB names the iterator it cannot transform
@@ -298,7 +299,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
 
   const cols = fields.map((f) => {
     const c = evalColumn(f.expr);
-    if (typeof c === 'number') throw new StatementError('a select with functions needs a function in every field');
+    if (isConstant(c)) throw new StatementError('a select with functions needs a function in every field');
     return c;
   });
 
@@ -393,7 +394,14 @@ function rowsOf(c: Column, windows: Array<[number, number]>, skipNull: boolean):
   return out;
 }
 
-function combine(op: string, l: Column | number, r: Column | number): Column {
+/** A number or boolean literal of a field expression. */
+type Constant = number | boolean;
+
+function isConstant(c: Column | Constant): c is Constant {
+  return typeof c === 'number' || typeof c === 'boolean';
+}
+
+function combine(op: string, l: Column | Constant, r: Column | Constant): Column {
   const apply = (a: PointValue, b: PointValue): number | boolean | null => {
     if (typeof a === 'boolean' && typeof b === 'boolean') {
       const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'bool', value: a }, rhs: { kind: 'bool', value: b } }, () => null);
@@ -403,11 +411,11 @@ function combine(op: string, l: Column | number, r: Column | number): Column {
     const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'number', value: a }, rhs: { kind: 'number', value: b } }, () => null);
     return typeof v === 'number' ? v : null;
   };
-  if (typeof l === 'number' && typeof r === 'number') return { windowed: true, values: [apply(l, r)], kind: 'float' };
-  if (typeof l === 'number' || typeof r === 'number') {
-    const col = (typeof l === 'number' ? r : l) as Column;
-    const k = (typeof l === 'number' ? l : r) as number;
-    const f = (v: PointValue) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
+  if (isConstant(l) && isConstant(r)) return { windowed: true, values: [apply(l, r)], kind: 'float' };
+  if (isConstant(l) || isConstant(r)) {
+    const col = (isConstant(l) ? r : l) as Column;
+    const k = (isConstant(l) ? l : r) as Constant;
+    const f = (v: PointValue) => (isConstant(l) ? apply(k, v) : apply(v, k));
     if (col.windowed) {
       return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}), ...(col.integral ? { integral: true } : {}) };
     }
