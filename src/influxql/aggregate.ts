@@ -285,7 +285,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
           // InfluxDB names the iterator it cannot transform
           throw new StatementError(`unsupported ${ITERATOR_NAMES[name] ?? name} iterator type: *query.${col.kind}InterruptIterator`);
         }
-        rows = col.windowed ? filledRows(col, windows, stmt.fill) : col.rows ?? [];
+        rows = col.windowed ? filledRows({ ...col, values: fillIn(col) }, windows) : col.rows ?? [];
         kind = answerKind(name, col.kind);
       }
       // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
@@ -378,11 +378,10 @@ function pointsBefore(p: Points, ms: number): Points {
   return n === p.ms.length ? p : { ms: p.ms.slice(0, n), sub: p.sub.slice(0, n), v: p.v.slice(0, n), idx: p.idx.slice(0, n) };
 }
 
-/** A windowed column as rows at the window starts, filled; windows left null are left out. */
-function filledRows(c: Column, windows: Array<[number, number]>, fill: SelectStatement['fill']): Row[] {
-  const values = fillColumn(c, c.present ?? c.values.map((v) => v !== null), fill, windows);
+/** A windowed column (filled) as rows at the window starts; windows left null are left out. */
+function filledRows(c: Column, windows: Array<[number, number]>): Row[] {
   const out: Row[] = [];
-  values.forEach((v, i) => { if (v !== null) out.push({ ms: windows[i][0], sub: 0, v }); });
+  c.values.forEach((v, i) => { if (v !== null) out.push({ ms: windows[i][0], sub: 0, v }); });
   return out;
 }
 
