@@ -9,7 +9,7 @@ import {
   type Points, type Row,
 } from './functions.ts';
 import { selectorRows } from './selector.ts';
-import { answerKind, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
+import { answerKind, castFill, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
@@ -339,9 +339,20 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
   const to = plan.answerToMs ?? Infinity;
   const perColumn = cols.length > 1 && (stmt.limit > 0 || stmt.offset > 0);
-  const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
+  // beside a transformation an aggregate over GROUP BY time still answers every window of the range, filled (InfluxDB
+  // keeps those rows even when all their values are null), and fill() also stands for the transformation's missing
+  // values in them
+  const windowedRows = (c: Column): Row[] => {
+    const values = c.integral ? c.values : fillIn(c);
+    const present = c.present ?? c.values.map((v) => v !== null);
+    const out: Row[] = [];
+    windows.forEach(([s], i) => { if (stmt.fill.mode !== 'none' || present[i]) out.push({ ms: s, sub: 0, v: values[i] }); });
+    return out;
+  };
+  const byTime = new Map<string, { ms: number; sub: number; values: PointValue[]; window?: boolean }>();
   cols.forEach((c, k) => {
-    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from && r.ms < to);
+    const whole = timeDim !== undefined && c.windowed;
+    let rows = (whole ? windowedRows(c) : rowsOf(c, windows, false)).filter((r) => r.ms >= from && r.ms < to);
     if (perColumn) {
       if (stmt.desc) rows = rows.slice().reverse();
       rows = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
@@ -350,6 +361,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       const key = `${r.ms}:${r.sub}`;
       let row = byTime.get(key);
       if (row === undefined) byTime.set(key, (row = { ms: r.ms, sub: r.sub, values: cols.map(() => null) }));
+      if (whole) row.window = true;
       if (row.values[k] === null) row.values[k] = r.v;
       else {
         // several rows at one time in one column (distinct): keep them apart
@@ -359,7 +371,20 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       }
     }
   });
-  const out: AggregateRows = [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  const out: AggregateRows = [...byTime.values()].filter((r) => r.window === true || r.values.some((v) => v !== null))
+    .sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  if (timeDim && cols.some((c) => c.windowed) && (stmt.fill.mode === 'value' || stmt.fill.mode === 'previous')) {
+    const fill = stmt.fill;
+    // (a column's rows beyond its LIMIT are missing too)
+    cols.forEach((c, k) => {
+      let last: PointValue = null;
+      for (const r of stmt.desc ? out.slice().reverse() : out) {
+        if (r.values[k] !== null) last = r.values[k];
+        else if (fill.mode === 'value') r.values[k] = castFill(fill.value, c.kind);
+        else r.values[k] = last;
+      }
+    });
+  }
   if (perColumn) out.limited = true;
   return out;
 }
@@ -402,8 +427,8 @@ function isConstant(c: Column | Constant): c is Constant {
 
 function combine(op: string, l: Column | Constant, r: Column | Constant): Column {
   const apply = (a: PointValue, b: PointValue): number | boolean | null => {
-    if (typeof a === 'boolean' && typeof b === 'boolean') {
-      const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'bool', value: a }, rhs: { kind: 'bool', value: b } }, () => null);
+    if (typeof a === 'boolean' && b !== null) {
+      const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'bool', value: a }, rhs: typeof b === 'boolean' ? { kind: 'bool', value: b } : { kind: 'number', value: Number(b) } }, () => null);
       return typeof v === 'boolean' ? v : null;
     }
     if (typeof a !== 'number' || typeof b !== 'number') return null;

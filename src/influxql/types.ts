@@ -70,7 +70,8 @@ function combined(op: BinaryOp, l: DataType, r: DataType): DataType | undefined 
     if (BITWISE.has(op)) return l !== 'float' && r !== 'float' ? l : undefined;
     return undefined;
   }
-  if (l === 'boolean' && r === 'boolean') return op === '=' || op === '!=' || op === 'AND' || op === 'OR' || BITWISE.has(op) ? 'boolean' : undefined;
+  // a boolean on the left of a logical or bitwise operator makes a boolean with anything (false unless both are true)
+  if (l === 'boolean') return op === '=' || op === '!=' || op === 'AND' || op === 'OR' || BITWISE.has(op) ? 'boolean' : undefined;
   if (l === 'string' && r === 'string') return op === '=' || op === '!=' ? 'boolean' : undefined;
   return undefined;
 }

@@ -361,8 +361,10 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     add(`SELECT ${fn}(${pick(['mean', 'min', 'first'])}(power)${arg()}) FROM energy WHERE "nodeId" = 'n2' AND ${full} GROUP BY time(${pick(['2m', '3m'])}) ORDER BY time DESC`);
     add(`SELECT ${fn}(${pick(['power', 'count'])}${arg()}) FROM energy WHERE ${oneSeries()} AND ${short()} ORDER BY time DESC${pick(['', ' LIMIT 4'])}`);
   }
-  add(`SELECT derivative(mean(power), 1m), mean(power) FROM energy WHERE "nodeId" = 'n3' AND ${range()} GROUP BY time(2m) ORDER BY time DESC`);
-  add(`SELECT difference(max(count)), max(count) FROM energy WHERE "nodeId" = 'n1' AND ${range()} GROUP BY time(1m) ORDER BY time DESC`);
+  // beside an aggregate: every window of the range answers, and fill() stands for the transformation's missing values
+  for (let i = 0; i < 4; i++) {
+    add(`SELECT ${pick(['derivative', 'difference', 'non_negative_difference', 'moving_average'])}(${pick(['mean', 'max'])}(${pick(['power', 'count'])})${pick(['', ', 2'])}), max(count) FROM energy WHERE ${pick(["\"nodeId\" = 'n2' AND ", "\"nodeId\" = 'n3' AND ", ''])}${range()} GROUP BY time(${pick(['1m', '2m'])})${pick(['', ', "nodeId"'])} fill(${pick(['null', 'none', '0', 'previous', '-3.5'])})${pick(['', ' ORDER BY time DESC'])}${pick(['', ' LIMIT 6', ' LIMIT 4 OFFSET 2'])}`.replace(/(derivative|difference)\((\w+)\((\w+)\), 2\)/, '$1($2($3))'));
+  }
   // integral() of one series newest first (several series: docs/influxdb.md, known differences)
   for (let i = 0; i < 4; i++) {
     add(`SELECT integral(${pick(['power', 'count'])}${pick(['', ', 1m', ', 10s'])}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()} GROUP BY time(${pick(['1m', '2m', '7m'])}) ORDER BY time DESC`);
@@ -386,7 +388,8 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   // operators over string, boolean and tag operands: InfluxDB's type errors, and the combinations that stand
   kind = 'type-error';
   for (let i = 0; i < 10; i++) {
-    const sel = () => `${pick(['first', 'last', 'mode', 'max', 'count', 'distinct'])}(${pick(['state', 'ok', 'power', 'count'])})`;
+    // (no mode() here: its ties over many points follow Go's sort, docs/influxdb.md)
+    const sel = () => `${pick(['first', 'last', 'min', 'max', 'count', 'distinct'])}(${pick(['state', 'ok', 'power', 'count'])})`;
     // (InfluxDB's parser refuses a minus before distinct, a keyword)
     add(`SELECT ${pick([sel(), '-' + sel().replace(/^distinct/, 'last'), `(${sel()} ${pick(['+', '-'])} 1.5)`])} ${pick(['+', '*', '-', '/', '&', '|'])} ${pick(['1', '2.5', sel(), "'x'", 'true'])} FROM energy WHERE ${pick(tagFilters)}${range()}${pick(['', ' GROUP BY time(5m)', ' GROUP BY "nodeId"'])}`);
   }
@@ -398,6 +401,7 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     `SELECT last(mode) + 1 FROM battery, energy WHERE ${range()}`,
     `SELECT last(charging) | first(charging), last(soc) - first(soc) FROM battery WHERE ${range()} GROUP BY time(10m)`,
     `SELECT last(nosuch) + 1 FROM energy WHERE ${range()}`,
+    `SELECT mode(${pick(['state', 'ok'])}) ${pick(['+', '*'])} 1 FROM energy WHERE ${range()}`,
     `SELECT ${pick(['difference', 'derivative', 'non_negative_difference', 'cumulative_sum'])}(last(${pick(['state', 'ok'])})) FROM energy WHERE ${range()} GROUP BY time(1m)`,
     `SELECT moving_average(first(state), 2) FROM energy WHERE ${range()} GROUP BY time(1m)`,
     `SELECT elapsed(last(ok)) FROM energy WHERE "nodeId" = 'n1' AND ${range()} GROUP BY time(1m)`,
