@@ -402,6 +402,10 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     `SELECT last(charging) | first(charging), last(soc) - first(soc) FROM battery WHERE ${range()} GROUP BY time(10m)`,
     `SELECT last(nosuch) + 1 FROM energy WHERE ${range()}`,
     `SELECT mode(${pick(['state', 'ok'])}) ${pick(['+', '*'])} 1 FROM energy WHERE ${range()}`,
+    // comparisons and logic belong to WHERE; no sign before distinct (InfluxDB's parse errors)
+    `SELECT last(ok) ${pick(['AND', 'OR', '=', '!='])} true FROM energy WHERE ${range()}`,
+    `SELECT power ${pick(['>', '<=', '='])} 100 FROM energy WHERE ${oneSeries()} AND ${short()}`,
+    `SELECT -distinct(count) FROM energy WHERE ${range()}`,
     `SELECT ${pick(['difference', 'derivative', 'non_negative_difference', 'cumulative_sum'])}(last(${pick(['state', 'ok'])})) FROM energy WHERE ${range()} GROUP BY time(1m)`,
     `SELECT moving_average(first(state), 2) FROM energy WHERE ${range()} GROUP BY time(1m)`,
     `SELECT elapsed(last(ok)) FROM energy WHERE "nodeId" = 'n1' AND ${range()} GROUP BY time(1m)`,
