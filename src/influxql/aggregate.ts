@@ -5,11 +5,11 @@ import { callsIn, hasVar, type Dimension, type Expr, type Field, type SelectStat
 import { StatementError } from './errors.ts';
 import { evaluate } from './condition.ts';
 import {
-  AGGREGATES, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
+  AGGREGATES, integralAreas, integralWindows, MULTI_SELECTORS, reduce, reduceMany, SELECTORS, TRANSFORMATIONS, transform, windowRange,
   type Points, type Row,
 } from './functions.ts';
 import { selectorRows } from './selector.ts';
-import { answerKind, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
+import { answerKind, castFill, fieldKindOf, fieldPoints, fillColumn, numArg, type ValueKind } from './columns.ts';
 import { windowStart } from './time.ts';
 import type { PlannedSource, SelectPlan } from './plan.ts';
 import type { Group, OutRow, Stream } from './rows.ts';
@@ -20,6 +20,12 @@ import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
 import { FLOAT, INTEGER, UNSIGNED } from '../telemetry/line-protocol/line-scanner.ts';
 
 const MAX_WINDOWS = 1_000_000;
+
+/** How InfluxDB names a transformation in its errors. */
+const ITERATOR_NAMES: Record<string, string> = {
+  derivative: 'derivative', non_negative_derivative: 'derivative', difference: 'difference', non_negative_difference: 'difference',
+  cumulative_sum: 'cumulative sum', moving_average: 'moving average',
+};
 
 const SUMS = new Set(['count', 'sum', 'mean']);
 const EXTREMES = new Set(['min', 'max', 'spread']);
@@ -155,10 +161,11 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
     const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, present.slice().reverse(), stmt.fill, windows.slice().reverse());
     return rev.reverse();
   };
-  const evalColumn = (e: Expr): Column | number => {
+  const evalColumn = (e: Expr): Column | Constant => {
     switch (e.kind) {
       case 'paren': return evalColumn(e.expr);
       case 'integer': case 'number': return e.value;
+      case 'bool': return e.value;
       case 'binary': {
         const l = evalColumn(e.lhs);
         const r = evalColumn(e.rhs);
@@ -202,12 +209,29 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         const values = windows.map((_, i) => reduced(inner.name, name, i));
         return { windowed: true, values, present: values.map((v) => v !== null), kind, ...(name === 'count' ? { isCount: true } : {}) };
       }
-      const p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
+      let p = lookBack && !inTransform ? pointsFrom(pointsOf(inner.name, name), plan.answerFromMs!) : pointsOf(inner.name, name);
+      if (plan.answerToMs !== undefined && !inTransform) p = pointsBefore(p, plan.answerToMs);
       if (name === 'integral') {
         const unit = numArg(e.args[1], name) ?? 1000;
-        const sums = integralWindows(p as Points<number>, windowOf, unit);
+        const integer = fieldKindOf(fieldInfos, inner.name) !== 'float';
+        if (timeDim && stmt.desc) {
+          // newest first each window's area is answered at the window's end (InfluxDB): rows of their own, in the
+          // walk's order once the select turns them back
+          const rows: Row[] = integralAreas(p as Points<number>, windowOf, unit, true, integer).reverse().map(([ms, v]) => ({ ms, sub: 0, v }));
+          return { windowed: false, values: [], rows, kind };
+        }
+        const sums = timeDim ? integralWindows(p as Points<number>, windowOf, unit, integer)
+          : new Map(integralAreas(p as Points<number>, undefined, unit, stmt.desc, integer));
         // without GROUP BY time a single instant has no area: no value (InfluxDB answers no row)
         const spans = p.ms.length > 1 && (p.ms[0] !== p.ms[p.ms.length - 1] || p.sub[0] !== p.sub[p.sub.length - 1]);
+        if (!timeDim && integer) {
+          // InfluxDB's integer reducer takes the query's range as its window: it answers at the range's start, newest
+          // first at its end (a float one at time 0), and newest first a point on the start closes the range twice
+          const start = plan.explicitFrom?.[0] ?? 0;
+          const areas = spans ? integralAreas(p as Points<number>, () => [start, src.toMs], unit, stmt.desc, true) : [];
+          const rows: Row[] = areas.reverse().map(([ms, v]) => ({ ms, sub: ms === start ? plan.explicitFrom?.[1] ?? 0 : 0, v }));
+          return { windowed: false, values: [], rows: stmt.desc ? rows : rows.reverse(), kind };
+        }
         const values = windows.map(([s]) => (timeDim ? sums.get(s) ?? null : (spans ? sums.get(Number.NaN) ?? null : null)));
         return { windowed: true, integral: true, kind, values, present: values.map((v) => v !== null) };
       }
@@ -218,7 +242,10 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
           const [a, b] = windowRange(p, s, end, hint);
           hint = b;
           const at = timeDim ? [s, 0] : plan.explicitFrom ?? [0, 0];
-          for (const r of reduceMany(name, p, a, b, 0)) rows.push({ ms: at[0], sub: at[1], v: r.value });
+          // newest first each window's values stay in time order (InfluxDB): pushed backwards, as the select turns
+          // every row around
+          const many = reduceMany(name, p, a, b, 0, undefined, stmt.desc);
+          for (const r of stmt.desc ? many.reverse() : many) rows.push({ ms: at[0], sub: at[1], v: r.value });
         }
         return { windowed: false, values: [], rows, kind };
       }
@@ -252,9 +279,13 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
         inTransform = true;
         const col = evalColumn(inner);
         inTransform = false;
-        if (typeof col === 'number') throw new StatementError(`expected field argument in ${name}()`);
+        if (isConstant(col)) throw new StatementError(`expected field argument in ${name}()`);
         // the aggregate is filled first: the transformation sees the filled windows (InfluxDB)
-        rows = col.windowed ? filledRows(col, windows, stmt.fill) : col.rows ?? [];
+        if ((col.kind === 'string' || col.kind === 'boolean') && name !== 'elapsed') {
+          // InfluxDB names the iterator it cannot transform
+          throw new StatementError(`unsupported ${ITERATOR_NAMES[name] ?? name} iterator type: *query.${col.kind}InterruptIterator`);
+        }
+        rows = col.windowed ? filledRows({ ...col, values: fillIn(col) }, windows) : col.rows ?? [];
         kind = answerKind(name, col.kind);
       }
       // over GROUP BY time, a derivative's unit defaults to the interval (InfluxDB); over raw points to 1 s
@@ -268,7 +299,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
 
   const cols = fields.map((f) => {
     const c = evalColumn(f.expr);
-    if (typeof c === 'number') throw new StatementError('a select with functions needs a function in every field');
+    if (isConstant(c)) throw new StatementError('a select with functions needs a function in every field');
     return c;
   });
 
@@ -306,10 +337,22 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // free rows: joined by time. The window read before the answer's start for a transformation answers nothing
   // itself; LIMIT and OFFSET count each column's rows, in the answer's order (InfluxDB limits each call's iterator)
   const from = timeDim && plan.answerFromMs !== undefined ? windowStart(plan.answerFromMs, intervalMs, offsetMs, stmt.tz) : -Infinity;
+  const to = plan.answerToMs ?? Infinity;
   const perColumn = cols.length > 1 && (stmt.limit > 0 || stmt.offset > 0);
-  const byTime = new Map<string, { ms: number; sub: number; values: PointValue[] }>();
+  // beside a transformation an aggregate over GROUP BY time still answers every window of the range, filled (InfluxDB
+  // keeps those rows even when all their values are null), and fill() also stands for the transformation's missing
+  // values in them
+  const windowedRows = (c: Column): Row[] => {
+    const values = c.integral ? c.values : fillIn(c);
+    const present = c.present ?? c.values.map((v) => v !== null);
+    const out: Row[] = [];
+    windows.forEach(([s], i) => { if (stmt.fill.mode !== 'none' || present[i]) out.push({ ms: s, sub: 0, v: values[i] }); });
+    return out;
+  };
+  const byTime = new Map<string, { ms: number; sub: number; values: PointValue[]; window?: boolean }>();
   cols.forEach((c, k) => {
-    let rows = rowsOf(c, windows, false).filter((r) => r.ms >= from);
+    const whole = timeDim !== undefined && c.windowed;
+    let rows = (whole ? windowedRows(c) : rowsOf(c, windows, false)).filter((r) => r.ms >= from && r.ms < to);
     if (perColumn) {
       if (stmt.desc) rows = rows.slice().reverse();
       rows = stmt.limit > 0 ? rows.slice(stmt.offset, stmt.offset + stmt.limit) : rows.slice(stmt.offset);
@@ -318,6 +361,7 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       const key = `${r.ms}:${r.sub}`;
       let row = byTime.get(key);
       if (row === undefined) byTime.set(key, (row = { ms: r.ms, sub: r.sub, values: cols.map(() => null) }));
+      if (whole) row.window = true;
       if (row.values[k] === null) row.values[k] = r.v;
       else {
         // several rows at one time in one column (distinct): keep them apart
@@ -327,7 +371,20 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
       }
     }
   });
-  const out: AggregateRows = [...byTime.values()].filter((r) => r.values.some((v) => v !== null)).sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  const out: AggregateRows = [...byTime.values()].filter((r) => r.window === true || r.values.some((v) => v !== null))
+    .sort((a, b) => a.ms - b.ms || a.sub - b.sub);
+  if (timeDim && cols.some((c) => c.windowed) && (stmt.fill.mode === 'value' || stmt.fill.mode === 'previous')) {
+    const fill = stmt.fill;
+    // (a column's rows beyond its LIMIT are missing too)
+    cols.forEach((c, k) => {
+      let last: PointValue = null;
+      for (const r of stmt.desc ? out.slice().reverse() : out) {
+        if (r.values[k] !== null) last = r.values[k];
+        else if (fill.mode === 'value') r.values[k] = castFill(fill.value, c.kind);
+        else r.values[k] = last;
+      }
+    });
+  }
   if (perColumn) out.limited = true;
   return out;
 }
@@ -339,11 +396,17 @@ function pointsFrom(p: Points, ms: number): Points {
   return i === 0 ? p : { ms: p.ms.slice(i), sub: p.sub.slice(i), v: p.v.slice(i), idx: p.idx.slice(i) };
 }
 
-/** A windowed column as rows at the window starts, filled; windows left null are left out. */
-function filledRows(c: Column, windows: Array<[number, number]>, fill: SelectStatement['fill']): Row[] {
-  const values = fillColumn(c, c.present ?? c.values.map((v) => v !== null), fill, windows);
+/** The points before `ms`. */
+function pointsBefore(p: Points, ms: number): Points {
+  let n = p.ms.length;
+  while (n > 0 && p.ms[n - 1] >= ms) n--;
+  return n === p.ms.length ? p : { ms: p.ms.slice(0, n), sub: p.sub.slice(0, n), v: p.v.slice(0, n), idx: p.idx.slice(0, n) };
+}
+
+/** A windowed column (filled) as rows at the window starts; windows left null are left out. */
+function filledRows(c: Column, windows: Array<[number, number]>): Row[] {
   const out: Row[] = [];
-  values.forEach((v, i) => { if (v !== null) out.push({ ms: windows[i][0], sub: 0, v }); });
+  c.values.forEach((v, i) => { if (v !== null) out.push({ ms: windows[i][0], sub: 0, v }); });
   return out;
 }
 
@@ -355,17 +418,28 @@ function rowsOf(c: Column, windows: Array<[number, number]>, skipNull: boolean):
   return out;
 }
 
-function combine(op: string, l: Column | number, r: Column | number): Column {
-  const apply = (a: PointValue, b: PointValue): number | null => {
+/** A number or boolean literal of a field expression. */
+type Constant = number | boolean;
+
+function isConstant(c: Column | Constant): c is Constant {
+  return typeof c === 'number' || typeof c === 'boolean';
+}
+
+function combine(op: string, l: Column | Constant, r: Column | Constant): Column {
+  const apply = (a: PointValue, b: PointValue): number | boolean | null => {
+    if (typeof a === 'boolean' && b !== null) {
+      const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'bool', value: a }, rhs: typeof b === 'boolean' ? { kind: 'bool', value: b } : { kind: 'number', value: Number(b) } }, () => null);
+      return typeof v === 'boolean' ? v : null;
+    }
     if (typeof a !== 'number' || typeof b !== 'number') return null;
     const v = evaluate({ kind: 'binary', op: op as never, lhs: { kind: 'number', value: a }, rhs: { kind: 'number', value: b } }, () => null);
     return typeof v === 'number' ? v : null;
   };
-  if (typeof l === 'number' && typeof r === 'number') return { windowed: true, values: [apply(l, r)], kind: 'float' };
-  if (typeof l === 'number' || typeof r === 'number') {
-    const col = (typeof l === 'number' ? r : l) as Column;
-    const k = (typeof l === 'number' ? l : r) as number;
-    const f = (v: PointValue) => (typeof l === 'number' ? apply(k, v) : apply(v, k));
+  if (isConstant(l) && isConstant(r)) return { windowed: true, values: [apply(l, r)], kind: 'float' };
+  if (isConstant(l) || isConstant(r)) {
+    const col = (isConstant(l) ? r : l) as Column;
+    const k = (isConstant(l) ? l : r) as Constant;
+    const f = (v: PointValue) => (isConstant(l) ? apply(k, v) : apply(v, k));
     if (col.windowed) {
       return { windowed: true, values: col.values.map(f), kind: col.kind, ...(col.times ? { times: col.times } : {}), ...(col.present ? { present: col.present } : {}), ...(col.integral ? { integral: true } : {}) };
     }

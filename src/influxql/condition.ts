@@ -148,6 +148,8 @@ export function truthy(v: Value): boolean {
   return v === true;
 }
 
+const ARITHMETIC_OPS = new Set(['+', '-', '*', '/', '%', '&', '|', '^']);
+
 function binary(op: string, l: Value, r: Value): Value {
   switch (op) {
     case 'AND': return l === true && r === true;
@@ -156,7 +158,7 @@ function binary(op: string, l: Value, r: Value): Value {
     case '!~': return typeof l === 'string' && r instanceof RegExp && !r.test(l);
     default: break;
   }
-  if (l === null || r === null || l instanceof RegExp || r instanceof RegExp) return op === '+' || op === '-' || op === '*' || op === '/' ? null : false;
+  if (l === null || r === null || l instanceof RegExp || r instanceof RegExp) return ARITHMETIC_OPS.has(op) ? null : false;
   switch (op) {
     case '=': return typeof l === typeof r && l === r;
     case '!=': return typeof l === typeof r && l !== r;
@@ -165,6 +167,16 @@ function binary(op: string, l: Value, r: Value): Value {
     case '>': return typeof l === typeof r && l > r;
     case '>=': return typeof l === typeof r && l >= r;
     default: break;
+  }
+  if (typeof l === 'boolean') {
+    // InfluxDB's bitwise operators after a boolean are the logical ones, false when the right operand is no boolean
+    const b = typeof r === 'boolean';
+    switch (op) {
+      case '&': return b && l && r;
+      case '|': return b && (l || r);
+      case '^': return b && l !== r;
+      default: return null;
+    }
   }
   if (typeof l !== 'number' || typeof r !== 'number') return null;
   switch (op) {

@@ -161,7 +161,8 @@ function pick(p: Points, i: number): Reduced {
  * top / bottom / sample / distinct: several points of a window, in time order. top and bottom with tags (`groups`:
  * each point's tag values as one key) take the best point of each tag combination first, then the best N of those.
  */
-export function reduceMany(name: string, p: Points, a: number, b: number, n: number, groups?: string[]): Reduced[] {
+/** `desc`: the points are walked newest first (ORDER BY time DESC), which decides the time distinct() keeps per value. */
+export function reduceMany(name: string, p: Points, a: number, b: number, n: number, groups?: string[], desc = false): Reduced[] {
   if (b <= a) return [];
   let idx = Array.from({ length: b - a }, (_, k) => a + k);
   const num = p.v as number[];
@@ -184,9 +185,9 @@ export function reduceMany(name: string, p: Points, a: number, b: number, n: num
     }
     case 'sample': chosen = idx.length <= n ? idx : sampleOf(idx, n); break;
     case 'distinct': {
-      // each value with the time it first appeared, ordered by that time, then by value
+      // each value with the time it first appeared in the walk, ordered by that time, then by value
       const seen = new Map<Value, number>();
-      for (const i of idx) if (!seen.has(p.v[i])) seen.set(p.v[i], i);
+      for (const i of desc ? idx.reverse() : idx) if (!seen.has(p.v[i])) seen.set(p.v[i], i);
       return [...seen.values()].sort((x, y) => p.ms[x] - p.ms[y] || p.sub[x] - p.sub[y] || compare(p.v[x], p.v[y])).map((i) => ({ value: p.v[i] }));
     }
     default: chosen = [];
@@ -208,33 +209,62 @@ function sampleOf(idx: number[], n: number): number[] {
  * interpolated from the next point and the following window starts from it (InfluxDB 1.x); a window without points
  * lends its area to the next window that has some.
  */
-export function integralWindows(p: Points<number>, windowOf: ((ms: number) => [number, number]) | undefined, unitMs: number): Map<number, number> {
-  const out = new Map<number, number>();
-  if (p.ms.length === 0) return out;
-  let prevT = p.ms[0];
-  let prevV = p.v[0];
-  let win = windowOf?.(prevT);
+/**
+ * The trapezoid area per window (keyed by the window's start; NaN without windows). See integralAreas.
+ */
+export function integralWindows(p: Points<number>, windowOf: ((ms: number) => [number, number]) | undefined, unitMs: number,
+  integer = false): Map<number, number> {
+  return new Map(integralAreas(p, windowOf, unitMs, false, integer));
+}
+
+/**
+ * The trapezoid areas InfluxDB answers, in the order of its walk: [key, area], the key being the window's start (NaN
+ * without windows). Under ORDER BY time DESC the walk goes newest first: the time steps are negative, so are the areas,
+ * each is keyed by its window's end, and a point on a window's start closes that window twice (the second time with
+ * no area). After a window edge a float field's step starts from the value interpolated there; an integer field's
+ * (InfluxDB's integer reducer) starts from the point before the edge and ends at the interpolated value. The last window is not answered when its only point
+ * lies on the edge the walk entered it by.
+ */
+export function integralAreas(p: Points<number>, windowOf: ((ms: number) => [number, number]) | undefined, unitMs: number,
+  desc: boolean, integer: boolean): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const n = p.ms.length;
+  if (n === 0) return out;
+  const at = (k: number) => (desc ? n - 1 - k : k);
+  let prevT = p.ms[at(0)];
+  let prevV = p.v[at(0)];
+  // [key of the window's area, the edge the walk leaves it by]
+  const edges = (t: number): [number, number] => {
+    const [s, e] = windowOf!(t);
+    return desc ? [e, s] : [s, e];
+  };
+  let win = windowOf === undefined ? undefined : edges(prevT);
   let sum = 0;
-  for (let i = 1; i < p.ms.length; i++) {
-    const t = p.ms[i];
-    const v = p.v[i];
+  for (let k = 1; k < n; k++) {
+    const t = p.ms[at(k)];
+    const v = p.v[at(k)];
     if (t === prevT) { prevV = v; continue; }
-    if (win !== undefined && t >= win[1]) {
+    // the value the step to this point starts from, and the one it ends at
+    let from = prevV;
+    let to = v;
+    if (win !== undefined && (desc ? t <= win[1] : t >= win[1])) {
       if (prevT !== win[1]) {
         const value = prevV + (v - prevV) * (win[1] - prevT) / (t - prevT);
         sum += 0.5 * (value + prevV) * ((win[1] - prevT) / unitMs);
-        prevV = value;
+        if (integer) to = value;
+        else from = value;
         prevT = win[1];
       }
-      out.set(win[0], sum);
+      out.push([win[0], sum]);
       sum = 0;
-      win = windowOf!(t);
+      win = edges(t);
     }
-    sum += 0.5 * (v + prevV) * ((t - prevT) / unitMs);
+    sum += 0.5 * (to + from) * ((t - prevT) / unitMs);
     prevT = t;
     prevV = v;
   }
-  out.set(win === undefined ? Number.NaN : win[0], sum);
+  if (win === undefined) out.push([Number.NaN, sum]);
+  else if (prevT !== win[0]) out.push([win[0], sum]);
   return out;
 }
 
@@ -253,7 +283,8 @@ export function transform(name: string, rows: Row[], arg: number | undefined, un
   switch (name) {
     case 'derivative': case 'non_negative_derivative':
       for (let i = 1; i < live.length; i++) {
-        const dt = (live[i].ms - live[i - 1].ms) + (live[i].sub - live[i - 1].sub) / 1e6;
+        // newest first (ORDER BY time DESC) InfluxDB still divides by a positive time step
+        const dt = Math.abs((live[i].ms - live[i - 1].ms) + (live[i].sub - live[i - 1].sub) / 1e6);
         if (dt === 0) continue;
         const d = (live[i].v - live[i - 1].v) / (dt / unitMs);
         if (name === 'non_negative_derivative' && d < 0) continue;

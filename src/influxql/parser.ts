@@ -172,7 +172,10 @@ class Parser {
   private fields(): Field[] {
     const out: Field[] = [];
     do {
+      const start = this.lx.peek().pos;
       const expr = this.expr();
+      const op = conditionOperator(expr);
+      if (op !== undefined) throw new ParseError(`invalid operator ${op} in SELECT clause at ${this.lx.where(start)}; operator is intended for WHERE clause`);
       const field: Field = { expr };
       if (this.accept('AS')) field.alias = this.ident();
       out.push(field);
@@ -331,6 +334,9 @@ class Parser {
     const t = this.lx.peek();
     if (t.kind === 'OP' && (t.value === '-' || t.value === '+')) {
       this.lx.next();
+      // InfluxDB's parser takes no keyword after a sign, distinct() included
+      const after = this.lx.peek();
+      if (after.kind === 'KEYWORD' && after.value === 'DISTINCT') throw new ParseError(`found DISTINCT, expected identifier, number, duration, ( at ${this.lx.where(after.pos)}`);
       const inner = this.unary();
       if (t.value === '+') return inner;
       if (inner.kind === 'number' || inner.kind === 'integer') return { ...inner, value: -inner.value };
@@ -507,5 +513,17 @@ class Parser {
     }
     if (op.kind === 'OP' && (op.value === '=' || op.value === '!=')) return { op: op.value, names: [this.ident()] };
     throw this.fail(op, ['=', '!=', '=~', '!~', 'IN']);
+  }
+}
+
+const CONDITION_OPERATORS = new Set(['=', '!=', '<', '<=', '>', '>=', '=~', '!~', 'AND', 'OR']);
+
+/** The outermost comparison or logical operator of a field expression (InfluxDB refuses them in SELECT), left first. */
+function conditionOperator(e: Expr): string | undefined {
+  switch (e.kind) {
+    case 'binary': return CONDITION_OPERATORS.has(e.op) ? e.op : conditionOperator(e.lhs) ?? conditionOperator(e.rhs);
+    case 'paren': return conditionOperator(e.expr);
+    case 'call': for (const a of e.args) { const op = conditionOperator(a); if (op !== undefined) return op; } return undefined;
+    default: return undefined;
   }
 }

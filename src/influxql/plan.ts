@@ -49,6 +49,11 @@ export interface SelectPlan {
   explicitFromMs: number | undefined;
   /** the lower bound the answer starts at: explicitFromMs before the window read earlier for derivative(mean(x)) and its kin */
   answerFromMs: number | undefined;
+  /**
+   * the upper bound the answer ends at under ORDER BY time DESC: derivative(mean(x)) and its kin read one interval past
+   * it (the window before the first in the answer's order); undefined when nothing is read past the query's end
+   */
+  answerToMs: number | undefined;
   /** the lower bound as answered for aggregates without GROUP BY time: [ms, sub-ms ns] */
   explicitFrom: [number, number] | undefined;
   /** one cost query per source (docs/api.md#cost) */
@@ -188,10 +193,18 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
   if (stmt.tz !== undefined) checkZone(stmt.tz);
   validateSelect(stmt);
   const { range, filter } = splitCondition(stmt.condition, ctx.nowMs);
-  // derivative(mean(x)) and its kin need the window before the first: InfluxDB reads one interval earlier
+  // derivative(mean(x)) and its kin need the window before the first in the answer's order: InfluxDB reads one
+  // interval earlier, or under ORDER BY time DESC one interval later
   const timeDim = stmt.dimensions.find((d) => d.kind === 'time');
   const answerFromMs = range.fromMs;
-  if (timeDim !== undefined && range.fromMs !== undefined && stmt.fields.some((f) => looksBack(f.expr))) range.fromMs -= timeDim.intervalNs / 1e6;
+  let answerToMs: number | undefined;
+  if (timeDim !== undefined && stmt.fields.some((f) => looksBack(f.expr))) {
+    if (!stmt.desc && range.fromMs !== undefined) range.fromMs -= timeDim.intervalNs / 1e6;
+    if (stmt.desc) {
+      answerToMs = range.toMs ?? ctx.nowMs;
+      range.toMs = answerToMs + timeDim.intervalNs / 1e6;
+    }
+  }
   const time: TimeCondition[] = [];
   if (range.fromMs !== undefined) time.push({ operator: '>=', value: clampTime(range.fromMs) });
   if (range.toMs !== undefined) time.push({ operator: '<', value: clampTime(range.toMs) });
@@ -223,5 +236,5 @@ export function planSelect(ctx: QueryContext, stmt: SelectStatement, memo: Reque
     }
     for (const m of matchMeasurements(planned.ns, src)) if (!planned.measurements.includes(m)) planned.measurements.push(m);
   }
-  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, answerFromMs, explicitFrom: range.fromExact, cost };
+  return { stmt, sources: [...byKey.values()], filter, nodeId: requiredNodeId(filter), explicitFromMs: range.fromMs, answerFromMs, answerToMs, explicitFrom: range.fromExact, cost };
 }

@@ -13,6 +13,7 @@ import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
 import { takesType } from './functions.ts';
 import { EPOCH_UNITS, epochTimeJson, timeJson } from './time.ts';
 import { flat } from '../lib/flat-string.ts';
+import { checkTypes, needsTypeCheck, type DataType, type TypeOf } from './types.ts';
 
 export type { OutSeries } from './rows.ts';
 
@@ -32,11 +33,31 @@ export function runSelect(reads: TelemetryReads, plan: SelectPlan, epoch?: strin
     }
     union = { fields, tagKeys: [...tagKeys].sort() };
   }
+  if (needsTypeCheck(stmt.fields)) checkTypes(stmt.fields, typesOf(all));
   for (const { src, m } of all) out.push(...selectMeasurement(reads, plan, src, m, epoch, union));
   out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const from = stmt.soffset;
   const sliced = stmt.slimit > 0 ? out.slice(from, from + stmt.slimit) : out.slice(from);
   return sliced;
+}
+
+/** The type of a name over the statement's measurements: a field's (the first measurement's that has it), else a tag's. */
+function typesOf(all: ReadonlyArray<{ src: PlannedSource; m: MeasurementInfo }>): TypeOf {
+  let tagKeys: Set<string> | undefined;
+  const fieldType = (name: string): DataType | undefined => {
+    for (const { src, m } of all) {
+      const f = src.fieldsOf(m).get(name);
+      if (f !== undefined) return FIELD_TYPES[f.kind];
+    }
+    return undefined;
+  };
+  return (name, cast) => {
+    if (cast === 'tag') return 'tag';
+    const t = fieldType(name);
+    if (t !== undefined || cast === 'field') return t ?? 'unknown';
+    tagKeys ??= new Set(all.flatMap(({ src, m }) => src.seriesOf(m.name).flatMap((s) => Object.keys(s.tags))));
+    return tagKeys.has(name) ? 'tag' : 'unknown';
+  };
 }
 
 function resolverOf(m: MeasurementInfo): Resolver {

@@ -64,8 +64,16 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
   const multi = name === 'top' || name === 'bottom' || name === 'sample';
   const n = multi ? countArg(call) : 0;
   if (name === 'percentile' && call.args.length !== 2) throw new StatementError(`invalid number of arguments for percentile, expected 2, got ${call.args.length}`);
-  const p = fieldPoints(st, fieldInfos, inner.name, name);
+  let p = fieldPoints(st, fieldInfos, inner.name, name);
   const selected: Selected[] = [];
+  if ((name === 'top' || name === 'bottom') && call.args.length === 2 && (stmt.limit > 0 || stmt.offset > 0)) {
+    // InfluxDB 1.6 reads only the first OFFSET + LIMIT + 1 points of each series for top() and bottom(), in the
+    // answer's order, then applies OFFSET and LIMIT to the rows they answer
+    const len = p.ms.length;
+    const take = stmt.limit > 0 ? Math.min(len, stmt.offset + stmt.limit + 1) : len;
+    const [a, b] = stmt.desc ? [len - take, len] : [0, take];
+    p = { ms: p.ms.slice(a, b), sub: p.sub.slice(a, b), v: p.v.slice(a, b), idx: p.idx.slice(a, b) };
+  }
   if (multi) {
     // top(field, tag…, N): the best point of each tag combination first
     const tagArgs = call.args.slice(1, -1).map((a) => (a as { name: string }).name);
@@ -74,7 +82,10 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
     for (const [s, end] of windows) {
       const [a, b] = windowRange(p, s, end, hint);
       hint = b;
-      for (const r of reduceMany(name, p, a, b, n, groups)) selected.push({ ms: r.ms!, sub: r.sub!, v: r.value, idx: r.idx });
+      // newest first each window's points stay in time order (InfluxDB): pushed backwards, as the select turns
+      // every row around
+      const many = reduceMany(name, p, a, b, n, groups);
+      for (const r of stmt.desc ? many.reverse() : many) selected.push({ ms: r.ms!, sub: r.sub!, v: r.value, idx: r.idx });
     }
   } else {
     const arg = name === 'percentile' ? numArg(call.args[1], name) : undefined;

@@ -1,6 +1,6 @@
 // InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (docs/influxdb.md: known differences),
 // each pinned here so that the decision is kept: the order of points of several series at one instant, transformations
-// of aggregates without a lower time bound, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
+// of aggregates without a lower time bound, integral() of several series, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appOpener, type TestApp } from '../support/app.ts';
@@ -53,6 +53,23 @@ describe('InfluxQL decisions', () => {
     const [d, c] = await results(t, token, `SELECT difference(max(power)) FROM m WHERE ${upper} GROUP BY time(10s); SELECT cumulative_sum(sum(power)) FROM m WHERE ${upper} GROUP BY time(10s)`);
     assert.deepEqual(d.series, [{ name: 'm', columns: ['time', 'difference'], values: [['2026-01-07T08:00:10Z', 4]] }]);
     assert.deepEqual(c.series, [{ name: 'm', columns: ['time', 'cumulative_sum'], values: [['2026-01-07T08:00:00Z', 9], ['2026-01-07T08:00:10Z', 27]] }]);
+  });
+
+  test('integral() of several series answers each series whole, in series order', async () => {
+    const { t, token } = await fixture();
+    // InfluxDB 1.6 answers each series' last window apart, as extra series in Go's map order
+    const [g, w] = await results(t, token, `SELECT integral(power) FROM m WHERE ${range} GROUP BY "nodeId"; `
+      + `SELECT integral(power) FROM m WHERE ${range} GROUP BY time(5s), "nodeId" ORDER BY time DESC`);
+    assert.deepEqual(g.series.map((s: any) => [s.tags.nodeId, s.values]), [
+      ['x', [['1970-01-01T00:00:00Z', 50]]], ['y', [['1970-01-01T00:00:00Z', 35]]], ['z', [['1970-01-01T00:00:00Z', 50]]],
+    ]);
+    // newest first: negative areas keyed by each window's end (the last point closes its window with no area), every
+    // window in its own series
+    assert.deepEqual(w.series.map((s: any) => [s.tags.nodeId, s.values]), [
+      ['z', [['2026-01-07T08:00:15Z', 0], ['2026-01-07T08:00:05Z', -50]]],
+      ['y', [['2026-01-07T08:00:15Z', 0], ['2026-01-07T08:00:05Z', -35]]],
+      ['x', [['2026-01-07T08:00:15Z', 0], ['2026-01-07T08:00:05Z', -50]]],
+    ]);
   });
 
   test('SOFFSET skips the first answered series', async () => {

@@ -161,6 +161,11 @@ describe('influxql parser', () => {
       ['SELECT v FROM m LIMIT x', 'found x, expected integer at line 1, char 23'],
       ['SELECT v FROM m; SHOW NOTHING', 'found NOTHING, expected DATABASES, FIELD, MEASUREMENTS, RETENTION, SERIES, TAG at line 1, char 23'],
       ['SELECT v FROM m GROUP BY time(1m) fill(sometimes)', 'found sometimes, expected null, none, previous, linear, number at line 1, char 40'],
+      // comparisons and logic belong to WHERE: the outermost, left first, at the field's start (InfluxDB 1.6's words)
+      ['SELECT v > 1 FROM m', 'invalid operator > in SELECT clause at line 1, char 8; operator is intended for WHERE clause'],
+      ['SELECT v, (w + 1 = 2) * 3 AS x FROM m', 'invalid operator = in SELECT clause at line 1, char 11; operator is intended for WHERE clause'],
+      ['SELECT mean(v =~ /a/ OR w) FROM m', 'invalid operator OR in SELECT clause at line 1, char 8; operator is intended for WHERE clause'],
+      ['SELECT 2 * -distinct(v) FROM m', 'found DISTINCT, expected identifier, number, duration, ( at line 1, char 13'],
     ];
     for (const [q, message] of cases) {
       assert.throws(() => parseQuery(q), (err: Error) => err instanceof ParseError && err.message === message, q);

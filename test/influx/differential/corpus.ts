@@ -2,7 +2,8 @@
 // gridkeeper, then every statement runs on both. Each statement carries the kind of rule it exercises, so that a
 // difference can be counted by kind: aggregates, fill modes, functions of string and boolean fields, wildcards, the
 // times of selected points, selectors beside other fields, transformations over GROUP BY time, errors, queries
-// without a lower time bound, raw selects, epochs and the SHOW statements.
+// without a lower time bound, raw selects, epochs, the SHOW statements, transformations and integral() newest first,
+// top() and bottom() under LIMIT, operators over string, boolean and tag operands, and distinct() newest first.
 
 export type FieldValue = number | string | boolean;
 import { mulberry32 } from '../../support/random.mjs';
@@ -351,6 +352,72 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   add(`SELECT temp, humidity FROM weather WHERE ${full}`);
   add(`SELECT power FROM energy WHERE ${full} GROUP BY "nodeId" LIMIT 3 SLIMIT 2`);
   add(`SELECT soc, mode, charging FROM battery WHERE ${short()}`);
+
+  // transformations and integral() newest first (ORDER BY time DESC)
+  kind = 'desc-transformation';
+  for (const fn of ['derivative', 'non_negative_derivative', 'difference', 'non_negative_difference', 'cumulative_sum', 'elapsed', 'moving_average']) {
+    const arg = () => (fn === 'moving_average' ? `, ${pick([2, 3])}` : fn === 'derivative' || fn === 'non_negative_derivative' || fn === 'elapsed' ? pick(['', ', 1s', ', 1m']) : '');
+    add(`SELECT ${fn}(${pick(['mean', 'max', 'last', 'count', 'sum'])}(${pick(['power', 'count'])})${arg()}) FROM energy WHERE ${pick(tagFilters)}${range()} GROUP BY time(${pick(['1m', '2m', '5m'])})${pick(['', ', "nodeId"'])} fill(${pick(['null', 'none', 'previous', '0', 'linear'])}) ORDER BY time DESC${pick(['', ' LIMIT 5', ' LIMIT 3 OFFSET 2'])}`);
+    add(`SELECT ${fn}(${pick(['mean', 'min', 'first'])}(power)${arg()}) FROM energy WHERE "nodeId" = 'n2' AND ${full} GROUP BY time(${pick(['2m', '3m'])}) ORDER BY time DESC`);
+    add(`SELECT ${fn}(${pick(['power', 'count'])}${arg()}) FROM energy WHERE ${oneSeries()} AND ${short()} ORDER BY time DESC${pick(['', ' LIMIT 4'])}`);
+  }
+  // beside an aggregate: every window of the range answers, and fill() stands for the transformation's missing values
+  for (let i = 0; i < 4; i++) {
+    add(`SELECT ${pick(['derivative', 'difference', 'non_negative_difference', 'moving_average'])}(${pick(['mean', 'max'])}(${pick(['power', 'count'])})${pick(['', ', 2'])}), max(count) FROM energy WHERE ${pick(["\"nodeId\" = 'n2' AND ", "\"nodeId\" = 'n3' AND ", ''])}${range()} GROUP BY time(${pick(['1m', '2m'])})${pick(['', ', "nodeId"'])} fill(${pick(['null', 'none', '0', 'previous', '-3.5'])})${pick(['', ' ORDER BY time DESC'])}${pick(['', ' LIMIT 6', ' LIMIT 4 OFFSET 2'])}`.replace(/(derivative|difference)\((\w+)\((\w+)\), 2\)/, '$1($2($3))'));
+  }
+  // integral() of one series newest first (several series: docs/influxdb.md, known differences)
+  for (let i = 0; i < 4; i++) {
+    add(`SELECT integral(${pick(['power', 'count'])}${pick(['', ', 1m', ', 10s'])}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()} GROUP BY time(${pick(['1m', '2m', '7m'])}) ORDER BY time DESC`);
+    add(`SELECT integral(${pick(['power', 'count'])}${pick(['', ', 1m'])}) FROM energy WHERE "nodeId" = '${pick(NODES)}' AND ${range()}${pick(['', ' ORDER BY time DESC'])}`);
+  }
+  add(`SELECT integral(power, 1m) FROM energy WHERE ${range()} GROUP BY time(${pick(['2m', '5m'])}) ORDER BY time DESC`);
+  add(`SELECT integral(soc, 1m) FROM battery WHERE ${range()} GROUP BY time(10m) ORDER BY time DESC`);
+
+  // top() and bottom() under LIMIT and OFFSET, oldest and newest first
+  kind = 'top-limit';
+  for (let i = 0; i < 12; i++) {
+    const n = pick([1, 2, 3]);
+    const limit = n + pick([0, 1, 2, 4]);
+    add(`SELECT ${pick(['top', 'bottom'])}(${pick(['power', 'count', 'volts'])}, ${n})${pick(['', ', volts', ', state'])} FROM energy WHERE ${pick([...tagFilters, 'count > 40 AND '])}${range()}${pick(['', ' GROUP BY time(2m)', ' GROUP BY time(5m), "nodeId"', ' GROUP BY phase'])}${pick(['', ' ORDER BY time DESC'])} LIMIT ${limit}${pick(['', ' OFFSET 1', ' OFFSET 3'])}`);
+  }
+  for (let i = 0; i < 3; i++) {
+    add(`SELECT top(power, "nodeId", ${pick([1, 2])}) FROM energy WHERE ${range()} GROUP BY time(${pick(['2m', '5m'])})${pick(['', ' ORDER BY time DESC'])} LIMIT ${pick([3, 5])}`);
+    add(`SELECT ${pick(['top', 'bottom'])}(power, ${pick([2, 3])}) FROM energy WHERE ${pick(tagFilters)}${range()} GROUP BY time(${pick(['1m', '5m'])}) ORDER BY time DESC`);
+  }
+
+  // operators over string, boolean and tag operands: InfluxDB's type errors, and the combinations that stand
+  kind = 'type-error';
+  for (let i = 0; i < 10; i++) {
+    // (no mode() here: its ties over many points follow Go's sort, docs/influxdb.md)
+    const sel = () => `${pick(['first', 'last', 'min', 'max', 'count', 'distinct'])}(${pick(['state', 'ok', 'power', 'count'])})`;
+    // (InfluxDB's parser refuses a minus before distinct, a keyword)
+    add(`SELECT ${pick([sel(), '-' + sel().replace(/^distinct/, 'last'), `(${sel()} ${pick(['+', '-'])} 1.5)`])} ${pick(['+', '*', '-', '/', '&', '|'])} ${pick(['1', '2.5', sel(), "'x'", 'true'])} FROM energy WHERE ${pick(tagFilters)}${range()}${pick(['', ' GROUP BY time(5m)', ' GROUP BY "nodeId"'])}`);
+  }
+  for (const q of [
+    `SELECT state + 1 FROM energy WHERE ${oneSeries()} AND ${short()}`,
+    `SELECT ok * 2, power FROM energy WHERE ${oneSeries()} AND ${short()}`,
+    `SELECT phase + 1 FROM energy WHERE ${short()}`,
+    `SELECT power * 2 + count FROM energy WHERE ${oneSeries()} AND ${short()}`,
+    `SELECT last(mode) + 1 FROM battery, energy WHERE ${range()}`,
+    `SELECT last(charging) | first(charging), last(soc) - first(soc) FROM battery WHERE ${range()} GROUP BY time(10m)`,
+    `SELECT last(nosuch) + 1 FROM energy WHERE ${range()}`,
+    `SELECT mode(${pick(['state', 'ok'])}) ${pick(['+', '*'])} 1 FROM energy WHERE ${range()}`,
+    // comparisons and logic belong to WHERE; no sign before distinct (InfluxDB's parse errors)
+    `SELECT last(ok) ${pick(['AND', 'OR', '=', '!='])} true FROM energy WHERE ${range()}`,
+    `SELECT power ${pick(['>', '<=', '='])} 100 FROM energy WHERE ${oneSeries()} AND ${short()}`,
+    `SELECT -distinct(count) FROM energy WHERE ${range()}`,
+    `SELECT ${pick(['difference', 'derivative', 'non_negative_difference', 'cumulative_sum'])}(last(${pick(['state', 'ok'])})) FROM energy WHERE ${range()} GROUP BY time(1m)`,
+    `SELECT moving_average(first(state), 2) FROM energy WHERE ${range()} GROUP BY time(1m)`,
+    `SELECT elapsed(last(ok)) FROM energy WHERE "nodeId" = 'n1' AND ${range()} GROUP BY time(1m)`,
+  ]) add(q);
+
+  // distinct() newest first
+  kind = 'distinct-desc';
+  for (let i = 0; i < 8; i++) {
+    add(`SELECT distinct(${pick(['state', 'ok', 'count', 'mode'])}) FROM ${pick(['energy', 'energy', 'battery'])} WHERE ${range()}${pick(['', ' GROUP BY time(2m)', ' GROUP BY time(10m), "nodeId"', ' GROUP BY "nodeId"'])} ORDER BY time DESC${pick(['', ' LIMIT 3', ' LIMIT 5 OFFSET 2'])}`);
+  }
+  add(`SELECT count(distinct(state)) FROM energy WHERE ${range()} GROUP BY time(5m) ORDER BY time DESC`);
+  add(`SELECT distinct(count) FROM energy WHERE ${oneSeries()} AND ${short()} GROUP BY time(1m) ORDER BY time DESC`);
 
   kind = 'epoch';
   for (const epoch of ['ns', 'u', 'ms', 's', 'm', 'h']) {
