@@ -64,6 +64,10 @@ async function answers(s: Stored, nodes = ['n1', 'n2']): Promise<Answers> {
     ]));
     out.raw.push(await influx(`SELECT * FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms`));
     out.raw.push(await influx(`SELECT last(f), first(i), max(i), min(f) FROM power WHERE nodeId = '${nodeId}' AND time >= ${START}ms AND time < ${T0}ms`));
+    // read from the series' ends only (no time range): late points there must be merged in as anywhere else
+    for (const q of [`SELECT last(f) FROM power WHERE nodeId = '${nodeId}'`, `SELECT last(i) FROM power WHERE nodeId = '${nodeId}'`,
+      `SELECT first(b) FROM power WHERE nodeId = '${nodeId}'`, `SELECT f, i FROM power WHERE nodeId = '${nodeId}' ORDER BY time DESC LIMIT 3`,
+      `SELECT s FROM power WHERE nodeId = '${nodeId}' LIMIT 2`]) out.raw.push(await influx(q));
     out.aggregates.push(await queryOk(s.app, s.token, (['sum', 'min', 'max', 'mean'] as const).flatMap((fn) => [
       { select: [{ field: 'f', function: fn }, { field: 'i', function: fn }], from: FROM_V1, where: where(START, T0) },
       { select: [{ field: 'f', function: fn }], from: FROM_V1, where: where(START + 1000, START + DAY + 5000) },
@@ -140,11 +144,14 @@ describe('sealing: windows move into blocks and answer as before', () => {
       `power,nodeId=n2 i=-42i,s="late" ${ns(START + 37 * 60_000 * 50 + 2)}`,
       `power,nodeId=n1 f=0.25,b=true ${ns(START + 5)}`,
       `power,nodeId=n2 f=1e-300 ${ns(START + DAY + 123)}`,
+      // at the newest end of the last window: a new newest point, and a field of the newest sealed point written again
+      `power,nodeId=n1 i=77i ${ns(START + 2 * DAY + 23 * 3_600_000)}`,
+      `power,nodeId=n2 f=99.5 ${ns(START + 109 * 37 * 60_000 + 1)}`,
     ];
     await writeOk(s.app, s.token, late.join('\n'));
     await writeOk(reference.app, reference.token, [...lines, ...late].join('\n'));
     const expected = await answers(reference);
-    assert.equal((await counts(s)).heads, 2, 'the late points wait in shard tables made again');
+    assert.equal((await counts(s)).heads, 3, 'the late points wait in shard tables made again');
     assertSameAnswers(await answers(s), expected, 'reads merge blocks and late points');
     await seal(s);
     assert.deepEqual(await counts(s), { blocks: 6, heads: 0, sealed: 3 });

@@ -13,7 +13,7 @@ import { compileQuery, type Db, type Query } from '../../db/open.ts';
 import { compareTagSets } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SealedBlockEntry, SeriesTags, ShardInfo } from '../catalogue-types.ts';
 import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
-import { addBlockWindows, addPointWindows, addWindow, appendBlockRowsJson, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type SealedValue, type WindowPoints } from '../query/sealed.ts';
+import { addBlockWindows, addPointWindows, addWindow, appendBlockRowsJson, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type EdgeTake, type SealedValue, type WindowPoints } from '../query/sealed.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
 import { namespaceKey, type Namespace } from '../namespaces.ts';
@@ -267,7 +267,7 @@ export class PgReads implements TelemetryReads {
     let given = 0;
     for (const shard of desc ? [...shards].reverse() : shards) {
       if (limit !== undefined && given >= limit) return;
-      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
+      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc, limit) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
       if (rows === undefined) {
         if (limit !== undefined) return;
         continue;
@@ -324,20 +324,23 @@ export class PgReads implements TelemetryReads {
   }
 
   /** A series' points of `fields` in a sealed window over [fromMs, toMs): its block merged with late head rows. */
-  private sealedPoints(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints | undefined {
+  private sealedPoints(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: EdgeTake): WindowPoints | undefined {
     const block = this.sealedBlock(shard, seriesId);
     const head = this.sealedHead(shard, seriesId, fields, fromMs, toMs);
     if (block === undefined || head === undefined) return undefined;
     if (block === null) return head;
     const data = this.sealedData(shard, seriesId);
     if (data === undefined) return undefined;
-    const sealed = pointsOfBlock(data, fields, fromMs, toMs);
+    // with an edge, head rows may add points anywhere: the sealed ones past `limit` from that end cannot be among the first
+    const sealed = pointsOfBlock(data, fields, fromMs, toMs, edge);
     return head.ms.length === 0 ? sealed : mergePoints(sealed, head);
   }
 
   /** A sealed window's points as rows the readers of shardRows take (integers as decimal text, booleans as 1/0). */
-  private sealedRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean): RawRow[] | undefined {
-    const points = this.sealedPoints(shard, seriesId, fields, Math.max(fromMs, shard.startMs), Math.min(toMs, shard.endMs));
+  private sealedRows(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean,
+    limit: number | undefined): RawRow[] | undefined {
+    const edge = limit === undefined ? undefined : { desc, limit };
+    const points = this.sealedPoints(shard, seriesId, fields, Math.max(fromMs, shard.startMs), Math.min(toMs, shard.endMs), edge);
     if (points === undefined) return undefined;
     const rows: RawRow[] = points.ms.map((ms, i) => [ms, points.sub[i], ...points.values.map((column) => rawValue(column[i]))]);
     return desc ? rows.reverse() : rows;
@@ -409,7 +412,7 @@ export class PgReads implements TelemetryReads {
     for (const shard of desc ? [...shards].reverse() : shards) {
       if (out.length >= max) break;
       if (shard.sealed && this.blockRowsJson(shard, seriesId, fields, fromMs, toMs, desc, max, out, timeJson)) continue;
-      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
+      const rows = shard.sealed ? this.sealedRows(shard, seriesId, fields, fromMs, toMs, desc, limit) : this.shardRows(shard, seriesId, fields, fromMs, toMs, desc, limit);
       if (rows === undefined) {
         if (limit !== undefined) break;
         continue;

@@ -18,22 +18,40 @@ export interface WindowPoints {
   values: SealedValue[][];
 }
 
-/** The block's points of `fields` over [fromMs, toMs) with at least one of the fields set. */
-export function pointsOfBlock(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints {
+/** The first (or, `desc`, the last) `limit` points of a read. */
+export interface EdgeTake {
+  desc: boolean;
+  limit: number;
+}
+
+/**
+ * The block's points of `fields` over [fromMs, toMs) with at least one of the fields set, in time order; with `edge`,
+ * only the first (or last) `limit` of them.
+ */
+export function pointsOfBlock(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: EdgeTake): WindowPoints {
   const cells = cellsOf(block, fields);
   const out: WindowPoints = { ms: [], sub: [], values: fields.map(() => []) };
   const row: SealedValue[] = new Array(cells.length);
+  const begin = firstAtOrAfter(block.ms, fromMs);
   const end = firstAtOrAfter(block.ms, toMs);
-  for (let i = firstAtOrAfter(block.ms, fromMs); i < end; i++) {
+  const desc = edge?.desc === true;
+  const limit = edge?.limit ?? Number.POSITIVE_INFINITY;
+  for (let k = 0; k < end - begin && out.ms.length < limit; k++) {
+    const i = desc ? end - 1 - k : begin + k;
     let any = false;
-    for (let k = 0; k < cells.length; k++) {
-      row[k] = cells[k]?.value(i) ?? null;
-      if (row[k] !== null) any = true;
+    for (let f = 0; f < cells.length; f++) {
+      row[f] = cells[f]?.value(i) ?? null;
+      if (row[f] !== null) any = true;
     }
     if (!any) continue;
     out.ms.push(block.ms[i]);
     out.sub.push(block.sub[i]);
-    for (let k = 0; k < cells.length; k++) out.values[k].push(row[k]);
+    for (let f = 0; f < cells.length; f++) out.values[f].push(row[f]);
+  }
+  if (desc) {
+    out.ms.reverse();
+    out.sub.reverse();
+    for (const column of out.values) column.reverse();
   }
   return out;
 }

@@ -7,7 +7,7 @@ import type { SealedBlockEntry } from '../catalogue-types.ts';
 import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
 import { columnIn } from './statements.ts';
 import type { Stats } from '../query/stats.ts';
-import { headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, type WindowPoints } from '../query/sealed.ts';
+import { headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, type EdgeTake, type WindowPoints } from '../query/sealed.ts';
 
 export type { SealedValue, WindowPoints } from '../query/sealed.ts';
 
@@ -54,9 +54,11 @@ export function hasHeadRows(catalogue: Catalogue, shard: ShardInfo, seriesId: nu
  * The series' points of `fields` in a sealed window over [fromMs, toMs) with at least one of the fields set: its block
  * merged with the window's head rows, which win field by field at a time both hold.
  */
-export function windowPoints(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number): WindowPoints {
+export function windowPoints(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+  edge?: EdgeTake): WindowPoints {
   const block = sealedBlock(catalogue, shard, seriesId);
-  const sealed = block === null ? undefined : pointsOfBlock(decoded(catalogue, shard, seriesId, block), fields, fromMs, toMs);
+  // with an edge, head rows may add points anywhere: the sealed ones past `limit` from that end cannot be among the first
+  const sealed = block === null ? undefined : pointsOfBlock(decoded(catalogue, shard, seriesId, block), fields, fromMs, toMs, edge);
   const head = hasHeadRows(catalogue, shard, seriesId) ? headPoints(catalogue, shard, seriesId, fields, fromMs, toMs) : undefined;
   if (head === undefined) return sealed ?? { ms: [], sub: [], values: fields.map(() => []) };
   if (sealed === undefined) return head;

@@ -37,7 +37,7 @@ export function readPoints(catalogue: Catalogue, shards: readonly ShardInfo[], s
     const left = edge === undefined ? undefined : edge.limit - out.ms.length;
     if (left !== undefined && left <= 0) break;
     if (shard.sealed) {
-      appendPoints(out, windowPoints(catalogue, shard, seriesId, fields, fromMs, toMs), desc, left);
+      appendPoints(out, windowPoints(catalogue, shard, seriesId, fields, fromMs, toMs, left === undefined ? undefined : { desc, limit: left }), desc, left);
       continue;
     }
     const cols = fields.map((f) => columnIn(shard, f));
