@@ -157,8 +157,8 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   // fill(previous) follows the answer's order: with ORDER BY time DESC the "previous" window is the later one
   const fillIn = (c: Column): PointValue[] => {
     const present = c.present ?? c.values.map((v) => v !== null);
-    if (!stmt.desc) return fillColumn(c, present, stmt.fill, windows);
-    const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, present.slice().reverse(), stmt.fill, windows.slice().reverse());
+    if (!stmt.desc) return fillColumn(c, present, stmt.fill, windows, timeDim?.intervalNs ?? 0);
+    const rev = fillColumn({ ...c, values: c.values.slice().reverse() }, present.slice().reverse(), stmt.fill, windows.slice().reverse(), timeDim?.intervalNs ?? 0);
     return rev.reverse();
   };
   const evalColumn = (e: Expr): Column | Constant => {

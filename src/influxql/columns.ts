@@ -59,7 +59,19 @@ export function castFill(value: number, kind: ValueKind): PointValue {
   }
 }
 
-export function fillColumn(c: { values: PointValue[]; kind: ValueKind; isCount?: boolean }, nonEmpty: boolean[], fill: SelectStatement['fill'], windows: Array<[number, number]>): PointValue[] {
+/**
+ * A window's number for fill(linear): its start divided by the interval, truncated, as InfluxDB counts them
+ * (exact in BigInt: a start in nanoseconds passes 2^53).
+ */
+function windowNumber(startMs: number, intervalNs: number): number {
+  if (!(intervalNs > 0)) return 0;
+  const ns = Number.isInteger(startMs) ? BigInt(startMs) * 1_000_000n : BigInt(Math.round(startMs * 1e6));
+  return Number(ns / BigInt(Math.round(intervalNs)));
+}
+
+/** `intervalNs`: GROUP BY time's interval (fill(linear) counts windows in it). */
+export function fillColumn(c: { values: PointValue[]; kind: ValueKind; isCount?: boolean }, nonEmpty: boolean[], fill: SelectStatement['fill'], windows: Array<[number, number]>,
+  intervalNs: number): PointValue[] {
   const out: PointValue[] = c.values.slice();
   switch (fill.mode) {
     case 'none': return out;
@@ -90,9 +102,11 @@ export function fillColumn(c: { values: PointValue[]; kind: ValueKind; isCount?:
         if (a < 0 || b >= out.length || c.values[a] === null || c.values[b] === null) continue;
         const va = c.values[a] as number;
         const vb = c.values[b] as number;
-        // InfluxDB's arithmetic, in nanoseconds: slope, then slope * elapsed + start (integers: truncated)
-        const m = (vb - va) / ((windows[b][0] - windows[a][0]) * 1e6);
-        const y = m * ((windows[i][0] - windows[a][0]) * 1e6) + va;
+        // InfluxDB's arithmetic, in windows (not nanoseconds, which rounds differently: 43.99… for 44): slope per
+        // window, then slope * windows elapsed + start (integers: truncated)
+        const na = windowNumber(windows[a][0], intervalNs);
+        const m = (vb - va) / (windowNumber(windows[b][0], intervalNs) - na);
+        const y = m * (windowNumber(windows[i][0], intervalNs) - na) + va;
         out[i] = c.kind === 'integer' ? Math.trunc(y) : y;
       }
       return out;

@@ -105,7 +105,7 @@ export function selectorRows(plan: SelectPlan, fields: Field[], call: Call, st: 
       // turned back to time order here, the select reverses them again)
       const order = stmt.desc ? perWindow.slice().reverse() : perWindow;
       const nonEmpty = order.map((w) => w.v !== null);
-      const filled = fillColumn({ values: order.map((w) => w.v), kind }, nonEmpty, stmt.fill, stmt.desc ? windows.slice().reverse() : windows);
+      const filled = fillColumn({ values: order.map((w) => w.v), kind }, nonEmpty, stmt.fill, stmt.desc ? windows.slice().reverse() : windows, timeDim.intervalNs);
       const rows: Selected[] = [];
       order.forEach((w, i) => {
         if (!nonEmpty[i] && stmt.fill.mode === 'none') return;

@@ -45,7 +45,7 @@ const STATES = ['on', 'off', 'idle', 'fault'];
 /**
  * 90 minutes of points every 10 s from `base` (Unix seconds): energy for three nodes (n1 and n2 over three phases,
  * n2 with a 10-minute gap, n3 alone writing `freq`), with a string field and a boolean field on some points only;
- * points 1 to 3 ms either side of some minute edges; weather for n1 on two sites; a battery of n3.
+ * points 1 to 3 ms either side of some minute edges; weather for n1 on two sites; a battery of n3; a gauge of n1.
  */
 export function points(base: number, seed: number): Point[] {
   const r = rng(seed);
@@ -72,6 +72,11 @@ export function points(base: number, seed: number): Point[] {
     if (s % 30 === 0 && s < 3600) {
       out.push({ measurement: 'battery', tags: { nodeId: 'n3' }, time: (base + s) * 1000, fields: { soc: round(20 + s / 60 + r(), 2), mode: r() < 0.5 ? 'charge' : 'discharge', charging: r() < 0.5 } });
     }
+  }
+  // a gauge with two gaps, written the same for every seed: fill(linear) of its integers lands on values that
+  // InfluxDB's arithmetic (in windows) truncates differently from the same line in nanoseconds (44, not 43.99…)
+  for (const [s, level] of [[0, 86], [600, 16], [1500, 40]]) {
+    out.push({ measurement: 'gauge', tags: { nodeId: 'n1' }, time: (base + s) * 1000, fields: { level } });
   }
   return out;
 }
@@ -418,6 +423,19 @@ export function statements(base: number, seed: number, min = 560): Case[] {
   }
   add(`SELECT count(distinct(state)) FROM energy WHERE ${range()} GROUP BY time(5m) ORDER BY time DESC`);
   add(`SELECT distinct(count) FROM energy WHERE ${oneSeries()} AND ${short()} GROUP BY time(1m) ORDER BY time DESC`);
+
+  // from their own generator, so that the statements before and after stay those of earlier corpora
+  {
+    const r2 = rng(seed + 1000);
+    const pick2 = <T>(list: readonly T[]): T => list[Math.floor(r2() * list.length)];
+    const range2 = () => {
+      const from = Math.floor(r2() * 40) * 60;
+      return `time >= ${t(from)} AND time < ${t(from + (10 + Math.floor(r2() * 50)) * 60)}`;
+    };
+    kind = 'fill';
+    add(`SELECT max(level), min(level) FROM gauge WHERE time >= ${t(0)} AND time < ${t(1800)} GROUP BY time(${pick2(['30s', '1m', '2m'])}) fill(linear)`);
+    add(`SELECT last(level), sum(level) FROM gauge WHERE time >= ${t(0)} AND time < ${t(1800)} GROUP BY time(${pick2(['30s', '1m', '2m'])}) fill(linear) ORDER BY time DESC`);
+  }
 
   kind = 'epoch';
   for (const epoch of ['ns', 'u', 'ms', 's', 'm', 'h']) {
