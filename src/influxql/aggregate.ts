@@ -1,7 +1,7 @@
 // SELECTs with functions: windows (GROUP BY time, or the whole range), aggregates and selectors per window,
 // transformations over their rows, arithmetic between columns, and fill(). count/sum/mean without a point filter are
 // reduced by SQLite per window (the Grafana shape); everything else from the merged point stream.
-import { callsIn, hasVar, type Dimension, type Expr, type Field, type SelectStatement } from './ast.ts';
+import { callsIn, distinctCalls, hasVar, type Dimension, type Expr, type Field, type SelectStatement } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { evaluate } from './condition.ts';
 import {
@@ -136,11 +136,13 @@ export function aggregateRows(plan: SelectPlan, src: PlannedSource, fields: Fiel
   reduced?: Reducer): AggregateRows {
   const stmt = plan.stmt;
   const windows = windowsOf(plan, src, st, timeDim);
-  // one selector beside fields or tags, inside arithmetic, or one that answers several points: rows of selected points
+  // one selector beside fields or tags, inside arithmetic, named more than once (`last(x) + last(x)`: InfluxDB reads
+  // equal calls once), or one that answers several points: rows of selected points
   const calls = fields.flatMap((f) => callsIn(f.expr));
-  if (calls.length === 1 && SELECTORS.has(calls[0].name)
-    && (fields.some((f) => hasVar(f.expr) || f.expr.kind !== 'call') || MULTI_SELECTORS.has(calls[0].name))) {
-    return selectorRows(plan, fields, calls[0], st, fieldInfos, windows, timeDim);
+  const distinct = distinctCalls(calls);
+  if (distinct.length === 1 && SELECTORS.has(distinct[0].name)
+    && (calls.length > 1 || fields.some((f) => hasVar(f.expr) || f.expr.kind !== 'call') || MULTI_SELECTORS.has(distinct[0].name))) {
+    return selectorRows(plan, fields, distinct[0], st, fieldInfos, windows, timeDim);
   }
   const intervalMs = timeDim ? timeDim.intervalNs / 1e6 : 0;
   const offsetMs = timeDim ? timeDim.offsetNs / 1e6 : 0;

@@ -87,6 +87,29 @@ export function callsIn(e: Expr): Call[] {
   }
 }
 
+/**
+ * An expression as text, to tell equal calls apart from different ones: InfluxDB reads each distinct call once, so
+ * `last(x) + last(x)` is one selector. Casts are left out (InfluxDB gives every name its type before it compares).
+ */
+export function exprKey(e: Expr): string {
+  switch (e.kind) {
+    case 'var': return JSON.stringify(e.name);
+    case 'wildcard': return '*';
+    case 'regex': return `/${e.source}/`;
+    case 'call': return `${e.name}(${e.args.map(exprKey).join(',')})`;
+    case 'binary': return `(${exprKey(e.lhs)} ${e.op} ${exprKey(e.rhs)})`;
+    case 'paren': return exprKey(e.expr);
+    default: return JSON.stringify(e);
+  }
+}
+
+/** The distinct calls among `calls`, first occurrences in order. */
+export function distinctCalls(calls: Call[]): Call[] {
+  const seen = new Map<string, Call>();
+  for (const c of calls) if (!seen.has(exprKey(c))) seen.set(exprKey(c), c);
+  return [...seen.values()];
+}
+
 /** Whether a field expression names a field or tag outside any call. */
 export function hasVar(e: Expr): boolean {
   switch (e.kind) {

@@ -49,7 +49,11 @@ function checkCalls(fields: SelectStatement['fields']): void {
     const multi = nested.find((c) => c.name === 'top' || c.name === 'bottom' || c.name === 'sample');
     if (multi) throw new StatementError(`selector function ${multi.name}() cannot be combined with other functions`);
   }
-  if (vars && !(calls.length === 1 && SELECTORS.has(calls[0].name))) throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+  if (vars && !(calls.length === 1 && SELECTORS.has(calls[0].name))) {
+    // (counted before equal calls are read once: `max(x), max(x), y` is refused too)
+    if (calls.every((c) => SELECTORS.has(c.name))) throw new StatementError('mixing multiple selector functions with tags or fields is not supported');
+    throw new StatementError('mixing aggregate and non-aggregate queries is not supported');
+  }
 }
 
 /** Every call of an expression, those inside other calls' arguments too. */

@@ -435,6 +435,20 @@ export function statements(base: number, seed: number, min = 560): Case[] {
     kind = 'fill';
     add(`SELECT max(level), min(level) FROM gauge WHERE time >= ${t(0)} AND time < ${t(1800)} GROUP BY time(${pick2(['30s', '1m', '2m'])}) fill(linear)`);
     add(`SELECT last(level), sum(level) FROM gauge WHERE time >= ${t(0)} AND time < ${t(1800)} GROUP BY time(${pick2(['30s', '1m', '2m'])}) fill(linear) ORDER BY time DESC`);
+    // a selector named twice is one selector (InfluxDB reads each distinct call once): the selected point's time
+    kind = 'selected-time';
+    const ok = `${pick2(['first', 'last'])}(ok)`;
+    add(`SELECT ${ok} ${pick2(['^', '&', '|'])} ${ok} FROM energy WHERE ${pick2(tagFilters)}${range2()}`);
+    const num = `${pick2(['first', 'last', 'min', 'max'])}(${pick2(['power', 'count'])})`;
+    add(`SELECT ${num} ${pick2(['+', '-', '*'])} ${num} FROM energy WHERE ${pick2(tagFilters)}${range2()}${pick2(['', ' GROUP BY "nodeId"', ' GROUP BY time(5m)', ' GROUP BY time(5m) fill(0)'])}`);
+    const twice = `${pick2(['max', 'min', 'last'])}(power)`;
+    add(`SELECT ${twice}, ${twice} FROM energy WHERE ${pick2(tagFilters)}${range2()}`);
+    add(`SELECT last(power) + last(power), last(power) * 3, percentile(count, 50) - percentile(count, ${pick2([50, 90])}) FROM energy WHERE ${range2()}`);
+    add(`SELECT percentile(power, ${pick2([10, 50])}) / 2 + percentile(power, ${pick2([10, 50])}) FROM energy WHERE "nodeId" = 'n2' AND ${range2()}`);
+    add(`SELECT ${pick2(['first', 'last'])}(ok) ^ last(ok), last(power) FROM energy WHERE ${range2()}`);
+    add(`SELECT max(count) + max(count) FROM energy WHERE "nodeId" = 'n2' AND ${full} GROUP BY time(${pick2(['1m', '2m'])}) fill(${pick2(['linear', 'previous', 'null'])})`);
+    // beside a field or tag it is refused, as InfluxDB counts the calls before it merges them
+    add(`SELECT ${pick2(['max', 'last'])}(power) ${pick2(['+', '*'])} ${pick2(['max', 'last'])}(power), ${pick2(['volts', 'phase'])} FROM energy WHERE ${range2()}`);
   }
 
   kind = 'epoch';
