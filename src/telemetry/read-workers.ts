@@ -9,6 +9,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../lib/logger.ts';
+import { WORKER_LIMITS } from '../lib/worker-heap.ts';
 import readWorkerSource from 'gridkeeper:read-worker';
 import { settleReads } from './reads.ts';
 
@@ -45,7 +46,7 @@ class ReadWorker {
   private readonly pending = new Map<number, { resolve: (bytes: Uint8Array<ArrayBuffer>) => void; reject: (err: Error) => void }>();
 
   constructor(data: ReadWorkerData) {
-    const worker = new Worker(readWorkerSource, { eval: true, workerData: data });
+    const worker = new Worker(readWorkerSource, { eval: true, workerData: data, resourceLimits: WORKER_LIMITS });
     worker.unref();
     worker.on('message', (m: { id: number; bytes?: Uint8Array<ArrayBuffer>; error?: string }) => {
       const p = this.pending.get(m.id);

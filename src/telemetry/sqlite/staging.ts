@@ -19,6 +19,7 @@ import { Worker } from 'node:worker_threads';
 import type { SqliteConnection } from '../../db/open.ts';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { WORKER_LIMITS } from '../../lib/worker-heap.ts';
 import { foldStaged, STAGED_TABLE_SQL, statementCache } from './shard-rows.ts';
 import { noteSealed, type SealStep } from './seal-progress.ts';
 import foldWorkerSource from 'gridkeeper:fold-worker';
@@ -50,7 +51,7 @@ class Staging {
     conn.sqlite.exec(STAGED_TABLE_SQL);
     this.control[PENDING] = conn.prepare('SELECT count(*) FROM telemetry_staged').pluck().get() as number;
     const workerData: FoldWorkerData = { file: file.path, addonFile: file.addonFile, lock: file.writeLock.buffer, control: this.control.buffer as SharedArrayBuffer };
-    const worker = new Worker(foldWorkerSource, { eval: true, workerData });
+    const worker = new Worker(foldWorkerSource, { eval: true, workerData, resourceLimits: WORKER_LIMITS });
     worker.unref();
     worker.on('message', (m: { error?: string; sealed?: SealStep; sealDone?: number }) => {
       if (m.sealed !== undefined) noteSealed(m.sealed);
