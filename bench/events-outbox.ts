@@ -3,7 +3,8 @@
 // SQLite: the events go through the outbox's own write path (writeEvents, 5,000 per transaction, each fanned out to
 // the subscription); PostgreSQL (BACKEND=postgres): the same rows made by INSERT ... SELECT generate_series (the
 // sizes are the point; writing 1M events a round trip at a time measures the network instead).
-// EVENTS (default 1,000,000). Run: node --import ./test/support/register.mjs bench/events-outbox.ts
+// Each phase prints its time on stderr as it ends. EVENTS (default 1,000,000).
+// Run: node --import ./test/support/register.mjs bench/events-outbox.ts
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ const EVENTS = Number(process.env.EVENTS ?? 1_000_000);
 const BACKEND = process.env.BACKEND ?? 'sqlite';
 const BATCH = 5_000;
 const fmt = (n: number, d = 1) => n.toFixed(d);
+const phase = (what: string) => console.error(`[${BACKEND}] ${new Date().toISOString().slice(11, 19)} ${what}`);
 const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MB`;
 
 const dir = mkdtempSync(join(tmpdir(), 'gk-bench-outbox-'));
@@ -67,17 +69,22 @@ try {
     await db.run(sql`ANALYZE`);
   }
   const wrote = (performance.now() - started) / 1000;
+  phase(`written in ${fmt(wrote)} s`);
   const pending = await size();
+  const deliverStart = performance.now();
   await db.tx(async (tx) => {
     await tx.run(sql`UPDATE event_deliveries SET state = 'delivered', attempts = 1, done_at = next_at, last_status = 204`);
     await tx.run(sql`INSERT INTO event_attempts (delivery_id, at, duration_ms, status, error, response) SELECT id, next_at, 2, 204, NULL, '' FROM event_deliveries`);
   });
+  phase(`marked delivered with one attempt each in ${fmt((performance.now() - deliverStart) / 1000)} s`);
+  if (db.backend === 'postgres') await db.run(sql`ANALYZE`);
   const delivered = await size();
   const pruneStart = performance.now();
   let pruned = 0;
   for (;;) {
     const n = await db.tx((tx) => pruneEvents(tx, Date.now() - 7 * 24 * 3600_000, 1_000));
     pruned += n;
+    if (n > 0 && pruned % 100_000 === 0) phase(`retention: ${pruned.toLocaleString('en')} deleted in ${fmt((performance.now() - pruneStart) / 1000)} s`);
     if (n < 1_000) break;
   }
   const pruneSeconds = (performance.now() - pruneStart) / 1000;

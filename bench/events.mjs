@@ -7,7 +7,8 @@
 //    commit) to the receiver getting its event; p50 and p99.
 // The receiver runs in a child process, so the load generator and it do not share an event loop. Every load is
 // bounded by a count and a time cap. The outbox after 1M events is measured by bench/events-outbox.ts.
-// Run: npm run build && node bench/events.mjs
+// Before each round's measured seconds both servers take WARMUP PATCHes (default 3,000; 0: none).
+// Run: npm run build && node bench/events.mjs   (env BACKEND, ROUNDS, WARMUP, EVENTS, LATENCY_SAMPLES, GK_EXE, GK_ENV)
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,10 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const EVENTS = Number(process.env.EVENTS ?? 10_000);
 const LATENCY_SAMPLES = Number(process.env.LATENCY_SAMPLES ?? 400);
 const BACKEND = process.env.BACKEND ?? 'sqlite';
+const WARMUP = Number(process.env.WARMUP ?? 3_000);
+// GK_EXE: another executable, or a bundle (.cjs) run by this node; GK_ENV: more settings of the servers, as JSON
+const EXE = process.env.GK_EXE ?? join(root, 'dist/gridkeeper');
+const EXTRA_ENV = JSON.parse(process.env.GK_ENV ?? '{}');
 const PASSWORD = 'bench-password-1';
 const fmt = (n, d = 1) => Number(n).toFixed(d);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -50,7 +55,8 @@ async function start() {
     GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_DATA_DIR: dir, GRIDKEEPER_WEBHOOK_ALLOW_INTERNAL: 'true',
     ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}),
   };
-  const server = await startServer(join(root, 'dist/gridkeeper'), [], { env, timeoutMs: 60_000 });
+  const [command, ...args] = EXE.endsWith('.cjs') ? [process.execPath, EXE, 'serve'] : [EXE];
+  const server = await startServer(command, args, { env: { ...env, ...EXTRA_ENV }, timeoutMs: 60_000 });
   const token = await accessToken(server.url, 'admin@localhost', PASSWORD);
   const id = JSON.parse(await call(server.url, 'POST', '/v1/device?roleId=1', { token, body: { properties: { name: 'meter', n: 0 } } })).device.id;
   return {
@@ -84,6 +90,11 @@ try {
     const [a, b] = await Promise.all([start(), start()]);
     try {
       await a.subscribe(rx.url);
+      // both servers serve WARMUP PATCHes first (the subscriber's delivered), so that the rounds compare running
+      // servers rather than ones still compiling their paths
+      const warm = received;
+      await Promise.all([patchLoad(a, 30, 8, WARMUP), patchLoad(b, 30, 8, WARMUP)]);
+      for (let i = 0; i < 600 && received - warm < WARMUP; i++) await new Promise((r) => setTimeout(r, 50));
       const before = received;
       const cpu0 = [cpuMs(a.child.pid), cpuMs(b.child.pid)];
       const [ra, rb] = await Promise.all([patchLoad(a, 8), patchLoad(b, 8)]);
@@ -101,10 +112,11 @@ try {
       await b.stop();
     }
   }
-  console.log(`[${BACKEND}] PATCH, 8 connections each, both servers at once, ${ROUNDS} x 8 s: with one webhook subscriber `
+  console.log(`[${BACKEND}] PATCH, 8 connections each, both servers at once, ${ROUNDS} x 8 s after ${WARMUP} each: with one webhook subscriber `
     + `${withRps.map((x) => fmt(x, 0)).join(', ')} req/s, without ${withoutRps.map((x) => fmt(x, 0)).join(', ')} req/s; `
     + `with / without ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; aim >= 0.9); ${delivered} events delivered meanwhile; `
-    + `server CPU per PATCH with ${fmt(median(cpuWith), 3)} ms (its delivery included), without ${fmt(median(cpuWithout), 3)} ms`);
+    + `server CPU per PATCH with ${cpuWith.map((x) => fmt(x, 3)).join(', ')} ms (its delivery included; median ${fmt(median(cpuWith), 3)}), `
+    + `without ${cpuWithout.map((x) => fmt(x, 3)).join(', ')} ms (median ${fmt(median(cpuWithout), 3)})`);
 
   // 2. delivery rate: a backlog of EVENTS events replayed to one subscription
   const s = await start();

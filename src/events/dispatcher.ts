@@ -1,8 +1,10 @@
-// The delivery worker of one node. It claims due deliveries from the outbox (a lease: no other node takes them while
-// they run, another node takes them over should this one die), sends them — at most PER_SUBSCRIPTION at a time to one
-// subscription and MAX_IN_FLIGHT in all, so a slow or failing receiver holds a few slots and no memory beyond them —
-// and records each outcome and attempt. Events wait in the tables, never in memory: a restart, or another node,
-// delivers what is left. Units of work that wrote events wake it (outbox.ts); it also looks every POLL_MS.
+// The delivery worker of one node. It claims due deliveries from the outbox in batches (a lease: no other node takes
+// them while they run, another node takes them over should this one die), sends them — at most PER_SUBSCRIPTION at a
+// time to one subscription and MAX_IN_FLIGHT in all, with at most MAX_HELD claimed, so a slow or failing receiver
+// holds a few slots and bounded memory — and records the outcomes and attempts of a batch together. The per-batch
+// work (claim, events, the role's rights, the record) is paid once for many deliveries; what stays per delivery is the
+// payload, the signature and the request. Events wait in the tables: a restart, or another node, delivers what is
+// left. Units of work that wrote events wake it (outbox.ts); it also looks every POLL_MS.
 import { randomBytes } from 'node:crypto';
 import { ping } from '../db/operations.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -12,17 +14,26 @@ import type { Logger } from '../lib/logger.ts';
 import type { SecretBox } from '../lib/secret-box.ts';
 import { subscriberRights } from '../access/subscribers.ts';
 import {
-  claimDue, disableSubscription, jobsOf, longFailing, outboxFigures, pruneEvents, recordOutcomes, subscriptionsWithDue,
-  type DeliveryJob, type Outcome, type SubscriptionRow,
+  claimDue, disableSubscription, eventsByIds, longFailing, outboxFigures, pruneEvents, recordOutcomes, subscriptionsWithDue,
+  type Claimed, type EventRow, type Outcome, type SubscriptionRow,
 } from './events.store.ts';
-import { envelopeFor, subjectsOf, type Envelope } from './payload.ts';
+import { envelopeBody, subjectId, subjectsOf } from './payload.ts';
 import { nextAttemptAt, retryAfterMs } from './retry.ts';
 import { openSubscriptionSecret } from './secrets.ts';
 import { signatureHeader } from './signing.ts';
-import { postWebhook, type AttemptResult } from './webhook-sender.ts';
+import { postWebhook, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './webhook-sender.ts';
 
 export const PER_SUBSCRIPTION = 8;
 export const MAX_IN_FLIGHT = 64;
+/** deliveries a healthy subscription claims at once (sent PER_SUBSCRIPTION at a time) */
+export const CLAIM_BATCH = 64;
+/** claimed deliveries a node holds in all, queued or running: what bounds its memory */
+const MAX_HELD = 256;
+/** outcomes recorded together at the latest this long after the first of them, or once FLUSH_AT have gathered */
+const FLUSH_DELAY_MS = 10;
+const FLUSH_AT = 64;
+/** the shortest time between two claims of the running worker (real time) */
+const LINGER_MS = 10;
 /** a claim's lease: longer than an attempt may take (15 s) */
 export const LEASE_MS = 60_000;
 const POLL_MS = 1_000;
@@ -63,18 +74,37 @@ function bookkeeping<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
   return db.backend === 'postgres' ? db.tx(fn) : db.write(fn);
 }
 
+/** A claimed delivery on its way: the body its subscription's role may see (undefined: none of it), sent in order. */
+interface Job {
+  id: number;
+  attempts: number;
+  event: EventRow;
+  subscription: SubscriptionRow;
+  body: string | undefined;
+  lease: string;
+  /** not started after this (ms): its lease could end during the attempt, and another node may have taken it */
+  startBy: number;
+  done: () => void;
+}
+
 export function createDispatcher(o: DispatcherOptions): EventService {
   const { db, now, log } = o;
   const random = o.random ?? Math.random;
+  /** per subscription: claimed jobs not started yet, and attempts running */
+  const queues = new Map<number, Job[]>();
   const inFlight = new Map<number, number>();
   let total = 0;
+  let held = 0;
   let running = false;
   let loop: Promise<void> | undefined;
   let signal: () => void = () => {};
   let woken = false;
   let lastMaintain: number | undefined;
+  let lastPump = -Infinity;
   const outcomes: Outcome[] = [];
   let flushing: Promise<void> | undefined;
+  let flushTimer: NodeJS.Timeout | undefined;
+  const keys = new SecretCache(o.secrets);
   const counters = metrics(o.registry, db, now);
 
   function wake(): void {
@@ -82,59 +112,118 @@ export function createDispatcher(o: DispatcherOptions): EventService {
     signal();
   }
 
-  /** Claims what is due for each subscription with free slots, and starts sending it. Returns the deliveries started. */
+  /**
+   * Claims what is due for each subscription whose queue is empty — a healthy one up to CLAIM_BATCH deliveries at
+   * once, one that is failing PER_SUBSCRIPTION — reads their events once and the role's rights once per subscription,
+   * and queues them. A subscription still working through its queue is claimed for again when the queue runs empty,
+   * so a busy stream is claimed, sent and settled in batches. Returns the claimed jobs' ends.
+   */
   async function pump(): Promise<Promise<void>[]> {
-    if (total >= MAX_IN_FLIGHT) return [];
+    if (held >= MAX_HELD) return [];
     const at = now();
     const lease = randomBytes(12).toString('base64url');
-    const subs = (await subscriptionsWithDue(db, at)).filter((s) => s.kind !== 'mqtt' || o.mqtt?.connected());
+    const subs = (await subscriptionsWithDue(db, at)).filter((s) => (s.kind !== 'mqtt' || o.mqtt?.connected()) && (queues.get(s.id)?.length ?? 0) === 0);
     if (subs.length === 0) return [];
-    const claimed = await bookkeeping(db, async (tx) => {
-      const ids: number[] = [];
-      for (const s of subs) {
-        const free = Math.min(PER_SUBSCRIPTION - (inFlight.get(s.id) ?? 0), MAX_IN_FLIGHT - total - ids.length);
-        if (free > 0) ids.push(...await claimDue(tx, s.id, at, free, at + LEASE_MS, lease));
+    const claims = await bookkeeping(db, async (tx) => {
+      const out: { sub: SubscriptionRow; claimed: Claimed[] }[] = [];
+      let room = MAX_HELD - held;
+      for (const sub of subs) {
+        const want = Math.min(sub.failures > 0 ? PER_SUBSCRIPTION - (inFlight.get(sub.id) ?? 0) : CLAIM_BATCH, room);
+        if (want <= 0) continue;
+        const claimed = await claimDue(tx, sub.id, at, want, at + LEASE_MS, lease);
+        room -= claimed.length;
+        if (claimed.length > 0) out.push({ sub, claimed });
       }
-      return ids;
+      return out;
     });
-    const jobs = await jobsOf(db, claimed);
-    const started: Promise<void>[] = [];
-    for (const [subscriptionId, batch] of groupBy(jobs, (j) => j.subscription.id)) {
-      const sub = batch[0].subscription;
-      const { deviceIds, licenseIds } = subjectsOf(batch.map((j) => j.event));
+    if (claims.length === 0) return [];
+    const events = await eventsByIds(db, [...new Set(claims.flatMap((c) => c.claimed.map((d) => d.event_id)))]);
+    const ends: Promise<void>[] = [];
+    for (const { sub, claimed } of claims) {
+      const batch = claimed.filter((d) => events.has(d.event_id)).sort((a, b) => a.id - b.id);
+      const { deviceIds, licenseIds } = subjectsOf(batch.map((d) => events.get(d.event_id)!));
       const rights = await subscriberRights(db, sub.role_id, deviceIds, licenseIds);
-      for (const job of batch) {
-        inFlight.set(subscriptionId, (inFlight.get(subscriptionId) ?? 0) + 1);
-        total++;
-        const envelope = envelopeFor(job.event, rights, o.installation);
-        started.push(send(job, envelope, lease).then((outcome) => {
-          outcomes.push(outcome);
-        }, (err: unknown) => {
-          log.error('event delivery failed unexpectedly', { deliveryId: job.id, error: err instanceof Error ? err.stack : String(err) });
-        }).finally(() => {
-          inFlight.set(subscriptionId, (inFlight.get(subscriptionId) ?? 1) - 1);
-          total--;
-          void flush();
-        }));
+      const queue = queues.get(sub.id) ?? [];
+      queues.set(sub.id, queue);
+      for (const d of batch) {
+        const event = events.get(d.event_id)!;
+        held++;
+        ends.push(new Promise<void>((done) => queue.push({
+          id: d.id, attempts: d.attempts, event, subscription: sub, lease, done,
+          body: envelopeBody(event, rights, o.installation), startBy: at + LEASE_MS - WEBHOOK_TIMEOUT_MS,
+        })));
       }
+      startSends(sub.id);
     }
-    return started;
+    return ends;
   }
 
-  async function send(job: DeliveryJob, envelope: Envelope | undefined, lease: string): Promise<Outcome> {
-    const base = { deliveryId: job.id, subscriptionId: job.subscription.id, lease };
-    if (envelope === undefined) {
+  /** Starts queued jobs of the subscription while it and the node have free slots. */
+  function startSends(subscriptionId: number): void {
+    const queue = queues.get(subscriptionId);
+    let started = false;
+    while (queue !== undefined && queue.length > 0 && (inFlight.get(subscriptionId) ?? 0) < PER_SUBSCRIPTION && total < MAX_IN_FLIGHT) {
+      const job = queue.shift()!;
+      if (now() > job.startBy) {
+        // its lease may end before the attempt does: left to whichever claim comes after the lease
+        held--;
+        job.done();
+        continue;
+      }
+      inFlight.set(subscriptionId, (inFlight.get(subscriptionId) ?? 0) + 1);
+      total++;
+      started = true;
+      send(job).then((outcome) => {
+        outcomes.push(outcome);
+      }, (err: unknown) => {
+        log.error('event delivery failed unexpectedly', { deliveryId: job.id, error: err instanceof Error ? err.stack : String(err) });
+      }).finally(() => {
+        inFlight.set(subscriptionId, inFlight.get(subscriptionId)! - 1);
+        total--;
+        held--;
+        job.done();
+        startSends(subscriptionId);
+        // a subscription with slots to spare on this node may wait for them
+        if (total === MAX_IN_FLIGHT - 1) for (const id of queues.keys()) if (id !== subscriptionId) startSends(id);
+        settleSoon();
+      });
+    }
+    if (queue === undefined || queue.length > 0) return;
+    if ((inFlight.get(subscriptionId) ?? 0) === 0) queues.delete(subscriptionId);
+    // the queue ran empty: claim the next batch while the last attempts of this one run
+    if (started) wake();
+  }
+
+  /**
+   * Outcomes are recorded in batches: at once when nothing is left to send or FLUSH_AT have gathered, else after
+   * FLUSH_DELAY_MS. The claim for more follows a batch's record, or the queue running empty.
+   */
+  function settleSoon(): void {
+    const idle = held === 0;
+    if (idle || outcomes.length >= FLUSH_AT) {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+      void flush();
+    } else if (flushTimer === undefined) {
+      flushTimer = setTimeout(() => { flushTimer = undefined; void flush(); }, FLUSH_DELAY_MS);
+      flushTimer.unref();
+    }
+  }
+
+  async function send(job: Job): Promise<Outcome> {
+    const sub = job.subscription;
+    const base = { deliveryId: job.id, subscriptionId: sub.id, lease: job.lease };
+    if (job.body === undefined) {
       return { ...base, state: 'skipped', subscription: 'none', error: 'not readable by the subscription\'s role at delivery time' };
     }
-    const body = JSON.stringify(envelope);
     const started = now();
     const clock = performance.now();
-    const result = job.subscription.kind === 'mqtt' ? await publishMqtt(job.subscription, envelope, body) : await postSigned(job.subscription, envelope, body);
+    const result = sub.kind === 'mqtt' ? await publishMqtt(sub, job.event, job.body) : await postSigned(sub, job.event.uid, job.body);
     const attempt = { at: started, durationMs: Math.round(performance.now() - clock), status: result.status, error: result.error, response: result.response };
-    counters.attempts.inc({ kind: job.subscription.kind });
-    // a success resets a run of failures; with none to reset there is nothing to write
-    if (result.error === null) return { ...base, state: 'delivered', attempt, subscription: job.subscription.failures > 0 ? 'success' : 'none' };
-    counters.failures.inc({ kind: job.subscription.kind });
+    counters.attempts.inc({ kind: sub.kind });
+    // a success ends a run of failures; with none known at the claim, one only of this batch (recordOutcomes)
+    if (result.error === null) return { ...base, state: 'delivered', attempt, subscription: sub.failures > 0 ? 'success' : 'none' };
+    counters.failures.inc({ kind: sub.kind });
     if (result.status === 410) {
       return { ...base, state: 'failed', attempt, subscription: 'failure', error: result.error, disable: `the endpoint answered 410 Gone at ${new Date(started).toISOString()}` };
     }
@@ -144,24 +233,20 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       : { ...base, state: 'pending', nextAt: next, attempt, subscription: 'failure', error: result.error };
   }
 
-  async function postSigned(sub: SubscriptionRow, envelope: Envelope, body: string): Promise<AttemptResult> {
+  async function postSigned(sub: SubscriptionRow, id: string, body: string): Promise<AttemptResult> {
     const at = now();
-    const secrets = [openSubscriptionSecret(o.secrets, sub.id, sub.secret!)];
-    if (sub.previous_secret !== null && sub.previous_until !== null && sub.previous_until > at) {
-      secrets.push(openSubscriptionSecret(o.secrets, sub.id, sub.previous_secret));
-    }
     const timestamp = Math.floor(at / 1000);
     return postWebhook(sub.url!, {
       'content-type': 'application/json',
       'user-agent': `gridkeeper/${o.version}`,
-      'webhook-id': envelope.id,
+      'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(secrets, envelope.id, timestamp, body),
+      'webhook-signature': signatureHeader(keys.of(sub, at), id, timestamp, body),
     }, body, { allowInternal: o.allowInternal });
   }
 
-  async function publishMqtt(sub: SubscriptionRow, envelope: Envelope, body: string): Promise<AttemptResult> {
-    const topic = [sub.topic_prefix ?? 'gridkeeper', o.installation, ...envelope.type.split('.'), String(envelope.subject.id ?? '')].join('/');
+  async function publishMqtt(sub: SubscriptionRow, event: EventRow, body: string): Promise<AttemptResult> {
+    const topic = [sub.topic_prefix ?? 'gridkeeper', o.installation, ...event.type.split('.'), String(subjectId(event.subject_id) ?? '')].join('/');
     if (!o.mqtt) return { status: null, error: 'no MQTT broker is configured (GRIDKEEPER_MQTT_URL)', response: null };
     try {
       await o.mqtt.publish(topic, body);
@@ -218,6 +303,11 @@ export function createDispatcher(o: DispatcherOptions): EventService {
   async function run(): Promise<void> {
     while (running) {
       try {
+        // a busy stream wakes the worker with every commit: claims come at most every LINGER_MS, each taking what
+        // gathered meanwhile, so claims and records are paid per batch; the first change after a quiet spell goes at once
+        const since = performance.now() - lastPump;
+        if (since < LINGER_MS) await sleep(LINGER_MS - since);
+        lastPump = performance.now();
         // the unit that woke us commits first: on SQLite a statement waits for the open transaction, on PostgreSQL an
         // empty unit joins the next group commit, which begins after the current one committed
         if (woken) await (db.backend === 'postgres' ? db.write(async () => {}) : ping(db));
@@ -250,23 +340,39 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       running = false;
       signal();
       await loop;
+      // queued jobs are not started: their claims end with their lease (on SQLite at the next start)
+      for (const queue of queues.values()) for (const job of queue.splice(0)) { held--; job.done(); }
       // deliveries in flight get a few seconds to end; one still running then is sent again after its lease (at least once)
       for (let waited = 0; (total > 0 || flushing !== undefined) && waited < STOP_WAIT_MS; waited += 20) await new Promise((r) => setTimeout(r, 20));
+      clearTimeout(flushTimer);
       await flush();
       await o.mqtt?.close();
     },
   };
 }
 
-function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
-  const out = new Map<K, T[]>();
-  for (const item of items) {
-    const k = key(item);
-    const list = out.get(k);
-    if (list) list.push(item);
-    else out.set(k, [item]);
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Opened webhook secrets per subscription, kept while its sealed values stay the same (a rotation changes them). */
+class SecretCache {
+  private readonly opened = new Map<number, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+  constructor(private readonly box: SecretBox) {}
+
+  /** The secrets a delivery is signed with now: the subscription's, and during a rotation the one it replaces. */
+  of(sub: SubscriptionRow, at: number): string[] {
+    let entry = this.opened.get(sub.id);
+    if (entry === undefined || entry.sealed !== sub.secret || entry.previous !== sub.previous_secret) {
+      if (this.opened.size >= 1_000) this.opened.clear();
+      entry = {
+        sealed: sub.secret!, previous: sub.previous_secret, secret: openSubscriptionSecret(this.box, sub.id, sub.secret!),
+        previousSecret: sub.previous_secret === null ? null : openSubscriptionSecret(this.box, sub.id, sub.previous_secret),
+      };
+      this.opened.set(sub.id, entry);
+    }
+    return entry.previousSecret !== null && sub.previous_until !== null && sub.previous_until > at ? [entry.secret, entry.previousSecret] : [entry.secret];
   }
-  return out;
 }
 
 /** /metrics: the outbox read when scraped (shared by every node), attempts and failures of this node. */

@@ -152,51 +152,41 @@ export async function subscriptionsOfRoles(db: Db, roleIds: readonly number[], k
   return db.all(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE role_id ${inValues(roleIds)} AND kind = ${kind} ORDER BY id`);
 }
 
-/** Enabled subscriptions with a delivery due: what a claim looks at. */
-export async function subscriptionsWithDue(db: Db, now: number): Promise<{ id: number; kind: SubscriptionRow['kind'] }[]> {
-  return db.all(sql<{ id: number; kind: SubscriptionRow['kind'] }>`SELECT s.id, s.kind FROM event_subscriptions s
+/** Enabled subscriptions with a delivery due, as a claim and the sends after it need them. */
+export async function subscriptionsWithDue(db: Db, now: number): Promise<SubscriptionRow[]> {
+  return db.all(sql<SubscriptionRow>`SELECT s.* FROM event_subscriptions s
     WHERE s.enabled = 1 AND EXISTS (SELECT 1 FROM event_deliveries d WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.next_at <= ${now})
     ORDER BY s.id`);
 }
 
 // ---------------------------------------------------------------- claims and outcomes
 
-/**
- * Takes up to `limit` due deliveries of one subscription: their next_at moves to `leaseUntil` and `lease` marks them
- * as this claim's, so no other node takes them meanwhile (PostgreSQL: rows another node is claiming are skipped, not
- * waited for). A claim that is never settled (the node died) is due again when its lease ends.
- */
-export async function claimDue(tx: Db, subscriptionId: number, now: number, limit: number, leaseUntil: number, lease: string): Promise<number[]> {
-  const lock = tx.backend === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-  const ids = (await tx.all(sql<{ id: number }>`SELECT id FROM event_deliveries
-    WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND next_at <= ${now}
-    ORDER BY next_at, id LIMIT ${limit} ${lock}`)).map((r) => r.id);
-  if (ids.length > 0) await tx.run(sql`UPDATE event_deliveries SET next_at = ${leaseUntil}, lease = ${lease} WHERE id ${inValues(ids)}`);
-  return ids;
-}
-
-/** A claimed delivery with what sending it needs. */
-export interface DeliveryJob {
+/** A claimed delivery: its row's id, the attempts made so far, and its event. */
+export interface Claimed {
   id: number;
   attempts: number;
-  created_at: number;
-  event: EventRow;
-  subscription: SubscriptionRow;
+  event_id: number;
 }
 
-export async function jobsOf(db: Db, ids: readonly number[]): Promise<DeliveryJob[]> {
-  if (ids.length === 0) return [];
-  const rows = await db.all(sql<{ id: number; attempts: number; created_at: number; event_id: number; subscription_id: number }>`
-    SELECT id, attempts, created_at, event_id, subscription_id FROM event_deliveries WHERE id ${inValues(ids)} ORDER BY id`);
-  const events = new Map((await db.all(sql<EventRow>`SELECT * FROM events WHERE id ${inValues([...new Set(rows.map((r) => r.event_id))])}`)).map((e) => [e.id, e]));
-  const subs = new Map((await db.all(sql<SubscriptionRow>`SELECT * FROM event_subscriptions WHERE id ${inValues([...new Set(rows.map((r) => r.subscription_id))])}`)).map((s) => [s.id, s]));
-  const out: DeliveryJob[] = [];
-  for (const r of rows) {
-    const event = events.get(r.event_id);
-    const subscription = subs.get(r.subscription_id);
-    if (event && subscription) out.push({ id: r.id, attempts: r.attempts, created_at: r.created_at, event, subscription });
-  }
-  return out;
+/**
+ * Takes up to `limit` due deliveries of one subscription in one statement: their next_at moves to `leaseUntil` and
+ * `lease` marks them as this claim's, so no other node takes them meanwhile (PostgreSQL: rows another node is claiming
+ * are skipped, not waited for). A claim that is never settled (the node died) is due again when its lease ends.
+ */
+export async function claimDue(tx: Db, subscriptionId: number, now: number, limit: number, leaseUntil: number, lease: string): Promise<Claimed[]> {
+  const lock = tx.backend === 'postgres' ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+  const rows = await tx.all(sql<Claimed>`UPDATE event_deliveries SET next_at = ${leaseUntil}, lease = ${lease}
+    WHERE id IN (SELECT id FROM event_deliveries WHERE subscription_id = ${subscriptionId} AND state = 'pending' AND next_at <= ${now}
+      ORDER BY next_at, id LIMIT ${limit} ${lock})
+    RETURNING id, attempts, event_id`);
+  // RETURNING gives no order
+  return rows.sort((a, b) => a.id - b.id);
+}
+
+/** The events of claimed deliveries, by id. */
+export async function eventsByIds(db: Db, ids: readonly number[]): Promise<Map<number, EventRow>> {
+  if (ids.length === 0) return new Map();
+  return new Map((await db.all(sql<EventRow>`SELECT * FROM events WHERE id ${inValues(ids)}`)).map((e) => [e.id, e]));
 }
 
 /** What became of one claimed delivery. */
@@ -215,35 +205,76 @@ export interface Outcome {
   error?: string;
 }
 
+/** Rows of one multi-row INSERT of attempts: 6 parameters each, well below either backend's limit. */
+const ATTEMPT_ROWS = 500;
+
 /**
- * Records outcomes of claims; one whose lease was taken over meanwhile (this node was too slow) changes nothing.
- * Returns the subscriptions whose run of failures now calls for disabling (the caller decides by `failing`).
+ * Records the outcomes of claims, a batch at a time: deliveries that end alike (state, next attempt, status, error)
+ * are settled by one UPDATE, the attempts of those settled go in by multi-row INSERTs, and each subscription's run of
+ * failures is updated once. An outcome whose lease was taken over meanwhile (this node was too slow) changes nothing.
  */
 export async function recordOutcomes(tx: Db, outcomes: readonly Outcome[], now: number): Promise<void> {
+  const skipped = new Map<string, number[]>();
+  const groups = new Map<string, Outcome[]>();
   for (const o of outcomes) {
     if (o.state === 'skipped') {
-      // an event the role may not read leaves no trace in its subscription's log
-      await tx.run(sql`DELETE FROM event_deliveries WHERE id = ${o.deliveryId} AND lease = ${o.lease}`);
+      skipped.set(o.lease, [...(skipped.get(o.lease) ?? []), o.deliveryId]);
       continue;
     }
-    const attempted = o.attempt !== undefined ? 1 : 0;
-    const settled = await tx.run(sql`UPDATE event_deliveries SET state = ${o.state}, attempts = attempts + ${attempted},
+    const key = JSON.stringify([o.lease, o.state, o.nextAt ?? null, o.attempt !== undefined, o.attempt?.status ?? null, o.error ?? null]);
+    const group = groups.get(key);
+    if (group) group.push(o);
+    else groups.set(key, [o]);
+  }
+  // an event the role may not read leaves no trace in its subscription's log
+  for (const [lease, ids] of skipped) await tx.run(sql`DELETE FROM event_deliveries WHERE id ${inValues(ids)} AND lease = ${lease}`);
+  const settled = new Set<number>();
+  for (const group of groups.values()) {
+    const o = group[0];
+    const rows = await tx.all(sql<{ id: number }>`UPDATE event_deliveries SET state = ${o.state}, attempts = attempts + ${o.attempt !== undefined ? 1 : 0},
       next_at = ${o.nextAt ?? now}, lease = NULL, done_at = ${o.state === 'pending' ? null : now},
       last_status = ${o.attempt?.status ?? null}, last_error = ${o.error ?? null}
-      WHERE id = ${o.deliveryId} AND lease = ${o.lease}`);
-    if (settled.changes === 0) continue;
-    if (o.attempt) {
-      await tx.run(sql`INSERT INTO event_attempts (delivery_id, at, duration_ms, status, error, response)
-        VALUES (${o.deliveryId}, ${o.attempt.at}, ${o.attempt.durationMs}, ${o.attempt.status}, ${o.attempt.error}, ${o.attempt.response})`);
-    }
-    if (o.subscription === 'success') {
-      await tx.run(sql`UPDATE event_subscriptions SET failures = 0, failing_since = NULL WHERE id = ${o.subscriptionId} AND failures > 0`);
-    } else if (o.subscription === 'failure') {
-      await tx.run(sql`UPDATE event_subscriptions SET failures = failures + 1, failing_since = COALESCE(failing_since, ${o.attempt?.at ?? now})
-        WHERE id = ${o.subscriptionId}`);
-    }
-    if (o.disable !== undefined) await disableSubscription(tx, o.subscriptionId, o.disable, now);
+      WHERE id ${inValues(group.map((g) => g.deliveryId))} AND lease = ${o.lease}
+      RETURNING id`);
+    for (const r of rows) settled.add(Number(r.id));
   }
+  const done = outcomes.filter((o) => o.state !== 'skipped' && settled.has(o.deliveryId));
+  const attempted = done.filter((o) => o.attempt !== undefined);
+  for (let i = 0; i < attempted.length; i += ATTEMPT_ROWS) {
+    const values = attempted.slice(i, i + ATTEMPT_ROWS).map(({ deliveryId, attempt: a }) =>
+      sql`(${deliveryId}, ${a!.at}, ${a!.durationMs}, ${a!.status}, ${a!.error}, ${a!.response})`);
+    await tx.run(sql`INSERT INTO event_attempts (delivery_id, at, duration_ms, status, error, response) VALUES ${sql.join(values)}`);
+  }
+  for (const [subscriptionId, run] of failureRuns(done, now)) {
+    if (run.reset && run.since === null) {
+      await tx.run(sql`UPDATE event_subscriptions SET failures = 0, failing_since = NULL WHERE id = ${subscriptionId} AND (failures > 0 OR failing_since IS NOT NULL)`);
+    } else if (run.reset) {
+      await tx.run(sql`UPDATE event_subscriptions SET failures = ${run.failures}, failing_since = ${run.since} WHERE id = ${subscriptionId}`);
+    } else {
+      await tx.run(sql`UPDATE event_subscriptions SET failures = failures + ${run.failures}, failing_since = COALESCE(failing_since, ${run.since})
+        WHERE id = ${subscriptionId}`);
+    }
+  }
+  for (const o of done) if (o.disable !== undefined) await disableSubscription(tx, o.subscriptionId, o.disable, now);
+}
+
+/**
+ * Each subscription's run of failures after a batch of outcomes, in their order: a success resets the run (`reset`:
+ * the run is `failures` since `since`), failures after it start a new one; without a success they add to the stored run.
+ */
+function failureRuns(outcomes: readonly Outcome[], now: number): Map<number, { reset: boolean; failures: number; since: number | null }> {
+  const runs = new Map<number, { reset: boolean; failures: number; since: number | null }>();
+  for (const o of outcomes) {
+    // a success with no run known at its claim ends a run only of this batch
+    if (o.subscription === 'none') {
+      if (runs.has(o.subscriptionId)) runs.set(o.subscriptionId, { reset: true, failures: 0, since: null });
+      continue;
+    }
+    const run = runs.get(o.subscriptionId) ?? { reset: false, failures: 0, since: null };
+    if (o.subscription === 'success') runs.set(o.subscriptionId, { reset: true, failures: 0, since: null });
+    else runs.set(o.subscriptionId, { reset: run.reset, failures: run.failures + 1, since: run.since ?? o.attempt?.at ?? now });
+  }
+  return runs;
 }
 
 export async function disableSubscription(tx: Db, id: number, reason: string, now: number): Promise<void> {
