@@ -173,7 +173,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       inFlight.set(subscriptionId, (inFlight.get(subscriptionId) ?? 0) + 1);
       total++;
       started = true;
-      send(job).then((outcome) => {
+      void send(job).then((outcome) => {
         outcomes.push(outcome);
       }, (err: unknown) => {
         log.error('event delivery failed unexpectedly', { deliveryId: job.id, error: err instanceof Error ? err.stack : String(err) });
