@@ -11,6 +11,7 @@ import { LineScanner, STRING } from '../telemetry/line-protocol/line-scanner.ts'
 import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
 import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
+import { FieldGroup } from './field-group.ts';
 import {
   applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type Evaluated, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
@@ -30,12 +31,13 @@ const FLUSH_MS = 5_000;
 export const NO_DATA_TICK_MS = 1_000;
 
 /** The watches of one field of one device's series: its points are gathered once for all of them. */
-interface Entry { field: string; key: string; watches: Watch[] }
+type Entry = FieldGroup;
 
 interface Index {
   version: string;
   /** namespace key -> measurement -> nodeId -> the (rule, device) pairs watching it */
   byNamespace: Map<string, Map<string, Map<string, Entry[]>>>;
+  groups: Entry[];
   noData: Watch[];
 }
 
@@ -62,7 +64,10 @@ export function createAlarms(o: AlarmOptions): AlarmService {
   // SQLite: this process is the only writer, so the states it read stay true until it writes them (or a route does:
   // rulesChanged); on PostgreSQL another node may have moved them, so they are read every time
   const known: KnownStates | undefined = db.backend === 'sqlite' ? new Map() : undefined;
+  // moves whenever the known states are forgotten: groups split by older ones are split again (field-group.ts)
+  let epoch = 0;
   const flush = async () => {
+    if (index !== undefined) for (const g of index.groups) g.spill(last);
     // the known states take the newest points as the flush writes them (never back)
     if (known !== undefined) {
       for (const [key, v] of last) {
@@ -91,7 +96,9 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       const version = await indexVersion(db);
       if (index !== undefined && !dirty && index.version === version) return index;
       dirty = false;
-      return (index = await buildIndex(db, version));
+      const next = await buildIndex(db, version);
+      if (index !== undefined) for (const g of index.groups) g.spill(last);
+      return (index = next);
     })().finally(() => { refreshing = undefined; });
     return refreshing;
   }
@@ -119,14 +126,25 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     if (work.size === 0) return 0;
     const byShard = new Map<number, WatchPoints[]>();
     let allKnown = known !== undefined;
-    for (const { entry, points } of work.values()) {
-      for (const watch of entry.watches) {
-        const shard = shardOf(watch.rule.id);
-        const list = byShard.get(shard);
-        if (list) list.push({ watch, points }); else byShard.set(shard, [{ watch, points }]);
-        if (allKnown && !known!.has(watch.key)) allKnown = false;
+    const add = (watch: Watch, points: number[]) => {
+      const shard = shardOf(watch.rule.id);
+      const list = byShard.get(shard);
+      if (list) list.push({ watch, points }); else byShard.set(shard, [{ watch, points }]);
+      if (allKnown && !known!.has(watch.key)) allKnown = false;
+    };
+    // groups whose pairs were judged one by one: split afresh once their states may have moved
+    const judgedAlone: Entry[] = [];
+    if (known !== undefined && await split(work.values())) {
+      for (const { entry, points } of work.values()) {
+        const alone = entry.judge(points, last);
+        if (alone.length === 0) continue;
+        judgedAlone.push(entry);
+        for (const watch of alone) add(watch, points);
       }
+    } else {
+      for (const { entry, points } of work.values()) for (const watch of entry.watches) add(watch, points);
     }
+    if (byShard.size === 0) return 0;
     const now = o.now();
     const notices: Notice[] = [];
     // judged without the write lock first, in one read (none when every state is known): most batches move no
@@ -141,6 +159,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       let e = dry.get(shard);
       if (e === undefined) {
         if (known !== undefined) for (const w of items) known.delete(w.watch.key);
+        for (const g of judgedAlone) g.unsplit(last);
         e = await db.write((tx) => evaluatePoints(tx, shard, items, now, last));
       }
       applyKept(last, e);
@@ -148,6 +167,26 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     }
     await told(notices);
     return notices.length;
+  }
+
+  /**
+   * Splits the groups that are not split in this epoch by their pairs' states (those not yet known are read first).
+   * False when the states were forgotten meanwhile: the batch is judged pair by pair.
+   */
+  async function split(items: Iterable<{ entry: Entry }>): Promise<boolean> {
+    const todo: Entry[] = [];
+    for (const { entry } of items) if (!entry.isSplit(epoch)) todo.push(entry);
+    if (todo.length === 0) return true;
+    const at = epoch;
+    const missing = todo.flatMap((g) => g.watches.filter((w) => !known!.has(w.key)));
+    if (missing.length > 0) {
+      const rows = await statesOf(db, missing.map((w) => [w.rule.id, w.deviceId] as const));
+      if (epoch !== at) return false;
+      const byKey = new Map(rows.map((r) => [watchKey(r.rule_id, r.device_id), r]));
+      for (const w of missing) if (!known!.has(w.key)) known!.set(w.key, byKey.get(w.key) ?? null);
+    }
+    for (const g of todo) g.split(epoch, known!, last);
+    return true;
   }
 
   const teller: Teller = { db, log, mailer: o.mailer, consoleUrl: o.consoleUrl, wake: o.wake };
@@ -203,7 +242,7 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       queuedChars += chars;
       schedule();
     },
-    rulesChanged() { dirty = true; known?.clear(); },
+    rulesChanged() { dirty = true; known?.clear(); epoch++; },
     drain,
     checkNoData: noDataCheck,
     start() {
@@ -280,6 +319,7 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
   for (const ids of byRole.values()) for (const id of ids) allIds.add(id);
   const nodes = new Map((await deviceNodes(db, [...allIds])).map((n) => [n.id, n]));
   const byNamespace: Index['byNamespace'] = new Map();
+  const groups: Entry[] = [];
   const noData: Watch[] = [];
   for (const rule of rules) {
     const readable = byRole.get(rule.role_id)!;
@@ -292,20 +332,23 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
       const watch: Watch = { rule, spec, deviceId, key: watchKey(rule.id, deviceId) };
       if (rule.kind === 'noData') noData.push(watch);
       if (node.node_id === null) continue;
-      addEntry(byNamespace, rule, node.node_id, deviceId, watch);
+      addEntry(byNamespace, groups, rule, node.node_id, deviceId, watch);
     }
   }
-  return { version, byNamespace, noData };
+  return { version, byNamespace, groups, noData };
 }
 
-function addEntry(byNamespace: Index['byNamespace'], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {
+function addEntry(byNamespace: Index['byNamespace'], groups: Entry[], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {
   let m = byNamespace.get(rule.namespace_key);
   if (m === undefined) byNamespace.set(rule.namespace_key, m = new Map());
   let n = m.get(rule.measurement);
   if (n === undefined) m.set(rule.measurement, n = new Map());
   let list = n.get(nodeId);
   if (list === undefined) n.set(nodeId, list = []);
-  const entry = list.find((e) => e.field === rule.field);
-  if (entry !== undefined) entry.watches.push(watch);
-  else list.push({ field: rule.field, key: `${rule.namespace_key}\u0000${rule.measurement}\u0000${deviceId}\u0000${rule.field}`, watches: [watch] });
+  let entry = list.find((e) => e.field === rule.field);
+  if (entry === undefined) {
+    list.push(entry = new FieldGroup(rule.field, `${rule.namespace_key}\u0000${rule.measurement}\u0000${deviceId}\u0000${rule.field}`));
+    groups.push(entry);
+  }
+  entry.watches.push(watch);
 }
