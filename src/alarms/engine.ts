@@ -39,7 +39,14 @@ interface Index {
   byNamespace: Map<string, Map<string, Map<string, Entry[]>>>;
   groups: Entry[];
   noData: Watch[];
+  /** namespace key -> series section text (by its hash) -> the entries watching it, or null: kept from write to write */
+  seen: Map<string, Map<number, SeenSeries[]>>;
+  seenCount: number;
 }
+
+interface SeenSeries { text: string; entries: Entry[] | null }
+/** series sections remembered by the index at most (then forgotten and learnt again) */
+const MAX_SEEN = 100_000;
 
 export interface AlarmOptions {
   db: Db;
@@ -272,16 +279,21 @@ export function createAlarms(o: AlarmOptions): AlarmService {
 
 /** The points of one committed write that rules watch, added to `work` by device and field. */
 function collect(idx: Index, req: WrittenPoints, work: Map<string, { entry: Entry; points: number[] }>): void {
-  const measurements = idx.byNamespace.get(namespaceKey(req.namespace));
+  const nsKey = namespaceKey(req.namespace);
+  const measurements = idx.byNamespace.get(nsKey);
   if (measurements === undefined) return;
   const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
   const retainFrom = req.retainFromMs ?? -Infinity;
-  // per series section text (by its hash): the entries watching it, or null
-  const seen = new Map<number, { text: string; entries: Entry[] | null }[]>();
+  // per series section text (by its hash): the entries watching it, or null; devices write the same series again
+  // and again, so this is kept with the index
+  if (idx.seenCount > MAX_SEEN) { idx.seen.clear(); idx.seenCount = 0; }
+  let seen = idx.seen.get(nsKey);
+  if (seen === undefined) idx.seen.set(nsKey, seen = new Map());
   try {
     while (sc.nextLine()) {
       let bucket = seen.get(sc.seriesHash);
-      let hit = bucket?.find((b) => sc.seriesTextIs(b.text));
+      let hit: SeenSeries | undefined;
+      if (bucket !== undefined) for (const b of bucket) if (sc.seriesTextIs(b.text)) { hit = b; break; }
       if (hit === undefined) {
         sc.parseSeries();
         const nodeId = sc.tag('nodeId');
@@ -289,6 +301,7 @@ function collect(idx: Index, req: WrittenPoints, work: Map<string, { entry: Entr
         hit = { text: sc.seriesText(), entries: entries ?? null };
         if (bucket === undefined) seen.set(sc.seriesHash, bucket = []);
         bucket.push(hit);
+        idx.seenCount++;
       }
       if (hit.entries === null) continue;
       sc.parseFields();
@@ -335,7 +348,7 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
       addEntry(byNamespace, groups, rule, node.node_id, deviceId, watch);
     }
   }
-  return { version, byNamespace, groups, noData };
+  return { version, byNamespace, groups, noData, seen: new Map(), seenCount: 0 };
 }
 
 function addEntry(byNamespace: Index['byNamespace'], groups: Entry[], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {
