@@ -13,7 +13,7 @@ import {
   type AlarmRow, type RuleFields, type RuleRow, type StateRow,
 } from './alarms.store.ts';
 import { toAlarm, type RuleInput } from './alarms.schemas.ts';
-import { breaches, checkNoData, clearedByHand, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
+import { breaches, checkHold, checkNoData, clearedByHand, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
 
 /** default repeat limit of mails per rule and device */
 export const DEFAULT_MAIL_INTERVAL_MS = 15 * 60_000;
@@ -411,7 +411,12 @@ async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Ma
   }
 }
 
-/** The no-data check of one shard's watches at `now`; false when another node is checking that shard right now. */
+/** The timer's step of a pair at `now`: the no-data check, or the end of a threshold's hold. */
+export function timedStep(w: Watch, state: AlarmState, now: number): { state: AlarmState; transition?: Transition } {
+  return w.spec.kind === 'noData' ? checkNoData(w.spec, state, now, w.rule.updated_at) : checkHold(w.spec, state, now);
+}
+
+/** The timer's check (timedStep) of one shard's watches at `now`; undefined when another node is checking that shard right now. */
 export async function checkNoDataShard(tx: Db, shard: number, watches: readonly Watch[], now: number, last: LastPoints = new Map()): Promise<Evaluated | undefined> {
   if (!(await tryLockShard(tx, shard))) return undefined;
   const byKey = await statesByKey(tx, watches);
@@ -422,7 +427,7 @@ export async function checkNoDataShard(tx: Db, shard: number, watches: readonly 
     const key = w.key;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
-    const step = checkNoData(w.spec, toState(row, last.get(key)), now, w.rule.updated_at);
+    const step = timedStep(w, toState(row, last.get(key)), now);
     if (!step.transition) continue;
     const applied = await applyTransition(tx, w, step.transition, row?.alarm_id ?? null, now);
     if (applied.notice) notices.push(applied.notice);

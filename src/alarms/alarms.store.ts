@@ -182,6 +182,11 @@ export async function statesOf(tx: Db, pairs: readonly (readonly [number, number
   return rows.filter((r) => wanted.has(`${r.rule_id}:${r.device_id}`));
 }
 
+/** The pairs holding a breach or a recovery (the timer ends their holds). */
+export async function heldStates(db: Db): Promise<StateRow[]> {
+  return db.all(sql<StateRow>`SELECT * FROM alarm_states WHERE phase IN ('pending', 'clearing')`);
+}
+
 export async function stateOf(tx: Db, ruleId: number, deviceId: number): Promise<StateRow | undefined> {
   return tx.get(sql<StateRow>`SELECT * FROM alarm_states WHERE rule_id = ${ruleId} AND device_id = ${deviceId}`);
 }

@@ -10,12 +10,12 @@ import type { AlarmService, WrittenPoints } from '../context/deps.ts';
 import { LineScanner, STRING } from '../telemetry/line-protocol/line-scanner.ts';
 import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
-import { deviceNodes, enabledRules, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
+import { deviceNodes, enabledRules, heldStates, indexVersion, statesOf, type RuleRow } from './alarms.store.ts';
 import { FieldGroup } from './field-group.ts';
 import {
   applyKept, checkNoDataShard, evaluatePoints, flushLastPoints, watchKey, type Evaluated, type KnownStates, shardOf, specOf, toState, type LastPoints, type Notice, type Watch, type WatchPoints,
 } from './alarms.service.ts';
-import { checkNoData } from './evaluate.ts';
+import { checkHold, checkNoData } from './evaluate.ts';
 import { tell, type Teller } from './notify.ts';
 
 /** writes (and their characters) held for evaluation at most; beyond, the oldest are dropped (and logged) rather than slow ingest */
@@ -27,7 +27,7 @@ const BATCH_MS = 20;
 const REFRESH_MS = 2_000;
 /** how often the newest judged points that changed no phase are written (LastPoints) */
 const FLUSH_MS = 5_000;
-/** how often no-data rules are checked */
+/** how often no-data rules and holds are checked */
 export const NO_DATA_TICK_MS = 1_000;
 
 /** The watches of one field of one device's series: its points are gathered once for all of them. */
@@ -39,6 +39,8 @@ interface Index {
   byNamespace: Map<string, Map<string, Map<string, Entry[]>>>;
   groups: Entry[];
   noData: Watch[];
+  /** threshold pairs with a hold or a clear hold, by rule:device (the timer ends their holds) */
+  held: Map<string, Watch>;
   /** namespace key -> series section text (by its hash) -> the entries watching it, or null: kept from write to write */
   seen: Map<string, Map<number, SeenSeries[]>>;
   seenCount: number;
@@ -210,14 +212,20 @@ export function createAlarms(o: AlarmOptions): AlarmService {
     return running;
   }
 
+  /** The timer: no-data rules, and threshold pairs whose hold (or clear hold) is over while no point came. */
   async function noDataCheck(): Promise<number> {
     const idx = await refresh();
-    if (idx.noData.length === 0) return 0;
     const now = o.now();
     // read first: the write lock is taken only for the watches that are due
     const rows = await statesOf(db, idx.noData.map((w) => [w.rule.id, w.deviceId] as const));
     const byKey = new Map(rows.map((r) => [watchKey(r.rule_id, r.device_id), r]));
     const due = idx.noData.filter((w) => checkNoData(w.spec, toState(byKey.get(w.key), last.get(w.key)), now, w.rule.updated_at).transition !== undefined);
+    if (idx.held.size > 0) {
+      for (const row of await heldStates(db)) {
+        const w = idx.held.get(watchKey(row.rule_id, row.device_id));
+        if (w !== undefined && checkHold(w.spec, toState(row, last.get(w.key)), now).transition !== undefined) due.push(w);
+      }
+    }
     if (due.length === 0) return 0;
     const byShard = new Map<number, Watch[]>();
     for (const w of due) {
@@ -334,6 +342,7 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
   const byNamespace: Index['byNamespace'] = new Map();
   const groups: Entry[] = [];
   const noData: Watch[] = [];
+  const held = new Map<string, Watch>();
   for (const rule of rules) {
     const readable = byRole.get(rule.role_id)!;
     const listed = rule.device_ids === null ? undefined : new Set(JSON.parse(rule.device_ids) as number[]);
@@ -344,11 +353,12 @@ async function buildIndex(db: Db, version: string): Promise<Index> {
       if (node === undefined || (rule.node_type !== null && node.node_type !== rule.node_type)) continue;
       const watch: Watch = { rule, spec, deviceId, key: watchKey(rule.id, deviceId) };
       if (rule.kind === 'noData') noData.push(watch);
+      else if (rule.hold_ms > 0 || rule.clear_hold_ms > 0) held.set(watch.key, watch);
       if (node.node_id === null) continue;
       addEntry(byNamespace, groups, rule, node.node_id, deviceId, watch);
     }
   }
-  return { version, byNamespace, groups, noData, seen: new Map(), seenCount: 0 };
+  return { version, byNamespace, groups, noData, held, seen: new Map(), seenCount: 0 };
 }
 
 function addEntry(byNamespace: Index['byNamespace'], groups: Entry[], rule: RuleRow, nodeId: string, deviceId: number, watch: Watch): void {

@@ -61,7 +61,7 @@ export interface AlarmService {
   rulesChanged(): void;
   /** evaluates every write told so far, to the end (tests and benchmarks); the number of transitions */
   drain(): Promise<number>;
-  /** the no-data check the timer runs; the number of transitions */
+  /** the check the timer runs (no-data rules, holds that are over); the number of transitions */
   checkNoData(): Promise<number>;
   start(): void;
   stop(): Promise<void>;
