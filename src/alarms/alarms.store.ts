@@ -203,12 +203,23 @@ export async function saveState(tx: Db, s: StateRow): Promise<void> {
  * without a state gets a normal one).
  */
 export async function advanceLastPoints(tx: Db, rows: readonly { ruleId: number; deviceId: number; lastAt: number; lastValue: number | null }[]): Promise<void> {
-  for (const r of rows) {
-    await tx.run(sql`INSERT INTO alarm_states (rule_id, device_id, phase, last_at, last_value) VALUES (${r.ruleId}, ${r.deviceId}, 'normal', ${r.lastAt}, ${r.lastValue})
+  // a statement per chunk of rows, not per row: a node writes thousands every few seconds
+  const sorted = [...rows].sort((x, y) => x.ruleId - y.ruleId || x.deviceId - y.deviceId);
+  for (let i = 0; i < sorted.length; i += ADVANCE_CHUNK) {
+    const chunk = sorted.slice(i, i + ADVANCE_CHUNK);
+    const source = tx.backend === 'postgres'
+      ? sql`SELECT r, d, 'normal', a, v FROM unnest(${chunk.map((r) => r.ruleId)}::bigint[], ${chunk.map((r) => r.deviceId)}::bigint[],
+          ${chunk.map((r) => r.lastAt)}::bigint[], ${chunk.map((r) => finite(r.lastValue))}::float8[]) AS t (r, d, a, v)`
+      : sql`SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'normal', json_extract(value, '$[2]'), json_extract(value, '$[3]')
+          FROM json_each(${JSON.stringify(chunk.map((r) => [r.ruleId, r.deviceId, r.lastAt, finite(r.lastValue)]))}) WHERE true`;
+    await tx.run(sql`INSERT INTO alarm_states (rule_id, device_id, phase, last_at, last_value) ${source}
       ON CONFLICT (rule_id, device_id) DO UPDATE SET last_at = excluded.last_at, last_value = excluded.last_value
       WHERE alarm_states.last_at IS NULL OR alarm_states.last_at < excluded.last_at`);
   }
 }
+const ADVANCE_CHUNK = 1000;
+/** a value JSON and a float8 array both carry (no infinities or NaN: those are stored as none) */
+const finite = (v: number | null): number | null => (v !== null && Number.isFinite(v) ? v : null);
 
 // ---------------------------------------------------------------- alarms
 

@@ -6,7 +6,7 @@
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Mailer } from '../lib/mailer.ts';
-import type { AlarmService, WrittenPoints } from '../context/deps.ts';
+import type { AlarmService, PointObserver, ScannedLine, WrittenPoints } from '../context/deps.ts';
 import { LineScanner, STRING } from '../telemetry/line-protocol/line-scanner.ts';
 import { namespaceKey } from '../telemetry/namespaces.ts';
 import { devicesOfRole } from '../access/alarms.ts';
@@ -131,7 +131,11 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       dropped = 0;
     }
     const work = new Map<string, { entry: Entry; points: number[] }>();
-    for (const req of batch) collect(idx, req, work);
+    for (const req of batch) {
+      // the points the writer's scan handed over, where it did and the rules are the same since; else a scan again
+      if (req.observe instanceof Observer && req.observe.began && req.observe.index === idx) req.observe.addTo(work);
+      else collect(idx, req, work);
+    }
     if (work.size === 0) return 0;
     const byShard = new Map<number, WatchPoints[]>();
     let allKnown = known !== undefined;
@@ -257,6 +261,11 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       queuedChars += chars;
       schedule();
     },
+    observe(namespace) {
+      if (stopped || dirty || index === undefined) return undefined;
+      const measurements = index.byNamespace.get(namespaceKey(namespace));
+      return measurements === undefined ? undefined : new Observer(index, measurements);
+    },
     rulesChanged() { dirty = true; known?.clear(); epoch++; },
     drain,
     checkNoData: noDataCheck,
@@ -283,6 +292,45 @@ export function createAlarms(o: AlarmOptions): AlarmService {
       await flush().catch((err: unknown) => log.error('alarm state flush failed', { error: String((err as Error)?.stack ?? err) }));
     },
   };
+}
+
+/** The points of one write that rules watch, as the writer's scan tells them (without scanning the body again). */
+class Observer implements PointObserver {
+  began = false;
+  private points = new Map<Entry, number[]>();
+  constructor(readonly index: Index, private readonly measurements: Map<string, Map<string, Entry[]>>) {}
+
+  begin(): void {
+    this.began = true;
+    this.points.clear();
+  }
+
+  line(measurement: string, nodeId: string, sc: ScannedLine): void {
+    const entries = this.measurements.get(measurement)?.get(nodeId);
+    if (entries === undefined) return;
+    for (const e of entries) {
+      let k = 0;
+      while (k < sc.fieldCount && sc.fieldKeys[k] !== e.field) k++;
+      if (k === sc.fieldCount) continue;
+      let list = this.points.get(e);
+      if (list === undefined) this.points.set(e, list = []);
+      list.push(sc.timeMs, fieldValue(sc, k));
+    }
+  }
+
+  addTo(work: Map<string, { entry: Entry; points: number[] }>): void {
+    for (const [entry, points] of this.points) {
+      const w = work.get(entry.key);
+      if (w === undefined) work.set(entry.key, { entry, points });
+      else for (const x of points) w.points.push(x);
+    }
+  }
+}
+
+/** A field's value to the evaluation: a string field is watched for arrivals only (no-data rules), NaN to a threshold. */
+function fieldValue(sc: ScannedLine, k: number): number {
+  const big = sc.fieldValues[k];
+  return sc.fieldKinds[k] === STRING ? Number.NaN : typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
 }
 
 /** The points of one committed write that rules watch, added to `work` by device and field. */
@@ -318,12 +366,9 @@ function collect(idx: Index, req: WrittenPoints, work: Map<string, { entry: Entr
         let k = 0;
         while (k < sc.fieldCount && sc.fieldKeys[k] !== e.field) k++;
         if (k === sc.fieldCount) continue;
-        // a string field is watched for arrivals only (no-data rules); NaN is no value to a threshold
-        const big = sc.fieldValues[k];
-        const value = sc.fieldKinds[k] === STRING ? Number.NaN : typeof big === 'bigint' ? Number(big) : sc.fieldNumbers[k];
         let w = work.get(e.key);
         if (w === undefined) work.set(e.key, w = { entry: e, points: [] });
-        w.points.push(sc.timeMs, value);
+        w.points.push(sc.timeMs, fieldValue(sc, k));
       }
     }
   } catch {
