@@ -42,7 +42,7 @@ function seriesChoices(device: Device, rule: Rule | undefined): Choice[] {
 function RadioGroup({ legend, value, onChange, options }: { legend: string; value: string; onChange: (v: string) => void; options: [string, string][] }) {
   const name = useId('radio');
   return (
-    <fieldset class="field">
+    <fieldset class="choices">
       <legend>{legend}</legend>
       {options.map(([v, text]) => (
         <label key={v} class="check">
@@ -59,7 +59,7 @@ function Recipients({ roleId, chosen, onChange }: { roleId: string; chosen: stri
   const members = useLoad(() => (roleId ? post<{ member: Member[] }>(`/v1/role/${roleId}/member/query`, {}).then((r) => r.member) : Promise.resolve([])), [roleId]);
   const emails = [...new Set([...(members.data ?? []).map((m) => m.userEmail), ...chosen])].sort();
   return (
-    <fieldset class="field">
+    <fieldset class="choices">
       <legend>Notify by e-mail</legend>
       <ErrorNote error={members.error} context="Members of the role" />
       {emails.length === 0 ? <p class="small muted">The role has no member visible to you.</p> : emails.map((email) => (
