@@ -13,7 +13,7 @@ import {
   type AlarmRow, type RuleFields, type RuleRow, type StateRow,
 } from './alarms.store.ts';
 import { toAlarm, type RuleInput } from './alarms.schemas.ts';
-import { breaches, checkNoData, clearedByHand, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
+import { breaches, checkHold, checkNoData, clearedByHand, recovered, NORMAL, stepNoData, stepThreshold, type AlarmState, type RuleSpec, type Transition } from './evaluate.ts';
 
 /** default repeat limit of mails per rule and device */
 export const DEFAULT_MAIL_INTERVAL_MS = 15 * 60_000;
@@ -357,14 +357,16 @@ export async function evaluatePoints(tx: Db, shard: number, work: readonly Watch
 }
 
 /**
- * The dry judgement of a batch, without allocating per point: a pair in the normal phase whose new points breach
- * nothing only moves its newest point, straight into `last` (a dry judgement is never retried). Undefined as soon as
- * a pair would move its phase, or is not in the normal phase (those are judged under the lock).
+ * The dry judgement of a batch, without allocating per point: a threshold pair whose new points leave its phase as it
+ * is (normal and no breach; active or suppressed and no recovery; pending and breached, or clearing and recovered,
+ * within the hold) only moves its newest point, straight into `last` (a dry judgement is never retried). Undefined as
+ * soon as a pair would move its phase (those are judged under the lock).
  */
 function judgeNormal(work: readonly WatchPoints[], byKey: StateLookup, last: LastPoints): Evaluated | undefined {
   for (const { watch: w, points } of work) {
     const row = byKey.get(w.key);
-    if (w.spec.kind === 'noData' || (row !== undefined && row.phase !== 'normal')) return undefined;
+    if (w.spec.kind === 'noData') return undefined;
+    const phase = row?.phase ?? 'normal';
     const mem = last.get(w.key);
     const from = Math.max(mem?.lastAt ?? -Infinity, row?.last_at ?? -Infinity);
     let newest = from;
@@ -373,13 +375,23 @@ function judgeNormal(work: readonly WatchPoints[], byKey: StateLookup, last: Las
       const t = points[i];
       const v = points[i + 1];
       if (t <= from || Number.isNaN(v)) continue;
-      if (breaches(w.spec, v)) return undefined;
+      if (!keepsPhase(w.spec, phase, row?.since ?? null, t, v)) return undefined;
       if (t > newest) { newest = t; value = v; }
     }
     if (newest === from) continue;
     if (mem !== undefined) { mem.lastAt = newest; mem.lastValue = value; } else last.set(w.key, { ruleId: w.rule.id, deviceId: w.deviceId, lastAt: newest, lastValue: value });
   }
   return { notices: [], kept: new Map(), saved: [] };
+}
+
+/** Whether a point (newer than the pair's newest) leaves a threshold pair's phase and its start as they are. */
+function keepsPhase(spec: RuleSpec, phase: StateRow['phase'], since: number | null, t: number, v: number): boolean {
+  switch (phase) {
+    case 'normal': return !breaches(spec, v);
+    case 'active': case 'suppressed': return !recovered(spec, v);
+    case 'pending': return since !== null && breaches(spec, v) && t - since < spec.holdMs;
+    case 'clearing': return since !== null && recovered(spec, v) && t - since < spec.clearHoldMs;
+  }
 }
 
 /** States as one node last read them, by rule:device (null: no state); see evaluatePoints. */
@@ -411,7 +423,12 @@ async function saveMailed(tx: Db, notices: Notice[], saved: string[], mailed: Ma
   }
 }
 
-/** The no-data check of one shard's watches at `now`; false when another node is checking that shard right now. */
+/** The timer's step of a pair at `now`: the no-data check, or the end of a threshold's hold. */
+export function timedStep(w: Watch, state: AlarmState, now: number): { state: AlarmState; transition?: Transition } {
+  return w.spec.kind === 'noData' ? checkNoData(w.spec, state, now, w.rule.updated_at) : checkHold(w.spec, state, now);
+}
+
+/** The timer's check (timedStep) of one shard's watches at `now`; undefined when another node is checking that shard right now. */
 export async function checkNoDataShard(tx: Db, shard: number, watches: readonly Watch[], now: number, last: LastPoints = new Map()): Promise<Evaluated | undefined> {
   if (!(await tryLockShard(tx, shard))) return undefined;
   const byKey = await statesByKey(tx, watches);
@@ -422,7 +439,7 @@ export async function checkNoDataShard(tx: Db, shard: number, watches: readonly 
     const key = w.key;
     const row = byKey.get(key);
     mailed.set(key, row?.mailed_at ?? null);
-    const step = checkNoData(w.spec, toState(row, last.get(key)), now, w.rule.updated_at);
+    const step = timedStep(w, toState(row, last.get(key)), now);
     if (!step.transition) continue;
     const applied = await applyTransition(tx, w, step.transition, row?.alarm_id ?? null, now);
     if (applied.notice) notices.push(applied.notice);

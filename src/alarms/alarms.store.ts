@@ -182,6 +182,11 @@ export async function statesOf(tx: Db, pairs: readonly (readonly [number, number
   return rows.filter((r) => wanted.has(`${r.rule_id}:${r.device_id}`));
 }
 
+/** The pairs holding a breach or a recovery (the timer ends their holds). */
+export async function heldStates(db: Db): Promise<StateRow[]> {
+  return db.all(sql<StateRow>`SELECT * FROM alarm_states WHERE phase IN ('pending', 'clearing')`);
+}
+
 export async function stateOf(tx: Db, ruleId: number, deviceId: number): Promise<StateRow | undefined> {
   return tx.get(sql<StateRow>`SELECT * FROM alarm_states WHERE rule_id = ${ruleId} AND device_id = ${deviceId}`);
 }
@@ -198,12 +203,23 @@ export async function saveState(tx: Db, s: StateRow): Promise<void> {
  * without a state gets a normal one).
  */
 export async function advanceLastPoints(tx: Db, rows: readonly { ruleId: number; deviceId: number; lastAt: number; lastValue: number | null }[]): Promise<void> {
-  for (const r of rows) {
-    await tx.run(sql`INSERT INTO alarm_states (rule_id, device_id, phase, last_at, last_value) VALUES (${r.ruleId}, ${r.deviceId}, 'normal', ${r.lastAt}, ${r.lastValue})
+  // a statement per chunk of rows, not per row: a node writes thousands every few seconds
+  const sorted = [...rows].sort((x, y) => x.ruleId - y.ruleId || x.deviceId - y.deviceId);
+  for (let i = 0; i < sorted.length; i += ADVANCE_CHUNK) {
+    const chunk = sorted.slice(i, i + ADVANCE_CHUNK);
+    const source = tx.backend === 'postgres'
+      ? sql`SELECT r, d, 'normal', a, v FROM unnest(${chunk.map((r) => r.ruleId)}::bigint[], ${chunk.map((r) => r.deviceId)}::bigint[],
+          ${chunk.map((r) => r.lastAt)}::bigint[], ${chunk.map((r) => finite(r.lastValue))}::float8[]) AS t (r, d, a, v)`
+      : sql`SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), 'normal', json_extract(value, '$[2]'), json_extract(value, '$[3]')
+          FROM json_each(${JSON.stringify(chunk.map((r) => [r.ruleId, r.deviceId, r.lastAt, finite(r.lastValue)]))}) WHERE true`;
+    await tx.run(sql`INSERT INTO alarm_states (rule_id, device_id, phase, last_at, last_value) ${source}
       ON CONFLICT (rule_id, device_id) DO UPDATE SET last_at = excluded.last_at, last_value = excluded.last_value
       WHERE alarm_states.last_at IS NULL OR alarm_states.last_at < excluded.last_at`);
   }
 }
+const ADVANCE_CHUNK = 1000;
+/** a value JSON and a float8 array both carry (no infinities or NaN: those are stored as none) */
+const finite = (v: number | null): number | null => (v !== null && Number.isFinite(v) ? v : null);
 
 // ---------------------------------------------------------------- alarms
 

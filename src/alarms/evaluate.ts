@@ -5,6 +5,7 @@
 // the threshold minus (plus) the hysteresis. A breach raises once it has lasted holdMs (at the first point that shows
 // it); a recovery clears once it has lasted clearHoldMs. A value between the two lines keeps the current phase.
 // A point not newer than the last evaluated one is ignored: late and out-of-order points cannot flap an alarm.
+// A hold also ends on the timer (checkHold): a breach that lasts while no point comes raises once the hold is over.
 // No-data rules: a point newer than the last one seen clears an active alarm when it is not itself overdue; the
 // timer raises when the newest point (or the start of watching) is older than noDataMs.
 
@@ -104,6 +105,22 @@ export function checkNoData(rule: RuleSpec, state: AlarmState, now: number, watc
   const newest = state.lastAt ?? watchedFrom;
   if (now - newest < (rule.noDataMs ?? Infinity)) return { state };
   return { state: { ...state, phase: 'active' }, transition: { kind: 'raise', startAt: newest, value: null } };
+}
+
+/**
+ * The timer's check of a threshold rule's hold at `now`: a breach that began at `since` and that no point has ended
+ * raises once it has lasted holdMs; a recovery clears once it has lasted clearHoldMs. The points decide as before
+ * when they come; the timer only keeps a quiet sensor from holding the decision back.
+ */
+export function checkHold(rule: RuleSpec, state: AlarmState, now: number): { state: AlarmState; transition?: Transition } {
+  if (rule.kind === 'noData' || state.since === null) return { state };
+  if (state.phase === 'pending' && rule.holdMs > 0 && now - state.since >= rule.holdMs) {
+    return { state: { ...state, phase: 'active', since: null, sinceValue: null }, transition: { kind: 'raise', startAt: state.since, value: state.sinceValue } };
+  }
+  if (state.phase === 'clearing' && rule.clearHoldMs > 0 && now - state.since >= rule.clearHoldMs) {
+    return { state: { ...state, phase: 'normal', since: null, sinceValue: null }, transition: { kind: 'clear', endAt: state.since, value: state.lastValue } };
+  }
+  return { state };
 }
 
 /** A manual clear of an active alarm: a threshold rule still breached waits for recovery before it may raise again. */

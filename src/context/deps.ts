@@ -51,17 +51,37 @@ export interface WrittenPoints {
   precision: 'ns' | 'us' | 'ms' | 's' | 'm' | 'h';
   now: number;
   retainFromMs?: number;
+  /** the observer the write's scan told of its stored lines (AlarmService.observe), if any */
+  observe?: PointObserver;
+}
+
+/** A stored line as the telemetry writer's scanner holds it (src/telemetry/line-protocol/line-scanner.ts). */
+export interface ScannedLine {
+  readonly timeMs: number;
+  readonly fieldCount: number;
+  readonly fieldKeys: readonly string[];
+  readonly fieldKinds: readonly number[];
+  readonly fieldNumbers: readonly number[];
+  readonly fieldValues: readonly (string | bigint | undefined)[];
+}
+
+/** Told of the lines a write stores as it scans them (src/telemetry/line-protocol/write-request.ts LineObserver). */
+export interface PointObserver {
+  begin(): void;
+  line(measurement: string, nodeId: string, sc: ScannedLine): void;
 }
 
 /** Alarm evaluation on this node (src/alarms/engine.ts). */
 export interface AlarmService {
   /** a write was committed: its points are evaluated soon, off the request path */
   written(points: WrittenPoints): void;
+  /** an observer for a write into `namespace` whose points rules watch (undefined: none needed), passed to the writer */
+  observe(namespace: WrittenPoints['namespace']): PointObserver | undefined;
   /** rules or alarm states changed by hand on this node: the evaluator reads them afresh before the next evaluation */
   rulesChanged(): void;
   /** evaluates every write told so far, to the end (tests and benchmarks); the number of transitions */
   drain(): Promise<number>;
-  /** the no-data check the timer runs; the number of transitions */
+  /** the check the timer runs (no-data rules, holds that are over); the number of transitions */
   checkNoData(): Promise<number>;
   start(): void;
   stop(): Promise<void>;

@@ -61,6 +61,7 @@ export function registerInfluxRoutes(ctx: RouteContext): void {
       const written = {
         userId: c.var.actor.userId, namespace: { version: '1' as const, database, retentionPolicy },
         body: decodeUtf8Lines(bytes), precision, now: now - (now % PRECISION_MS[precision]), retainFromMs,
+        observe: deps.alarms.observe({ version: '1', database, retentionPolicy }),
       };
       const stored = await writeLineProtocol(db, written);
       deps.alarms.written(written); // alarm evaluation: queued, off the request path (src/alarms/engine.ts)

@@ -115,6 +115,7 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
  */
 function scan(catalogue: Catalogue, req: WriteRequest, request: number, stage: boolean): Scanned {
   catalogue.sync();
+  req.observe?.begin();
   const retainFrom = req.retainFromMs ?? -Infinity;
   const sc = new LineScanner(req.body, { precision: req.precision, nowMs: req.now });
   const isText = (text: string) => sc.seriesTextIs(text);
@@ -151,6 +152,7 @@ function scan(catalogue: Catalogue, req: WriteRequest, request: number, stage: b
     if (sc.timeMs < retainFrom) continue;
     writer ??= new ShardWriter(catalogue, ns, req.now, stage);
     writer.add(series, sc);
+    req.observe?.line(series.measurement.name, series.nodeId, sc);
     stored++;
   }
   return { writer, nodeIds, stored };

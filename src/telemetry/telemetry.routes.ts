@@ -44,7 +44,8 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     if (!target.ok) throw badRequest(`query: ${target.message}`);
     const now = deps.now();
     const retainFromMs = await enforceRetention(db, deps.config.telemetryRetention, now);
-    const written = { userId, namespace: target.namespace, body: decodeUtf8Lines(bytes), precision: query.precision, now, retainFromMs };
+    const observe = deps.alarms.observe(target.namespace);
+    const written = { userId, namespace: target.namespace, body: decodeUtf8Lines(bytes), precision: query.precision, now, retainFromMs, observe };
     const stored = await writeLineProtocol(db, written);
     deps.alarms.written(written); // alarm evaluation: queued, off the request path (src/alarms/engine.ts)
     deps.metrics.telemetryPointsWritten.inc(stored);

@@ -81,6 +81,38 @@ describe('alarms: thresholds as points are written', () => {
     assertError(await app.request('POST', '/v1/alarm/query', { token: app.adminToken, body: { filter: { state: ['open'] } } }), 400, 'BAD_REQUEST');
   });
 
+  it('a hold ends on the timer when no point comes: the breach raises once its hold is over, the recovery clears once its clear hold is', async (t) => {
+    const app = await setup(t);
+    const m = await meter(app);
+    const rule = await createRule(app, ruleBody({ deviceIds: [m.id], holdSeconds: 20, clearHoldSeconds: 30 }));
+    const t0 = app.clock.now();
+    await write(app, `power,nodeId=${m.nodeId} p=12 ${t0}`);
+    await app.deps.alarms.drain();
+    assert.equal((await stateRow(app, rule.id, m.id)).phase, 'pending');
+    app.clock.advance(19_999);
+    assert.equal(await app.deps.alarms.checkNoData(), 0);
+    app.clock.advance(1);
+    assert.equal(await app.deps.alarms.checkNoData(), 1);
+    const [a] = await alarms(app);
+    assert.deepEqual([a.state, a.value, a.startTime, a.raisedTime], ['active_unack', 12, iso(t0), iso(t0 + 20_000)]);
+    assert.deepEqual({ ...await stateRow(app, rule.id, m.id) }, { phase: 'active', since: null, last_at: t0, last_value: 12, alarm_id: a.id });
+    assert.equal(await app.deps.alarms.checkNoData(), 0); // raised once
+    // the next point still breaches: nothing new; then a recovery, held by the timer too
+    await write(app, `power,nodeId=${m.nodeId} p=13 ${t0 + 21_000}`);
+    assert.equal(await app.deps.alarms.drain(), 0);
+    await write(app, `power,nodeId=${m.nodeId} p=3 ${t0 + 22_000}`);
+    assert.equal(await app.deps.alarms.drain(), 0);
+    assert.equal((await stateRow(app, rule.id, m.id)).phase, 'clearing');
+    app.clock.set(t0 + 22_000 + 29_000);
+    assert.equal(await app.deps.alarms.checkNoData(), 0);
+    app.clock.set(t0 + 22_000 + 30_000);
+    assert.equal(await app.deps.alarms.checkNoData(), 1);
+    const [cleared] = await alarms(app);
+    assert.deepEqual([cleared.id, cleared.state, cleared.endTime], [a.id, 'cleared_unack', iso(t0 + 22_000)]);
+    assert.equal((await stateRow(app, rule.id, m.id)).phase, 'normal');
+    assert.deepEqual(await eventTypesOf(app), ['alarm.raised', 'alarm.cleared']);
+  });
+
   it('a clear by hand while breached holds until the value recovers; the database refuses a second active alarm', async (t) => {
     const app = await setup(t);
     const m = await meter(app);

@@ -1,7 +1,8 @@
 // The console's alarms in Chromium against the built executable: a rule made on a device page from its declared
 // series, a point over the threshold written through the API and evaluated by the running service, the device's alarm
-// badge, the Alarms page (active first) with acknowledge and clear — each effect checked through the API; no request
-// outside the server, no console error, axe-core clean.
+// badge, the Alarms page (active first) with acknowledge and clear, the rule edited (threshold, recipients), a rule of
+// every device of a nodeType — each effect checked through the API; no request outside the server, no console error,
+// axe-core clean.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -79,6 +80,35 @@ test('console: alarms in Chromium', { timeout: 120_000 }, async () => {
     const cleared = await http.request('POST', '/v1/alarm/query', { token: await access(), body: { filter: { id: [alarmId] } } });
     assert.deepEqual([cleared.body.alarms[0].state, cleared.body.alarms[0].clearedBy], ['cleared_ack', ADMIN]);
     await assertAccessible(page, 'alarms with cleared ones');
+
+    // the rule edited on the device page: a new threshold and a recipient among the role's members
+    await page.goto(`${run.url}/console/devices/${deviceId}`);
+    await page.getByRole('button', { name: 'Edit rule overload' }).click();
+    await page.getByRole('heading', { name: 'Edit rule overload', level: 3 }).waitFor();
+    await page.getByLabel('Threshold').fill('20');
+    await page.getByLabel('Hysteresis').fill('2');
+    await page.getByRole('checkbox', { name: ADMIN }).check();
+    await assertAccessible(page, 'a rule edited');
+    await page.getByRole('button', { name: 'Save rule' }).click();
+    await page.getByText(/power\.p above 20 \(±2\)/).waitFor();
+    const edited = await http.request('POST', '/v1/alarm/rule/query', { token: await access(), body: {} });
+    assert.deepEqual(edited.body.rules.map((r: any) => [r.name, r.deviceIds, r.nodeType, r.condition, r.severity, r.notify.map((n: any) => n.userEmail)]),
+      [['overload', [deviceId], null, { type: 'above', value: 20, hysteresis: 2 }, 'critical', [ADMIN]]]);
+
+    // a rule of every device the role monitors, narrowed by nodeType
+    await page.getByLabel('Rule name').fill('meters offline');
+    await page.getByRole('radio', { name: 'Every device the role monitors' }).check();
+    await page.getByLabel('Only devices of nodeType').fill('powerMeter');
+    await page.getByLabel('Condition').selectOption('noData');
+    await page.getByLabel('Seconds without data').fill('300');
+    await page.getByRole('checkbox', { name: ADMIN }).check();
+    await assertAccessible(page, 'a rule of every device of a nodeType');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByText('(every device of its role of nodeType powerMeter)').waitFor();
+    const all = await http.request('POST', '/v1/alarm/rule/query', { token: await access(), body: {} });
+    const offline = all.body.rules.find((r: any) => r.name === 'meters offline');
+    assert.deepEqual([offline.roleId, offline.deviceIds, offline.nodeType, offline.condition, offline.notify.map((n: any) => n.userEmail)],
+      [1, null, 'powerMeter', { type: 'noData', seconds: 300 }, [ADMIN]]);
 
     assert.deepEqual(watch.outside, [], 'no request outside the server');
     assert.deepEqual(watch.failures, []);

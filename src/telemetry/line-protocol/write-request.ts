@@ -13,6 +13,17 @@ export interface WriteRequest {
   now: number;
   /** points older than this (unix ms) are beyond retention: accepted but not stored */
   retainFromMs?: number;
+  /** told of each line the SQLite writer stores (the alarm evaluator takes the points from there instead of scanning again) */
+  observe?: LineObserver;
+}
+
+/**
+ * Told of the lines a write stores as the writer scans them: `begin` before each scan of the body (a body may be
+ * scanned twice: only the last scan counts), `line` with the scanner on the stored line's fields and time.
+ */
+export interface LineObserver {
+  begin(): void;
+  line(measurement: string, nodeId: string, sc: LineScanner): void;
 }
 
 /**

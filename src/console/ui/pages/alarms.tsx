@@ -1,22 +1,17 @@
 // Alarms: the list (active first, then by severity, newest first) with acknowledge and clear; on a device page, its
-// badge of active alarms, its rules, and a form that creates a rule on a series picked from its nodeInfluxSeries.
+// badge of active alarms, its rules (each editable), and a form for a new rule (alarm-rule-form.tsx).
 import { useState } from 'preact/hooks';
 import { del, post } from '../api.ts';
-import { Check, ErrorNote, Link, Section, Select, TextInput, formatTime, useAction, useLoad } from '../components.tsx';
-import type { Device, Role } from '../types.ts';
+import { Check, ErrorNote, Link, Section, formatTime, useAction, useLoad } from '../components.tsx';
+import type { Device } from '../types.ts';
 import { alarmOrder, type Severity } from '../alarm-order.ts';
+import { RuleForm, type Rule } from './alarm-rule-form.tsx';
 
 export interface Alarm {
   id: number; ruleId: number | null; ruleName: string; roleId: number; deviceId: number; type: 'above' | 'below' | 'noData';
   severity: Severity; state: 'active_unack' | 'active_ack' | 'cleared_unack' | 'cleared_ack';
   series: { namespace: Record<string, string>; measurement: string; field: string }; value: number | null;
   startTime: string; ackTime: string | null; ackBy: string | null; clearTime: string | null; clearedBy: string | null;
-}
-interface Rule {
-  id: number; roleId: number; name: string; deviceIds: number[] | null; nodeType: string | null;
-  series: { namespace: Record<string, string>; measurement: string; field: string };
-  condition: { type: 'above' | 'below'; value: number; hysteresis: number } | { type: 'noData'; seconds: number };
-  holdSeconds: number; severity: Severity; enabled: boolean;
 }
 const STATE_TEXT: Record<Alarm['state'], string> = {
   active_unack: 'active, unacknowledged', active_ack: 'active, acknowledged', cleared_unack: 'cleared, unacknowledged', cleared_ack: 'cleared, acknowledged',
@@ -86,14 +81,16 @@ export function AlarmBadge({ deviceId }: { deviceId: number }) {
   return <Link href="/alarms" class={`badge severity-${worst}`}>{n} active alarm{n === 1 ? '' : 's'}</Link>;
 }
 
-interface SeriesSpec { measurement: string; database?: string; retentionPolicy?: string; fields?: string[] }
-
 /** A device's alarms and rules, and a form for a new rule on one of its declared series. */
 export function DeviceAlarms({ device }: { device: Device }) {
   const [version, setVersion] = useState(0);
   const alarms = useLoad(() => post<{ alarms: Alarm[] }>('/v1/alarm/query', { filter: { deviceId: [device.id] }, limit: 50 }).then((r) => r.alarms), [device.id, version]);
-  const rules = useLoad(() => post<{ rules: Rule[] }>('/v1/alarm/rule/query', { filter: { deviceId: [device.id] } }).then((r) => r.rules), [device.id, version]);
-  const remove = useAction(async (id: number) => { await del(`/v1/alarm/rule/${id}`); setVersion((n) => n + 1); });
+  // a rule of every device of its role, narrowed to another nodeType, does not watch this one
+  const rules = useLoad(() => post<{ rules: Rule[] }>('/v1/alarm/rule/query', { filter: { deviceId: [device.id] } })
+    .then((r) => r.rules.filter((x) => x.deviceIds !== null || x.nodeType === null || x.nodeType === device.properties.nodeType)), [device.id, version]);
+  const [editing, setEditing] = useState<Rule | undefined>(undefined);
+  const saved = () => { setEditing(undefined); setVersion((n) => n + 1); };
+  const remove = useAction(async (id: number) => { await del(`/v1/alarm/rule/${id}`); saved(); });
   return (
     <Section title="Alarms" actions={<button type="button" onClick={() => setVersion((n) => n + 1)}>Refresh alarms</button>}>
       <ErrorNote error={alarms.error ?? rules.error} context="Alarms" />
@@ -104,55 +101,18 @@ export function DeviceAlarms({ device }: { device: Device }) {
           {rules.data.map((r) => (
             <li key={r.id}>
               <span class={`badge severity-${r.severity}`}>{r.severity}</span> <strong>{r.name}</strong>: {r.series.measurement}.{r.series.field} {conditionText(r)}
-              {r.deviceIds === null && <span class="small muted"> (every device of its role)</span>}
+              {r.deviceIds === null && <span class="small muted"> (every device of its role{r.nodeType === null ? '' : ` of nodeType ${r.nodeType}`})</span>}
+              {r.notify.length > 0 && <span class="small muted"> — mails {r.notify.map((n) => n.userEmail).join(', ')}</span>}
+              {' '}<button type="button" onClick={() => setEditing(r)} aria-label={`Edit rule ${r.name}`}>Edit</button>
               {' '}<button type="button" class="danger" onClick={() => { if (confirm(`Delete the rule ${r.name}?`)) void remove.run(r.id); }} aria-label={`Delete rule ${r.name}`}>Delete</button>
             </li>
           ))}
         </ul>
       ))}
       <ErrorNote error={remove.error} context="Deleting the rule" />
-      <RuleForm device={device} onCreated={() => setVersion((n) => n + 1)} />
+      {editing
+        ? <RuleForm key={`edit-${editing.id}`} device={device} rule={editing} onSaved={saved} onCancel={() => setEditing(undefined)} />
+        : <RuleForm key="new" device={device} onSaved={saved} />}
     </Section>
-  );
-}
-
-function RuleForm({ device, onCreated }: { device: Device; onCreated: () => void }) {
-  const roles = useLoad(() => post<{ role: Role[] }>('/v1/role/query', {}).then((r) => r.role), []);
-  const declared = (Array.isArray(device.properties.nodeInfluxSeries) ? device.properties.nodeInfluxSeries : []) as SeriesSpec[];
-  const choices = declared.flatMap((s, i) => (s.fields ?? []).map((f) => [`${i}:${f}`, `${s.measurement}.${f}${s.database ? ` (${s.database}/${s.retentionPolicy ?? 'autogen'})` : ''}`] as [string, string]));
-  const [roleId, setRoleId] = useState('');
-  const [series, setSeries] = useState('');
-  const [name, setName] = useState('');
-  const [type, setType] = useState('above');
-  const [value, setValue] = useState('');
-  const [hold, setHold] = useState('0');
-  const [severity, setSeverity] = useState('major');
-  const create = useAction(async () => {
-    const [index, field] = (series || choices[0][0]).split(/:(.*)/s);
-    const s = declared[Number(index)];
-    const condition = type === 'noData' ? { type, seconds: Number(value) } : { type, value: Number(value) };
-    await post(`/v1/alarm/rule?roleId=${roleId || roles.data?.[0]?.id}`, {
-      name, deviceIds: [device.id], severity, condition, holdSeconds: Number(hold),
-      series: { namespace: { version: '1', database: s.database ?? 'telemetry', retentionPolicy: s.retentionPolicy ?? 'autogen' }, measurement: s.measurement, field },
-    });
-    setName('');
-    onCreated();
-  });
-  if (choices.length === 0) return <p class="muted">Declare the device's series (nodeInfluxSeries, with fields) to create a rule here.</p>;
-  return (
-    <form onSubmit={(e) => { e.preventDefault(); void create.run(); }}>
-      <h3>New rule</h3>
-      <div class="grid-form">
-        <TextInput label="Rule name" value={name} onInput={setName} required />
-        <Select label="Rule role" value={roleId || String(roles.data?.[0]?.id ?? '')} onChange={setRoleId} options={(roles.data ?? []).map((r) => [String(r.id), r.name])} hint="The role that holds the rule" />
-        <Select label="Series" value={series || choices[0][0]} onChange={setSeries} options={choices} />
-        <Select label="Condition" value={type} onChange={setType} options={[['above', 'Above a value'], ['below', 'Below a value'], ['noData', 'No data for (seconds)']]} />
-        <TextInput label={type === 'noData' ? 'Seconds without data' : 'Threshold'} value={value} onInput={setValue} required />
-        {type !== 'noData' && <TextInput label="Hold (seconds)" value={hold} onInput={setHold} inputMode="numeric" />}
-        <Select label="Severity" value={severity} onChange={setSeverity} options={[['critical', 'Critical'], ['major', 'Major'], ['minor', 'Minor'], ['warning', 'Warning']]} />
-      </div>
-      <ErrorNote error={create.error} context="Creating the rule" />
-      <div class="row end"><button type="submit" class="primary" disabled={create.busy}>Create rule</button></div>
-    </form>
   );
 }
