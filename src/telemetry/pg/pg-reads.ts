@@ -291,12 +291,13 @@ export class PgReads implements TelemetryReads {
     });
   }
 
-  /** A series' block of a sealed window, decoded; fetched for every series of the window at once. */
-  private sealedData(shard: ShardInfo, seriesId: number): BlockData | undefined {
+  /** A series' block of a sealed window, decoded (null: it has none there); fetched for every series of the window at once. */
+  private sealedData(shard: ShardInfo, seriesId: number): BlockData | null | undefined {
     const batch = ['blkd', shard.startMs].join(sep);
-    return this.want<BlockData>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+    return this.want<BlockData | null>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
       const rows = await tx.all(sql<{ series_id: number; data: Uint8Array }>`SELECT series_id, data FROM telemetry_blocks
         WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
+      for (const id of ids) this.known.set(`${batch}${sep}${id}`, null);
       for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, decodeBlock(r.data));
     });
   }
@@ -325,12 +326,11 @@ export class PgReads implements TelemetryReads {
 
   /** A series' points of `fields` in a sealed window over [fromMs, toMs): its block merged with late head rows. */
   private sealedPoints(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: EdgeTake): WindowPoints | undefined {
-    const block = this.sealedBlock(shard, seriesId);
-    const head = this.sealedHead(shard, seriesId, fields, fromMs, toMs);
-    if (block === undefined || head === undefined) return undefined;
-    if (block === null) return head;
+    // the block and the head rows in one round trip
     const data = this.sealedData(shard, seriesId);
-    if (data === undefined) return undefined;
+    const head = this.sealedHead(shard, seriesId, fields, fromMs, toMs);
+    if (data === undefined || head === undefined) return undefined;
+    if (data === null) return head;
     // with an edge, head rows may add points anywhere: the sealed ones past `limit` from that end cannot be among the first
     const sealed = pointsOfBlock(data, fields, fromMs, toMs, edge);
     return head.ms.length === 0 ? sealed : mergePoints(sealed, head);
@@ -368,13 +368,10 @@ export class PgReads implements TelemetryReads {
       if (s !== undefined && s.count > 0) addWindow(acc, windowOf(lo, firstMs, intervalMs), s.count, s.sum, s.min!, s.max!);
       return;
     }
-    const block = this.sealedBlock(shard, seriesId);
+    const data = this.sealedData(shard, seriesId);
     const head = this.sealedHead(shard, seriesId, [field], lo, hi);
-    if (block === undefined || head === undefined) return;
-    if (block !== null && head.ms.length === 0) {
-      const data = this.sealedData(shard, seriesId);
-      if (data === undefined || addBlockWindows(data, field, lo, hi, firstMs, intervalMs, acc)) return;
-    }
+    if (data === undefined || head === undefined) return;
+    if (head.ms.length === 0 && (data === null || addBlockWindows(data, field, lo, hi, firstMs, intervalMs, acc))) return;
     const points = this.sealedPoints(shard, seriesId, [field], lo, hi);
     if (points !== undefined) addPointWindows(points, field, firstMs, intervalMs, acc);
   }
@@ -432,12 +429,10 @@ export class PgReads implements TelemetryReads {
     out: string[], timeJson: (ms: number, ns: number) => string): boolean {
     const lo = Math.max(fromMs, shard.startMs);
     const hi = Math.min(toMs, shard.endMs);
-    const block = this.sealedBlock(shard, seriesId);
-    const head = this.sealedHead(shard, seriesId, fields, lo, hi);
-    if (block === undefined || block === null || head === undefined || head.ms.length > 0) return false;
     const data = this.sealedData(shard, seriesId);
-    if (data === undefined) return false;
-    appendBlockRowsJson(data, fields, lo, hi, desc, limit, out, timeJson);
+    const head = this.sealedHead(shard, seriesId, fields, lo, hi);
+    if (data === undefined || head === undefined || head.ms.length > 0) return false;
+    if (data !== null) appendBlockRowsJson(data, fields, lo, hi, desc, limit, out, timeJson);
     return true;
   }
 
