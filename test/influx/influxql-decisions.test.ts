@@ -77,4 +77,20 @@ describe('InfluxQL decisions', () => {
     const [r] = await results(t, token, `SELECT last(power) FROM m WHERE ${range} GROUP BY "nodeId" SLIMIT 2 SOFFSET 1`);
     assert.deepEqual(r.series.map((s: any) => s.tags.nodeId), ['y', 'z']);
   });
+
+  test('integers beyond 2^53 keep every digit in raw answers; functions answer them as the nearest double', async () => {
+    const t = await openApp();
+    const w = await writer(t, 'x');
+    const body = [`big,nodeId=x i=9007199254740993i ${T}`, `big,nodeId=x i=9007199254740995i ${T + 10_000}`].join('\n');
+    const written = await t.request('POST', '/write?db=site&precision=ms', { raw: body, headers: { authorization: `Bearer ${w.token}` } });
+    assert.equal(written.status, 204, written.text);
+    const text = async (q: string) => {
+      const res = await t.request('GET', `/query?db=site&epoch=ms&q=${encodeURIComponent(q)}`, { headers: { authorization: `Bearer ${w.token}` } });
+      assert.equal(res.status, 200, res.text);
+      return res.text;
+    };
+    assert.match(await text(`SELECT i FROM big WHERE ${range}`), /\[\[1767772800000,9007199254740993\],\[1767772810000,9007199254740995\]\]/);
+    // InfluxDB answers 9007199254740995 (int64); the engine computes on doubles
+    assert.match(await text(`SELECT max(i) FROM big WHERE ${range}`), /\[\[1767772810000,9007199254740996\]\]/);
+  });
 });

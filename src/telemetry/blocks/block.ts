@@ -83,6 +83,23 @@ export function blockRowCount(bytes: Uint8Array): number {
  * `ordinals`: decode only these columns (the others come back undefined, without being decoded); all when omitted.
  * Times are always decoded. Throws BlockFormatError on a corrupt or truncated block.
  */
+/**
+ * `block` (decoded from `bytes` before, with some columns, or undefined) with the columns of `ordinals` decoded as
+ * well; the times are decoded once.
+ */
+export function withColumns(bytes: Uint8Array, block: BlockData | undefined, ordinals: readonly number[]): BlockData {
+  if (block === undefined) return decodeBlock(bytes, ordinals);
+  const { rows, spans } = readDirectory(bytes);
+  for (const k of ordinals) {
+    if (!(Number.isInteger(k) && k >= 0 && k < spans.length - 1) || spans[k + 1][1] === 0 || block.columns[k]) continue;
+    const [offset, length] = spans[k + 1];
+    const c = new ByteReader(bytes, offset, offset + length);
+    block.columns[k] = decodeColumn(c, rows);
+    c.done();
+  }
+  return block;
+}
+
 export function decodeBlock(bytes: Uint8Array, ordinals?: readonly number[]): BlockData {
   const { rows, spans } = readDirectory(bytes);
   const part = ([offset, length]: [number, number]) => new ByteReader(bytes, offset, offset + length);

@@ -12,7 +12,7 @@ import { sql, type Compilable, type CompiledQuery } from 'kysely';
 import { compileQuery, type Db, type Query } from '../../db/open.ts';
 import { compareTagSets } from '../sqlite/catalogue.ts';
 import type { FieldInfo, NamespaceInfo, SealedBlockEntry, SeriesTags, ShardInfo } from '../catalogue-types.ts';
-import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
+import { decodeStats, withColumns, type BlockData } from '../blocks/index.ts';
 import { addBlockWindows, addPointWindows, addWindow, appendBlockRowsJson, headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, windowOf, type EdgeTake, type SealedValue, type WindowPoints } from '../query/sealed.ts';
 import { emptyStats, IntegerOverflow, mergeStats, statsFromRow, type Stats } from '../query/stats.ts';
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, INTEGER, STRING, UNSIGNED } from '../line-protocol/line-scanner.ts';
@@ -75,6 +75,8 @@ const compiled = (c: CompiledQuery): Compilable<unknown> => ({ compile: () => c 
 export class PgReads implements TelemetryReads {
   generation = ++generations;
   private readonly known = new Map<string, unknown>();
+  /** sealed blocks read so far, by the key of their bytes in `known`, with the columns asked for decoded */
+  private readonly decoded = new Map<string, BlockData>();
   private readonly pending = new Map<string, Batch>();
   private readonly computed: ComputedBlock[] = [];
   /** the shards block statistics were asked of, by table */
@@ -155,6 +157,7 @@ export class PgReads implements TelemetryReads {
   forget(): void {
     this.generation = ++generations;
     this.known.clear();
+    this.decoded.clear();
     this.pending.clear();
     this.statsFields.clear();
     this.kept = undefined;
@@ -291,15 +294,23 @@ export class PgReads implements TelemetryReads {
     });
   }
 
-  /** A series' block of a sealed window, decoded (null: it has none there); fetched for every series of the window at once. */
-  private sealedData(shard: ShardInfo, seriesId: number): BlockData | null | undefined {
+  /**
+   * A series' block of a sealed window with the columns of `fields` decoded (null: it has none there); fetched for every
+   * series of the window at once, each column decoded when first read.
+   */
+  private sealedData(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[]): BlockData | null | undefined {
     const batch = ['blkd', shard.startMs].join(sep);
-    return this.want<BlockData | null>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
+    const key = `${batch}${sep}${seriesId}`;
+    const bytes = this.want<Uint8Array | null>(key, batch, seriesId, () => async (tx, ids) => {
       const rows = await tx.all(sql<{ series_id: number; data: Uint8Array }>`SELECT series_id, data FROM telemetry_blocks
         WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
       for (const id of ids) this.known.set(`${batch}${sep}${id}`, null);
-      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, decodeBlock(r.data));
+      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, r.data);
     });
+    if (bytes === undefined || bytes === null) return bytes;
+    const block = withColumns(bytes, this.decoded.get(key), fields.map((f) => f.ordinal));
+    this.decoded.set(key, block);
+    return block;
   }
 
   /** The head rows of a series in a sealed window over [fromMs, toMs) (late points), typed; fetched for every series at once. */
@@ -327,7 +338,7 @@ export class PgReads implements TelemetryReads {
   /** A series' points of `fields` in a sealed window over [fromMs, toMs): its block merged with late head rows. */
   private sealedPoints(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, edge?: EdgeTake): WindowPoints | undefined {
     // the block and the head rows in one round trip
-    const data = this.sealedData(shard, seriesId);
+    const data = this.sealedData(shard, seriesId, fields);
     const head = this.sealedHead(shard, seriesId, fields, fromMs, toMs);
     if (data === undefined || head === undefined) return undefined;
     if (data === null) return head;
@@ -368,7 +379,7 @@ export class PgReads implements TelemetryReads {
       if (s !== undefined && s.count > 0) addWindow(acc, windowOf(lo, firstMs, intervalMs), s.count, s.sum, s.min!, s.max!);
       return;
     }
-    const data = this.sealedData(shard, seriesId);
+    const data = this.sealedData(shard, seriesId, [field]);
     const head = this.sealedHead(shard, seriesId, [field], lo, hi);
     if (data === undefined || head === undefined) return;
     if (head.ms.length === 0 && (data === null || addBlockWindows(data, field, lo, hi, firstMs, intervalMs, acc))) return;
@@ -429,7 +440,7 @@ export class PgReads implements TelemetryReads {
     out: string[], timeJson: (ms: number, ns: number) => string): boolean {
     const lo = Math.max(fromMs, shard.startMs);
     const hi = Math.min(toMs, shard.endMs);
-    const data = this.sealedData(shard, seriesId);
+    const data = this.sealedData(shard, seriesId, fields);
     const head = this.sealedHead(shard, seriesId, fields, lo, hi);
     if (data === undefined || head === undefined || head.ms.length > 0) return false;
     if (data !== null) appendBlockRowsJson(data, fields, lo, hi, desc, limit, out, timeJson);

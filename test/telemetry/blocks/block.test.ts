@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BLOCK_VERSION, MAX_BLOCK_ROWS, blockRowCount, decodeBlock, encodeBlock, type BlockData } from '../../../src/telemetry/blocks/index.ts';
+import { BLOCK_VERSION, MAX_BLOCK_ROWS, blockRowCount, decodeBlock, encodeBlock, withColumns, type BlockData } from '../../../src/telemetry/blocks/index.ts';
 import { ByteWriter } from '../../../src/telemetry/blocks/bits.ts';
 import { SEEDED, blocks, isBlockFormatError } from './arbitraries.ts';
 
@@ -32,6 +32,24 @@ describe('blocks', () => {
       assert.deepEqual(got.sub, want.sub);
       assert.equal(got.columns.length, want.columns.length);
       want.columns.forEach((c, k) => assert.deepEqual(got.columns[k], ordinals.includes(k) ? c : undefined));
+    }), { ...SEEDED, numRuns: 100 });
+  });
+
+  it('decode more columns later, as asked (the times once)', () => {
+    fc.assert(fc.property(blocks, fc.array(fc.array(fc.integer({ min: -1, max: 9 }), { maxLength: 3 }), { minLength: 1, maxLength: 4 }), (block, asks) => {
+      const want = normal(block);
+      const bytes = encodeBlock(block);
+      let got: BlockData | undefined;
+      const asked = new Set<number>();
+      for (const ordinals of asks) {
+        const before = got;
+        got = withColumns(bytes, got, ordinals);
+        if (before !== undefined) assert.equal(got.ms, before.ms, 'the times decoded once');
+        for (const k of ordinals) asked.add(k);
+        assert.deepEqual(got.ms, want.ms);
+        assert.deepEqual(got.sub, want.sub);
+        want.columns.forEach((c, k) => assert.deepEqual(got!.columns[k], asked.has(k) ? c : undefined, `column ${k}`));
+      }
     }), { ...SEEDED, numRuns: 100 });
   });
 
