@@ -283,14 +283,15 @@ export class PgReads implements TelemetryReads {
     }
   }
 
-  /** The block statistics of a series in a sealed window (null: none); fetched for every series of the window at once. */
+  /** The block statistics of a series in a sealed window (null: none); fetched for every series and window asked at once. */
   private sealedBlock(shard: ShardInfo, seriesId: number): SealedBlockEntry | null | undefined {
-    const batch = ['blk', shard.startMs].join(sep);
-    return this.want<SealedBlockEntry | null>(`${batch}${sep}${seriesId}`, batch, seriesId, () => async (tx, ids) => {
-      const rows = await tx.all(sql<{ series_id: number; rows: number; stats: Uint8Array }>`SELECT series_id, rows, stats FROM telemetry_blocks
-        WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
-      for (const id of ids) this.known.set(`${batch}${sep}${id}`, null);
-      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, { rows: r.rows, stats: decodeStats(r.stats), decoded: undefined });
+    const item = `${shard.startMs}${sep}${seriesId}`;
+    return this.want<SealedBlockEntry | null>(`blk${sep}${item}`, 'blk', item, () => async (tx, items) => {
+      const [starts, ids] = blockKeys(items);
+      const rows = await tx.all(sql<{ series_id: number; start_ms: number; rows: number; stats: Uint8Array }>`SELECT b.series_id, b.start_ms, b.rows, b.stats
+        FROM telemetry_blocks b JOIN unnest(${starts}::bigint[], ${ids}::bigint[]) AS k(start_ms, series_id) USING (start_ms, series_id)`);
+      for (const i of items) this.known.set(`blk${sep}${i}`, null);
+      for (const r of rows) this.known.set(`blk${sep}${r.start_ms}${sep}${r.series_id}`, { rows: r.rows, stats: decodeStats(r.stats), decoded: undefined });
     });
   }
 
@@ -299,13 +300,14 @@ export class PgReads implements TelemetryReads {
    * series of the window at once, each column decoded when first read.
    */
   private sealedData(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[]): BlockData | null | undefined {
-    const batch = ['blkd', shard.startMs].join(sep);
-    const key = `${batch}${sep}${seriesId}`;
-    const bytes = this.want<Uint8Array | null>(key, batch, seriesId, () => async (tx, ids) => {
-      const rows = await tx.all(sql<{ series_id: number; data: Uint8Array }>`SELECT series_id, data FROM telemetry_blocks
-        WHERE start_ms = ${shard.startMs} AND series_id = ANY(${ids}::bigint[])`);
-      for (const id of ids) this.known.set(`${batch}${sep}${id}`, null);
-      for (const r of rows) this.known.set(`${batch}${sep}${r.series_id}`, r.data);
+    const item = `${shard.startMs}${sep}${seriesId}`;
+    const key = `blkd${sep}${item}`;
+    const bytes = this.want<Uint8Array | null>(key, 'blkd', item, () => async (tx, items) => {
+      const [starts, ids] = blockKeys(items);
+      const rows = await tx.all(sql<{ series_id: number; start_ms: number; data: Uint8Array }>`SELECT b.series_id, b.start_ms, b.data
+        FROM telemetry_blocks b JOIN unnest(${starts}::bigint[], ${ids}::bigint[]) AS k(start_ms, series_id) USING (start_ms, series_id)`);
+      for (const i of items) this.known.set(`blkd${sep}${i}`, null);
+      for (const r of rows) this.known.set(`blkd${sep}${r.start_ms}${sep}${r.series_id}`, r.data);
     });
     if (bytes === undefined || bytes === null) return bytes;
     const block = withColumns(bytes, this.decoded.get(key), fields.map((f) => f.ordinal));
@@ -551,6 +553,18 @@ export class PgReads implements TelemetryReads {
     const fields = columns.map((c) => c.field);
     return this.jsonRows(q.shards, seriesId, fields, q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit, isoTimeJson).join(',');
   }
+}
+
+/** The windows' starts and series ids of block items `${startMs}${sep}${seriesId}`, as two arrays. */
+function blockKeys(items: ReadonlyArray<string | number>): [number[], number[]] {
+  const starts: number[] = [];
+  const ids: number[] = [];
+  for (const item of items) {
+    const [start, id] = String(item).split(sep);
+    starts.push(Number(start));
+    ids.push(Number(id));
+  }
+  return [starts, ids];
 }
 
 /** A sealed cell as a fetched value: integers as decimal text, booleans as 1/0 (pointValue and valueText read them). */
