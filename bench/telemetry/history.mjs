@@ -145,7 +145,7 @@ async function startGridkeeper(backend, dir) {
         return Number(rows[0].n);
       } finally { await client.end(); }
     },
-    async stop() { await server.stop(); await db?.drop(); },
+    async stop() { await server.stop(); if (!KEEP) await db?.drop(); },
   };
 }
 
