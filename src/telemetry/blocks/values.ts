@@ -1,6 +1,6 @@
 // Columns from rows as the query layer holds them (one value or null per row), and back.
 import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
-import { presentCount, type Column } from './column.ts';
+import type { Column } from './column.ts';
 
 export type RowValue = number | bigint | string | boolean | null;
 
@@ -58,20 +58,9 @@ export function columnFromValues(kind: FieldKind, values: ReadonlyArray<RowValue
 
 /** A column's values by row (null where a row has none): integers as numbers when safe, else bigint. */
 export function valuesOfColumn(column: Column, rows: number): RowValue[] {
-  const { kind, present, values } = column;
-  if ((present?.length ?? values.length) !== rows) throw new RangeError(`a column of ${present?.length ?? values.length} rows read as ${rows}`);
-  if (present && presentCount(present) !== values.length) throw new RangeError(`${values.length} values for the rows present`);
-  const value: (k: number) => RowValue = kind === BOOLEAN
-    ? (k) => values[k] !== 0
-    : values instanceof BigInt64Array
-      ? (k) => {
-        const b = values[k];
-        return b <= MAX_SAFE_BIG && b >= -MAX_SAFE_BIG ? Number(b) : b;
-      }
-      : (k) => values[k];
+  const cells = columnCells(column, rows);
   const out: RowValue[] = new Array(rows);
-  let k = 0;
-  for (let i = 0; i < rows; i++) out[i] = present && present[i] === 0 ? null : value(k++);
+  for (let i = 0; i < rows; i++) out[i] = cells.value(i);
   return out;
 }
 
