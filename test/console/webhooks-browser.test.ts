@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { launchChromium, watchPage, until, assertAccessible } from '../support/chromium.ts';
+import { launchChromium, watchPage, until, assertAccessible, signInToConsole } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 import { startReceiver } from '../events/receiver.ts';
 
@@ -27,11 +27,7 @@ test('console: webhooks in Chromium', { timeout: 120_000 }, async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.setDefaultTimeout(10_000);
     const watch = watchPage(page, run.url);
-    await page.goto(`${run.url}/console/`);
-    await page.getByLabel('E-mail').fill(ADMIN);
-    await page.getByLabel('Password').fill(PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+    await signInToConsole(page, run.url, ADMIN, PASSWORD);
 
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();

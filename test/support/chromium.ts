@@ -62,3 +62,12 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
   }
   assert.fail(`waited in vain for ${what}`);
 }
+
+/** Opens the console at `origin` and signs in with a password (no second factor), until the device list shows. */
+export async function signInToConsole(page: Page, origin: string, email: string, password: string): Promise<void> {
+  await page.goto(`${origin}/console/`);
+  await page.getByLabel('E-mail').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Devices', level: 1 }).waitFor();
+}
