@@ -1,6 +1,10 @@
-// Profiles the history queries in-process on an SQLite file: DAYS days of DEVICES devices, sealed, then each query
-// timed (median of RUNS). Run: node --import ./test/support/register.mjs bench/telemetry/prof-history.mjs [--cpu-prof]
-import { mkdtempSync } from 'node:fs';
+// Profiles the history queries in-process: DAYS days of DEVICES devices, sealed, then each query timed (median of RUNS).
+// On an SQLite file, or with BACKEND=postgres on a fresh database of this machine's PostgreSQL. The charge of each query
+// is made against a clock one hour further per query, so the bucket never refuses a run. QUERIES=last,spread picks some.
+// PROFILE=file.cpuprofile writes a CPU profile of the timed queries only.
+// Run: node --import ./test/support/register.mjs bench/telemetry/prof-history.mjs
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../../src/boot/app.ts';
@@ -8,6 +12,8 @@ import { createDeps } from '../../src/boot/runtime.ts';
 import { parseConfig } from '../../src/lib/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { openPostgres } from '../../src/db/postgres.ts';
+import { benchDatabase } from '../lib/postgres.mjs';
 import { addonFile } from '../../src/db/native.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
 import { historyDataset } from '../lib/history-dataset.mjs';
@@ -20,9 +26,14 @@ const PASSWORD = 'prof-password-1';
 const endOfData = Math.floor(Date.now() / DAY) * DAY - DAY;
 const data = historyDataset({ devices: DEVICES, days: DAYS, startMs: endOfData - DAYS * DAY });
 const dir = mkdtempSync(join(tmpdir(), 'gk-prof-'));
-const db = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
-const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_DATA_DIR: dir }, []);
+const pgDb = process.env.BACKEND === 'postgres' ? await benchDatabase('gk_prof_history') : undefined;
+const db = pgDb ? openPostgres({ url: pgDb.url }) : openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+const { config } = parseConfig({ GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_DATA_DIR: dir,
+  ...(pgDb ? { GRIDKEEPER_DATABASE_URL: pgDb.url } : {}) }, []);
 const { deps } = await createDeps({ config, db, log: createLogger('error'), now: () => Date.now() });
+const limiter = deps.rateLimiter;
+let skew = 0;
+deps.rateLimiter = { ...limiter, admitAndCharge: (ip, key, policy, cost, now) => limiter.admitAndCharge(ip, key, policy, cost, now + (skew += 3_600_000)) };
 const { app } = createApp(deps);
 const call = async (method, path, body, token) => {
   const headers = {};
@@ -48,7 +59,13 @@ const queries = {
   spread: `SELECT spread(energy) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1d)`,
   hourlyMax: `SELECT max(grid) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1h)`,
 };
+const picked = process.env.QUERIES?.split(',');
+const session = process.env.PROFILE ? new Session() : undefined;
+session?.connect();
+await session?.post('Profiler.enable');
+await session?.post('Profiler.start');
 for (const [name, q] of Object.entries(queries)) {
+  if (picked && !picked.includes(name)) continue;
   const times = [];
   let text = '';
   for (let i = 0; i < RUNS; i++) {
@@ -60,4 +77,6 @@ for (const [name, q] of Object.entries(queries)) {
   times.sort((a, b) => a - b);
   console.log(`${name}: median ${times[Math.floor(RUNS / 2)].toFixed(2)} ms (${text.length} bytes) ${text.slice(0, 120)}`);
 }
+if (session) writeFileSync(process.env.PROFILE, JSON.stringify((await session.post('Profiler.stop')).profile));
 await db.close();
+await pgDb?.drop();
