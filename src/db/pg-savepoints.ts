@@ -11,7 +11,8 @@ export type Executor = Pick<pg.ClientBase, 'query'>;
  * query), just before it otherwise. A savepoint released before any statement ran inside it is never sent, and the
  * releases still waiting at COMMIT or ROLLBACK are dropped (the transaction's end ends every savepoint). A unit that
  * fails rolls back to its savepoint at once, if that savepoint was sent (if not, nothing ran inside it).
- * Statements go through `query` in the order they are made: the connection runs one at a time anyway.
+ * Statements go through `query` in the order they are made: the connection runs one at a time anyway. A
+ * parameterless text of several statements answers with its last statement's result.
  */
 export class Savepoints implements Executor {
   /** SAVEPOINT / RELEASE statements not sent yet, in order (after the transaction's BEGIN while that is not sent) */
@@ -70,6 +71,7 @@ export class Savepoints implements Executor {
       }
       await this.client.query(head);
     }
-    return this.client.query(config);
+    const results = await this.client.query(config) as unknown as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(results) ? results[results.length - 1] : results;
   }) as unknown as Executor['query'];
 }

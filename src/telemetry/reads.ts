@@ -7,9 +7,8 @@ import { PgReads, readsOnKeptCatalogue } from './pg/pg-reads.ts';
 import type { TelemetryReads } from './query/reads-types.ts';
 import { sqliteReads } from './sqlite/reads.ts';
 import { settleStaged } from './sqlite/staging.ts';
-import { foldStaged, settleStaged as settleStagedPg, snapshotState, type StagedThrough } from './pg/pg-staging.ts';
+import { foldStaged, guardedSnapshotState, settleStaged as settleStagedPg, snapshotState, type StagedThrough } from './pg/pg-staging.ts';
 import { storeBlockStats } from './pg/pg-block-stats.ts';
-import { guardAgainstDrops } from './pg/pg-catalogue.ts';
 
 export interface ReadAttempts {
   /** Runs `attempt` inside the transaction `tx` (a snapshot, for answers that must agree) and returns its complete result. */
@@ -172,8 +171,7 @@ const READ_ATTEMPTS = 4;
 async function settledReadPg<T>(db: Db, read: (tx: Db) => Promise<T>): Promise<T> {
   // the snapshot's first statement: what is staged, and the catalogue version its reads may use kept rows of
   const begin = async (tx: Db): Promise<StagedThrough[]> => {
-    await guardAgainstDrops(tx);
-    const { staged, catalogue } = await snapshotState(tx);
+    const { staged, catalogue } = await guardedSnapshotState(tx);
     if (catalogue !== undefined) catalogueOfSnapshot.set(tx, catalogue);
     return staged;
   };

@@ -32,8 +32,11 @@ export async function catalogueChanging(tx: Db): Promise<void> {
  * paths that drop shard tables take the lock exclusively first (dropsShardTables).
  */
 export async function guardAgainstDrops(tx: Db): Promise<void> {
-  await tx.run(sql`LOCK TABLE telemetry_sealed IN ACCESS SHARE MODE`);
+  await tx.run(sql.raw(GUARD_AGAINST_DROPS));
 }
+
+/** guardAgainstDrops' statement: no parameters, so it may go in one round trip with the snapshot's first query. */
+export const GUARD_AGAINST_DROPS = 'LOCK TABLE telemetry_sealed IN ACCESS SHARE MODE';
 
 /**
  * Taken by a transaction about to drop shard tables, after catalogueChanging: waits for the read snapshots begun

@@ -20,6 +20,7 @@
 import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../lib/logger.ts';
+import { GUARD_AGAINST_DROPS } from './pg-catalogue.ts';
 
 /** pg_advisory_xact_lock(FOLD_LOCK, namespace id): folding a namespace's staged batches ('gtfl' in ASCII) */
 export const FOLD_LOCK = 0x6774_666c;
@@ -168,6 +169,15 @@ function stateOf(row: StateRow | undefined): SnapshotState {
  */
 export async function snapshotState(db: Db): Promise<SnapshotState> {
   return stateOf(await db.get(sql.raw<StateRow>(STATE_SQL)));
+}
+
+/**
+ * A read snapshot's first round trip: its guard against dropped shard tables (pg-catalogue.ts guardAgainstDrops) and
+ * snapshotState, as one parameterless text (the LOCK runs first, before the SELECT takes the snapshot), which goes
+ * with the snapshot's BEGIN.
+ */
+export async function guardedSnapshotState(tx: Db): Promise<SnapshotState> {
+  return stateOf(await tx.get(sql.raw<StateRow>(`${GUARD_AGAINST_DROPS}; ${STATE_SQL}`)));
 }
 
 /**
