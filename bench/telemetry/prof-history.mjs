@@ -60,6 +60,14 @@ const queries = {
   hourlyMax: `SELECT max(grid) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1h)`,
 };
 const picked = process.env.QUERIES?.split(',');
+if (process.env.TRACE_SQL && pgDb) {
+  const { default: pg } = await import('pg');
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, ...rest) {
+    if (globalThis.traceSql) console.log('SQL', String(typeof config === 'string' ? config : config.text ?? config.name).replace(/\s+/g, ' ').slice(0, 200));
+    return query.call(this, config, ...rest);
+  };
+}
 const session = process.env.PROFILE ? new Session() : undefined;
 session?.connect();
 await session?.post('Profiler.enable');
@@ -68,14 +76,17 @@ for (const [name, q] of Object.entries(queries)) {
   if (picked && !picked.includes(name)) continue;
   const times = [];
   let text = '';
+  const cpu0 = process.cpuUsage();
   for (let i = 0; i < RUNS; i++) {
     const t0 = performance.now();
     const r = await call('GET', `/query?db=history&q=${encodeURIComponent(q)}`, undefined, token);
     times.push(performance.now() - t0);
     text = r.text;
   }
+  const cpu = process.cpuUsage(cpu0);
+  if (process.env.TRACE_SQL) { globalThis.traceSql = true; await call('GET', `/query?db=history&q=${encodeURIComponent(q)}`, undefined, token); globalThis.traceSql = false; }
   times.sort((a, b) => a - b);
-  console.log(`${name}: median ${times[Math.floor(RUNS / 2)].toFixed(2)} ms (${text.length} bytes) ${text.slice(0, 120)}`);
+  console.log(`${name}: median ${times[Math.floor(RUNS / 2)].toFixed(2)} ms, this process's CPU ${((cpu.user + cpu.system) / 1000 / RUNS).toFixed(2)} ms a query (${text.length} bytes) ${text.slice(0, 120)}`);
 }
 if (session) writeFileSync(process.env.PROFILE, JSON.stringify((await session.post('Profiler.stop')).profile));
 await db.close();

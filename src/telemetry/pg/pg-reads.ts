@@ -53,6 +53,39 @@ const keptCatalogues = new WeakMap<Db, KeptCatalogue>();
 /** Kept rows per database, at most (a namespace, or the series list of one node or measurement, each). */
 const MAX_KEPT_ROWS = 20_000;
 
+/**
+ * A sealed block kept between requests: its bytes, the columns decoded so far, and the version of its row it was read
+ * at (PostgreSQL's xmin: a block rewritten by a late write, on any node, is a new row version with another xmin).
+ */
+interface KeptBlock {
+  version: string;
+  bytes: Uint8Array;
+  block: BlockData | undefined;
+}
+
+/** Per database (root handle), sealed blocks read by earlier requests, by series and window. */
+const keptBlocks = new WeakMap<Db, LruCache<string, KeptBlock>>();
+
+/** Blocks kept per database at most, and their weight: bytes / 8 plus decoded cells (~8 bytes each: 16 MB in all). */
+const MAX_KEPT_BLOCKS = 20_000;
+const MAX_KEPT_BLOCK_CELLS = 2_000_000;
+
+function keptBlocksOf(db: Db): LruCache<string, KeptBlock> {
+  let kept = keptBlocks.get(db);
+  if (kept === undefined) {
+    keptBlocks.set(db, kept = new LruCache(MAX_KEPT_BLOCKS, undefined, {
+      of: (b) => 1 + (b.bytes.length >> 3) + (b.block === undefined ? 0 : b.block.ms.length * (1 + b.block.columns.filter((c) => c !== undefined).length)),
+      max: MAX_KEPT_BLOCK_CELLS,
+    }));
+  }
+  return kept;
+}
+
+/** How many sealed blocks `db` keeps between requests (for tests). */
+export function keptBlockCount(db: Db): number {
+  return keptBlocks.get(db)?.size ?? 0;
+}
+
 // Every PgReads, and every snapshot one begins, is a generation of its own: nothing planned with another is reused.
 let generations = 0;
 
@@ -302,16 +335,36 @@ export class PgReads implements TelemetryReads {
   private sealedData(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[]): BlockData | null | undefined {
     const item = `${shard.startMs}${sep}${seriesId}`;
     const key = `blkd${sep}${item}`;
+    const kept = keptBlocksOf(this.db);
     const bytes = this.want<Uint8Array | null>(key, 'blkd', item, () => async (tx, items) => {
+      // a block kept from an earlier request comes back as its row version alone while that is the version kept
       const [starts, ids] = blockKeys(items);
-      const rows = await tx.all(sql<{ series_id: number; start_ms: number; data: Uint8Array }>`SELECT b.series_id, b.start_ms, b.data
-        FROM telemetry_blocks b JOIN unnest(${starts}::bigint[], ${ids}::bigint[]) AS k(start_ms, series_id) USING (start_ms, series_id)`);
+      const sent = new Map(items.map((i) => [i as string, kept.peek(i as string)]));
+      const versions = [...sent.values()].map((e) => e?.version ?? '');
+      const rows = await tx.all(sql<{ series_id: number; start_ms: number; version: string; data: Uint8Array | null }>`SELECT b.series_id, b.start_ms,
+          b.xmin::text AS version, CASE WHEN b.xmin::text = k.version THEN NULL ELSE b.data END AS data
+        FROM telemetry_blocks b JOIN unnest(${starts}::bigint[], ${ids}::bigint[], ${versions}::text[]) AS k(start_ms, series_id, version) USING (start_ms, series_id)`);
       for (const i of items) this.known.set(`blkd${sep}${i}`, null);
-      for (const r of rows) this.known.set(`blkd${sep}${r.start_ms}${sep}${r.series_id}`, r.data);
+      for (const r of rows) {
+        const i = `${r.start_ms}${sep}${r.series_id}`;
+        // (the entry sent, even when another request's blocks pushed it out of the cache meanwhile)
+        let entry = r.data === null ? sent.get(i)! : undefined;
+        if (entry === undefined) kept.set(i, entry = { version: r.version, bytes: r.data!, block: undefined });
+        else kept.get(i);
+        this.known.set(`blkd${sep}${i}`, entry.bytes);
+        if (entry.block !== undefined) this.decoded.set(`blkd${sep}${i}`, entry.block);
+      }
     });
     if (bytes === undefined || bytes === null) return bytes;
-    const block = withColumns(bytes, this.decoded.get(key), fields.map((f) => f.ordinal));
+    const prior = this.decoded.get(key);
+    const decodedBefore = prior === undefined ? -1 : prior.columns.filter((c) => c !== undefined).length;
+    const block = withColumns(bytes, prior, fields.map((f) => f.ordinal));
     this.decoded.set(key, block);
+    if (block !== prior || block.columns.filter((c) => c !== undefined).length !== decodedBefore) {
+      // kept with the columns decoded now (set again: the cache weighs an entry when it is set)
+      const entry = kept.peek(item);
+      if (entry !== undefined && entry.bytes === bytes) kept.set(item, { ...entry, block });
+    }
     return block;
   }
 
