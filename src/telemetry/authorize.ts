@@ -6,8 +6,7 @@
 import type { Db } from '../db/open.ts';
 import { ApiError } from '../http/errors.ts';
 import { canEditProperty, deviceAccesses, type DeviceAccess } from '../access/rights.ts';
-import { devicesOfNodeIds } from './telemetry.store.ts';
-import { isRootMember } from '../access/root.ts';
+import { devicesOfNodeIds, rootAndDevicesOfNodeIds } from './telemetry.store.ts';
 
 /** The device property whose edit right also allows writing the device's telemetry. */
 export const TELEMETRY_PROPERTY = 'nodeInfluxSeries';
@@ -27,9 +26,14 @@ function holds(access: DeviceAccess | undefined, rule: NodeRule): boolean {
 /** For each distinct nodeId, whether the user may read (query) or write its telemetry. */
 export async function nodeRights(db: Db, userId: number, nodeIds: Iterable<string>, rule: NodeRule): Promise<Map<string, boolean>> {
   const wanted = [...new Set(nodeIds)];
+  if (wanted.length === 0) return new Map();
+  return rightsOfDevices(db, userId, wanted, await devicesOfNodeIds(db, wanted), rule);
+}
+
+/** nodeRights over the devices of `wanted` already read. */
+async function rightsOfDevices(db: Db, userId: number, wanted: readonly string[], devices: Awaited<ReturnType<typeof devicesOfNodeIds>>,
+  rule: NodeRule): Promise<Map<string, boolean>> {
   const out = new Map<string, boolean>(wanted.map((n) => [n, false]));
-  if (wanted.length === 0) return out;
-  const devices = await devicesOfNodeIds(db, wanted);
   if (devices.length === 0) return out;
   const accessById = await deviceAccesses(db, userId, devices.map((d) => d.id), PER_DEVICE_WALKS, devices[0]!.rights_version);
   for (const d of devices) out.set(d.node_id, holds(accessById.get(d.id), rule));
@@ -51,8 +55,11 @@ export async function requireTelemetryWrite(db: Db, userId: number, nodeIds: Set
  * those whose nodeId names no device); everyone else what nodeRights(…, 'read') allows.
  */
 export async function readableNodeIds(db: Db, userId: number, nodeIds: Iterable<string>): Promise<Set<string>> {
-  if (await isRootMember(db, userId)) return new Set(nodeIds);
+  const wanted = [...new Set(nodeIds)];
+  if (wanted.length === 0) return new Set();
+  const { root, devices } = await rootAndDevicesOfNodeIds(db, userId, wanted);
+  if (root) return new Set(wanted);
   const out = new Set<string>();
-  for (const [nodeId, ok] of await nodeRights(db, userId, nodeIds, 'read')) if (ok) out.add(nodeId);
+  for (const [nodeId, ok] of await rightsOfDevices(db, userId, wanted, devices, 'read')) if (ok) out.add(nodeId);
   return out;
 }

@@ -10,6 +10,7 @@ import { forgetStaged } from './sqlite/staging.ts';
 import { catalogueChanging, dropsShardTables } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
+import { ROOT_ROLE_ID } from '../access/root.ts';
 
 export interface NamespaceRow {
   namespace: Namespace;
@@ -149,6 +150,20 @@ export async function devicesOfNodeIds(db: Db, nodeIds: readonly string[]): Prom
   return db.all(nodeIds.length === 1
     ? sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id = ${nodeIds[0]}`
     : sql<DeviceRow>`SELECT id, node_id, ${RIGHTS_VERSION_COLUMN} AS rights_version FROM devices WHERE node_id ${inValues(nodeIds)}`);
+}
+
+/**
+ * Whether the user is a member of the root role, and the devices of `nodeIds` (as devicesOfNodeIds), in one
+ * statement: a telemetry read's rights in one round trip when the devices' accesses are kept (access/rights.ts).
+ */
+export async function rootAndDevicesOfNodeIds(db: Db, userId: number, nodeIds: readonly string[]):
+  Promise<{ root: boolean; devices: Array<{ id: number; node_id: string; rights_version: number | string }> }> {
+  const rows = await db.all(sql<{ root: boolean | number; id: number | null; node_id: string | null; rights_version: number | string }>`SELECT r.root, d.id, d.node_id, r.rights_version
+    FROM (SELECT EXISTS (SELECT 1 FROM members WHERE role_id = ${ROOT_ROLE_ID} AND user_id = ${userId}) AS root, ${RIGHTS_VERSION_COLUMN} AS rights_version) AS r
+    LEFT JOIN devices d ON d.node_id ${inValues(nodeIds)}`);
+  const root = rows[0]?.root === true || rows[0]?.root === 1;
+  const devices = rows.flatMap((r) => (r.id === null ? [] : [{ id: r.id, node_id: r.node_id!, rights_version: r.rights_version }]));
+  return { root, devices };
 }
 
 /** Windows whose shard table holds points, and among them those closed for the grace period at `nowMs` (due). */
