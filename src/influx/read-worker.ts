@@ -5,6 +5,8 @@
 //
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:read-worker`) and started from its text. Messages
 // in: { id, task }; out: { id, bytes } (transferred) or { id, error }.
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type Db } from '../db/open.ts';
 import { openPostgres } from '../db/postgres.ts';
@@ -15,13 +17,27 @@ import { resultsJson } from '../telemetry/query/result.ts';
 import type { ReadTask, ReadWorkerData } from '../telemetry/read-workers.ts';
 import type { QueryBody } from '../telemetry/telemetry.schemas.ts';
 
+/** the worker connection's SQLite page cache (KiB) */
+const PAGE_CACHE_KB = 8000;
+/**
+ * A heavy answer (a raw week is ~60,000 rows) keeps its rows alive until it is written, so most of them reach the old
+ * generation and die there; V8 would let the old generation grow to a multiple of what was live before collecting it.
+ * When more than this is in use after an answer was handed over, the worker collects at once instead, while what the
+ * answer was made of is garbage.
+ */
+const COLLECT_ABOVE_BYTES = 24 * 1024 * 1024;
+
 const data = workerData as ReadWorkerData;
 const db = 'databaseUrl' in data ? openPostgres({ url: data.databaseUrl, poolSize: data.poolSize }) : openSqlite(data);
 
 function openSqlite(file: { file: string; addonFile: string }): Db {
   const addon = { exports: {} as object };
   process.dlopen(addon, file.addonFile);
-  return openDatabase({ file: file.file, nativeBinding: addon.exports, readonly: true });
+  const db = openDatabase({ file: file.file, nativeBinding: addon.exports, readonly: true });
+  // Blocks are read once and kept decoded (the catalogue's cache); the pages around them are the operating system's
+  // to keep. A smaller page cache than the main connection's keeps the worker's share of the process small.
+  db.sqlite.pragma(`cache_size = -${PAGE_CACHE_KB}`);
+  return db;
 }
 const encoder = new TextEncoder();
 
@@ -35,11 +51,27 @@ async function answer(task: ReadTask): Promise<string> {
   return resultsJson(await runQueries(db, task.userId, body, task.nowMs), !Array.isArray(body));
 }
 
+/** V8's full collection, from a context made while --expose-gc is set (the flag is cleared again at once) */
+const collect = ((): (() => void) | undefined => {
+  try {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as unknown;
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+})();
+
 parentPort!.on('message', (m: { id: number; task: ReadTask }) => {
   void answer(m.task).then((text) => {
     const bytes = encoder.encode(text);
     parentPort!.postMessage({ id: m.id, bytes }, [bytes.buffer]);
   }, (err: unknown) => {
     parentPort!.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });
+  }).finally(() => {
+    // the answer is on its way: what it was made of is garbage now
+    if (collect !== undefined && getHeapStatistics().used_heap_size > COLLECT_ABOVE_BYTES) collect();
   });
 });
