@@ -6,8 +6,6 @@
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:read-worker`) and started from its text. Messages
 // in: { id, task } or { spare } (a sent answer's buffer, transferred back); out: { id, bytes } (transferred) or
 // { id, error }.
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type Db } from '../db/open.ts';
 import { openPostgres } from '../db/postgres.ts';
@@ -17,16 +15,10 @@ import { runQueries } from '../telemetry/execute.ts';
 import { resultsJson } from '../telemetry/query/result.ts';
 import type { ReadTask, ReadWorkerData } from '../telemetry/read-workers.ts';
 import type { QueryBody } from '../telemetry/telemetry.schemas.ts';
+import { collectAfterWork } from '../lib/worker-heap.ts';
 
 /** the worker connection's SQLite page cache (KiB) */
 const PAGE_CACHE_KB = 8000;
-/**
- * A heavy answer (a raw week is ~60,000 rows) keeps its rows alive until it is written, so most of them reach the old
- * generation and die there; V8 would let the old generation grow to a multiple of what was live before collecting it.
- * When more than this is in use after an answer was handed over, the worker collects at once instead, while what the
- * answer was made of is garbage.
- */
-const COLLECT_ABOVE_BYTES = 24 * 1024 * 1024;
 /** sent answers' buffers kept for the next answers, at most this many bytes in all */
 const SPARE_BYTES = 16 * 1024 * 1024;
 
@@ -78,19 +70,6 @@ async function answer(task: ReadTask): Promise<string> {
   return resultsJson(await runQueries(db, task.userId, body, task.nowMs), !Array.isArray(body));
 }
 
-/** V8's full collection, from a context made while --expose-gc is set (the flag is cleared again at once) */
-const collect = ((): (() => void) | undefined => {
-  try {
-    setFlagsFromString('--expose-gc');
-    const gc = runInNewContext('gc') as unknown;
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    setFlagsFromString('--no-expose-gc');
-  }
-})();
-
 parentPort!.on('message', (m: { id: number; task: ReadTask } | { spare: ArrayBuffer }) => {
   if ('spare' in m) {
     keepSpare(m.spare);
@@ -102,7 +81,7 @@ parentPort!.on('message', (m: { id: number; task: ReadTask } | { spare: ArrayBuf
   }, (err: unknown) => {
     parentPort!.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });
   }).finally(() => {
-    // the answer is on its way: what it was made of is garbage now
-    if (collect !== undefined && getHeapStatistics().used_heap_size > COLLECT_ABOVE_BYTES) collect();
+    // the answer is on its way: what it was made of is garbage now (a raw week's rows reach the old generation)
+    collectAfterWork();
   });
 });
