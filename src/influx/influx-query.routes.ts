@@ -6,13 +6,13 @@ import type { Context } from 'hono';
 import type { RouteContext } from '../context/route-context.ts';
 import type { AppEnv } from '../http/env.ts';
 import { badRequest } from '../http/errors.ts';
-import { decodeUtf8, joinBytes } from '../http/route.ts';
+import { decodeUtf8, joinBytes, nodeResponse } from '../http/route.ts';
 import { estimateRequest } from '../telemetry/cost.ts';
 import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention } from '../telemetry/telemetry.store.ts';
 import { parseQuery, ParseError, type Params } from '../influxql/parser.ts';
 import { executeQuery } from '../influxql/execute.ts';
-import { answerInWorker, mayAnswerInWorker } from '../telemetry/read-workers.ts';
+import { answerInWorker, answerSent, mayAnswerInWorker } from '../telemetry/read-workers.ts';
 import { EPOCH_UNITS } from '../influxql/time.ts';
 import { influxAuthenticator, INFLUX_HEADERS, renderInfluxError, searchParams } from './influx-http.ts';
 import { answerLines, chunkSizeOf, cutOf } from './chunked.ts';
@@ -97,7 +97,10 @@ export function registerInfluxQueryRoutes(ctx: RouteContext): void {
       const pretty = searchParams(c).get('pretty') === 'true';
       const headers = { 'content-type': 'application/json', ...INFLUX_HEADERS };
       const chunked = params.get('chunked') === 'true';
-      if (!chunked && !pretty) return c.body(body, 200, headers);
+      if (!chunked && !pretty) {
+        nodeResponse(c)?.once('finish', () => answerSent(body));
+        return c.body(body, 200, headers);
+      }
       const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
       if (!chunked) return c.body(indentJson(text), 200, headers);
       const lines = answerLines(text, statements.map(cutOf), chunkSizeOf(params.get('chunk_size')), pretty);

@@ -4,7 +4,8 @@
 // the InfluxDB door because it runs both query languages.
 //
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:read-worker`) and started from its text. Messages
-// in: { id, task }; out: { id, bytes } (transferred) or { id, error }.
+// in: { id, task } or { spare } (a sent answer's buffer, transferred back); out: { id, bytes } (transferred) or
+// { id, error }.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type Db } from '../db/open.ts';
 import { openPostgres } from '../db/postgres.ts';
@@ -14,6 +15,12 @@ import { runQueries } from '../telemetry/execute.ts';
 import { resultsJson } from '../telemetry/query/result.ts';
 import type { ReadTask, ReadWorkerData } from '../telemetry/read-workers.ts';
 import type { QueryBody } from '../telemetry/telemetry.schemas.ts';
+import { collectAfterWork } from '../lib/worker-heap.ts';
+
+/** the worker connection's SQLite page cache (KiB) */
+const PAGE_CACHE_KB = 8000;
+/** sent answers' buffers kept for the next answers, at most this many bytes in all */
+const SPARE_BYTES = 16 * 1024 * 1024;
 
 const data = workerData as ReadWorkerData;
 const db = 'databaseUrl' in data ? openPostgres({ url: data.databaseUrl, poolSize: data.poolSize }) : openSqlite(data);
@@ -21,9 +28,37 @@ const db = 'databaseUrl' in data ? openPostgres({ url: data.databaseUrl, poolSiz
 function openSqlite(file: { file: string; addonFile: string }): Db {
   const addon = { exports: {} as object };
   process.dlopen(addon, file.addonFile);
-  return openDatabase({ file: file.file, nativeBinding: addon.exports, readonly: true });
+  const db = openDatabase({ file: file.file, nativeBinding: addon.exports, readonly: true });
+  // Blocks are read once and kept decoded (the catalogue's cache); the pages around them are the operating system's
+  // to keep. A smaller page cache than the main connection's keeps the worker's share of the process small.
+  db.sqlite.pragma(`cache_size = -${PAGE_CACHE_KB}`);
+  return db;
 }
 const encoder = new TextEncoder();
+const spares: ArrayBuffer[] = [];
+
+/** The answer as UTF-8, in a spare buffer when one is large enough (the smallest such), else in a new one. */
+function bytesOf(text: string): Uint8Array<ArrayBuffer> {
+  let best = -1;
+  for (let i = 0; i < spares.length; i++) {
+    if (spares[i].byteLength >= text.length && (best < 0 || spares[i].byteLength < spares[best].byteLength)) best = i;
+  }
+  if (best >= 0) {
+    const spare = spares[best];
+    const { read, written } = encoder.encodeInto(text, new Uint8Array(spare));
+    if (read === text.length) {
+      spares.splice(best, 1);
+      return new Uint8Array(spare, 0, written);
+    }
+  }
+  return encoder.encode(text);
+}
+
+function keepSpare(spare: ArrayBuffer): void {
+  let total = spare.byteLength;
+  for (const s of spares) total += s.byteLength;
+  if (total <= SPARE_BYTES) spares.push(spare);
+}
 
 async function answer(task: ReadTask): Promise<string> {
   if (task.kind === 'influxql') {
@@ -35,11 +70,18 @@ async function answer(task: ReadTask): Promise<string> {
   return resultsJson(await runQueries(db, task.userId, body, task.nowMs), !Array.isArray(body));
 }
 
-parentPort!.on('message', (m: { id: number; task: ReadTask }) => {
+parentPort!.on('message', (m: { id: number; task: ReadTask } | { spare: ArrayBuffer }) => {
+  if ('spare' in m) {
+    keepSpare(m.spare);
+    return;
+  }
   void answer(m.task).then((text) => {
-    const bytes = encoder.encode(text);
+    const bytes = bytesOf(text);
     parentPort!.postMessage({ id: m.id, bytes }, [bytes.buffer]);
   }, (err: unknown) => {
     parentPort!.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });
+  }).finally(() => {
+    // the answer is on its way: what it was made of is garbage now (a raw week's rows reach the old generation)
+    collectAfterWork();
   });
 });

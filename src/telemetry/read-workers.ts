@@ -3,6 +3,9 @@
 // file read-only (WAL lets it read beside the writer); PostgreSQL: a small pool of its own — which plans, checks
 // rights, reads and decodes blocks and writes the whole JSON answer; the main thread, having charged the request, only
 // hands it the bytes to send. Light queries stay on the main thread, where the hop would cost more than the answer.
+// Once they are sent (answerSent), the bytes' buffer goes back to the worker, which writes its next answers into it:
+// a buffer left to the main thread's collector stays allocated, on the worker's side of the C heap, until V8 notices
+// tens of MB of them, and the worker allocates a new one for every answer meanwhile.
 //
 // A request is answered from one snapshot of the worker's connection, as on the main thread; points acknowledged
 // before the request are folded first (settleReads). The worker is started on first use and ends with the database.
@@ -23,6 +26,9 @@ export type ReadTask =
 
 /** The worker's own connection: the SQLite file (read-only), or the PostgreSQL database (a pool of its own). */
 export type ReadWorkerData = { file: string; addonFile: string } | { databaseUrl: string; poolSize: number };
+
+/** the worker each answer's bytes came from, until they are sent */
+const answers = new WeakMap<Uint8Array, ReadWorker>();
 
 /** PostgreSQL connections of a node's read worker */
 const WORKER_POOL = 2;
@@ -81,6 +87,11 @@ class ReadWorker {
       worker.ref(); // a request waits for it
       worker.postMessage({ id, task });
     });
+  }
+
+  /** Hands an answer's buffer back, once sent, for the worker's next answers. */
+  giveBack(bytes: Uint8Array<ArrayBuffer>): void {
+    this.worker?.postMessage({ spare: bytes.buffer }, [bytes.buffer]);
   }
 
   async stop(): Promise<void> {
@@ -163,5 +174,18 @@ export async function answerInWorker(db: Db, datapoints: number, task: ReadTask)
   await settleReads(db);
   const bytes = await worker.run(task);
   answered++;
+  answers.set(bytes, worker);
   return bytes;
+}
+
+/**
+ * After the answer's bytes were written to the connection (its response's 'finish'): a worker's answer gives its
+ * buffer back (see above); anything else is left alone. The bytes must not be read after.
+ */
+export function answerSent(bytes: Uint8Array<ArrayBuffer> | string): void {
+  if (typeof bytes === 'string') return;
+  const worker = answers.get(bytes);
+  if (worker === undefined) return;
+  answers.delete(bytes);
+  worker.giveBack(bytes);
 }

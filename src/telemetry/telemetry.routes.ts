@@ -3,14 +3,14 @@
 // through the rules in authorize.ts — once per distinct nodeId per request.
 import type { RouteContext } from '../context/route-context.ts';
 import { badRequest } from '../http/errors.ts';
-import { decodeUtf8Lines } from '../http/route.ts';
+import { decodeUtf8Lines, nodeResponse } from '../http/route.ts';
 import { decodeContentEncoding } from './line-protocol/gunzip.ts';
 import { writeLineProtocol } from './ingest.ts';
 import { namespaceFromWriteParams } from './namespaces.ts';
 import { runQueries } from './execute.ts';
 import { resultsJson } from './query/result.ts';
 import { estimateRequest } from './cost.ts';
-import { answerInWorker, mayAnswerInWorker } from './read-workers.ts';
+import { answerInWorker, answerSent, mayAnswerInWorker } from './read-workers.ts';
 import { enforceQueryCost } from '../rate-limit/query-cost.ts';
 import { enforceRetention, listVisibleNamespaces } from './telemetry.store.ts';
 import {
@@ -74,7 +74,10 @@ export function registerTelemetryRoutes(ctx: RouteContext): void {
     await enforceRetention(db, deps.config.telemetryRetention, now);
     // a heavy request is answered off the event loop (docs/api.md#telemetry-blocks)
     const elsewhere = mayAnswerInWorker(db) ? await answerInWorker(db, estimate.estimatedDatapoints, { kind: 'json', userId, body, nowMs: now }) : undefined;
-    if (elsewhere !== undefined) return c.body(elsewhere, 200, { 'content-type': 'application/json' });
+    if (elsewhere !== undefined) {
+      nodeResponse(c)?.once('finish', () => answerSent(elsewhere));
+      return c.body(elsewhere, 200, { 'content-type': 'application/json' });
+    }
     const results = await runQueries(db, userId, body, now);
     return c.body(resultsJson(results, !Array.isArray(body)), 200, { 'content-type': 'application/json' });
   });

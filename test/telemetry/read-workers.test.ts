@@ -12,7 +12,9 @@ import { parseConfig } from '../../src/lib/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { addonFile } from '../../src/db/native.ts';
-import { readWorkerAnswers, readWorkersOn } from '../../src/telemetry/read-workers.ts';
+import { answerInWorker, answerSent, HEAVY_DATAPOINTS, readWorkerAnswers, readWorkersOn } from '../../src/telemetry/read-workers.ts';
+import { runQueries } from '../../src/telemetry/execute.ts';
+import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
 import { emptyPostgres, testBackend } from '../support/postgres.ts';
@@ -141,6 +143,40 @@ describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a fi
     assert.deepEqual(phase.columns, ['time', 'e', 'p', 'q', 's']);
     assert.deepEqual(phase.values, [[at, null, 1, 2, null]]);
     assert.deepEqual(battery.results[0].series[0].values, [[at, 'n0', 55]]);
+  });
+
+  it('a sent answer\'s buffer goes back to the worker, which writes its next answers into it', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    const fileDb = openDatabase({ file: join(dir, 'gridkeeper.db'), addonFile: addonFile(dir) });
+    t.after(async () => { await fileDb.close(); rmSync(dir, { recursive: true, force: true }); });
+    await appOn(fileDb, dir);
+    const nowMs = T + 2 * DAY;
+    const body = (fromMs: number) => ({ select: ['p', 'e', 's'], from: { database: 'energy', retentionPolicy: 'autogen', measurement: 'power' },
+      where: { tags: { nodeId: 'n0' }, time: [{ operator: '>=', value: fromMs }, { operator: '<', value: nowMs }] } });
+    const inWorker = async (fromMs: number) => {
+      const bytes = await answerInWorker(fileDb, HEAVY_DATAPOINTS, { kind: 'json', userId: 1, body: body(fromMs), nowMs });
+      assert.ok(bytes !== undefined, 'answered by the worker');
+      const text = new TextDecoder().decode(bytes);
+      assert.equal(text, resultsJson(await runQueries(fileDb, 1, body(fromMs) as never, nowMs), true), 'what the main thread answers');
+      return { bytes, text };
+    };
+    const big = await inWorker(T);
+    assert.equal(JSON.parse(big.text).series[0].values.length, 17_280);
+    const size = big.bytes.buffer.byteLength;
+    answerSent(big.bytes);
+    assert.equal(big.bytes.buffer.byteLength, 0, 'handed back: no longer this thread\'s');
+    const small = await inWorker(T + DAY);
+    assert.equal(JSON.parse(small.text).series[0].values.length, 8_640);
+    assert.equal(small.bytes.buffer.byteLength, size, 'written into the buffer handed back');
+    assert.ok(small.bytes.byteLength < size);
+    // no buffer was handed back since: a new one, of the answer's size
+    const other = await inWorker(T + DAY / 2);
+    assert.equal(other.bytes.buffer.byteLength, other.bytes.byteLength);
+    // a string or bytes not from a worker are left alone
+    const mine = new TextEncoder().encode('{}');
+    answerSent(mine);
+    answerSent('{}');
+    assert.equal(mine.buffer.byteLength, 2);
   });
 
   it('a light request is answered while a heavy one is still being read in the worker', async (t) => {

@@ -15,6 +15,7 @@ import type { Statement } from 'better-sqlite3';
 import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
 import { giveBackPages, sealStep } from './seal.ts';
+import { collectAfterWork } from '../../lib/worker-heap.ts';
 
 export interface FoldWorkerData {
   file: string;
@@ -31,6 +32,8 @@ const SEAL_POINTS = 20_000;
 const RETRY_MS = 1000;
 /** ~5,000 pages of WAL: half the main connection's wal_autocheckpoint (src/db/open.ts) */
 const CHECKPOINT_BYTES = 5000 * 4096;
+/** at most one full collection a second once the staged rows are folded (lib/worker-heap.ts): writes kick it often */
+const COLLECT_INTERVAL_MS = 1000;
 
 function main(): void {
   const data = workerData as FoldWorkerData;
@@ -102,6 +105,7 @@ function main(): void {
       if (folded.rows === 0 && folded.entries === 0) break;
     }
     if (stopping()) stop();
+    collectAfterWork(COLLECT_INTERVAL_MS);
   }
 
   /** Seals every window due at `nowMs`, a transaction at a time; folds first (a window with staged points waits). */
@@ -139,6 +143,7 @@ function main(): void {
     }
     parentPort!.postMessage({ sealDone: id, error });
     if (stopping()) stop();
+    collectAfterWork(COLLECT_INTERVAL_MS);
   }
 
   parentPort!.on('message', (message: unknown) => {
