@@ -5,7 +5,7 @@
 // work (claim, events, the role's rights, the record) is paid once for many deliveries; what stays per delivery is the
 // payload, the signature and the request. Events wait in the tables: a restart, or another node, delivers what is
 // left. Units of work that wrote events wake it (outbox.ts); it also looks every POLL_MS.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { ping } from '../db/operations.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/open.ts';
@@ -20,7 +20,7 @@ import {
 import { envelopeBody, subjectId, subjectsOf } from './payload.ts';
 import { nextAttemptAt, retryAfterMs } from './retry.ts';
 import { openSubscriptionSecret } from './secrets.ts';
-import { signatureHeader } from './signing.ts';
+import { signingKey, signWith } from './signing.ts';
 import { postWebhook, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './webhook-sender.ts';
 
 export const PER_SUBSCRIPTION = 8;
@@ -241,7 +241,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       'user-agent': `gridkeeper/${o.version}`,
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(keys.of(sub, at), id, timestamp, body),
+      'webhook-signature': signWith(keys.of(sub, at), id, timestamp, body),
     }, body, { allowInternal: o.allowInternal });
   }
 
@@ -355,23 +355,27 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Opened webhook secrets per subscription, kept while its sealed values stay the same (a rotation changes them). */
+/**
+ * Signing keys of opened webhook secrets per subscription, kept while its sealed values stay the same (a rotation
+ * changes them).
+ */
 class SecretCache {
-  private readonly opened = new Map<number, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+  private readonly opened = new Map<number, { sealed: string; previous: string | null; one: KeyObject[]; both: KeyObject[] | null }>();
   constructor(private readonly box: SecretBox) {}
 
-  /** The secrets a delivery is signed with now: the subscription's, and during a rotation the one it replaces. */
-  of(sub: SubscriptionRow, at: number): string[] {
+  /** The keys a delivery is signed with now: the subscription's, and during a rotation the one it replaces. */
+  of(sub: SubscriptionRow, at: number): readonly KeyObject[] {
     let entry = this.opened.get(sub.id);
     if (entry === undefined || entry.sealed !== sub.secret || entry.previous !== sub.previous_secret) {
       if (this.opened.size >= 1_000) this.opened.clear();
+      const key = signingKey(openSubscriptionSecret(this.box, sub.id, sub.secret!));
       entry = {
-        sealed: sub.secret!, previous: sub.previous_secret, secret: openSubscriptionSecret(this.box, sub.id, sub.secret!),
-        previousSecret: sub.previous_secret === null ? null : openSubscriptionSecret(this.box, sub.id, sub.previous_secret),
+        sealed: sub.secret!, previous: sub.previous_secret, one: [key],
+        both: sub.previous_secret === null ? null : [key, signingKey(openSubscriptionSecret(this.box, sub.id, sub.previous_secret))],
       };
       this.opened.set(sub.id, entry);
     }
-    return entry.previousSecret !== null && sub.previous_until !== null && sub.previous_until > at ? [entry.secret, entry.previousSecret] : [entry.secret];
+    return entry.both !== null && sub.previous_until !== null && sub.previous_until > at ? entry.both : entry.one;
   }
 }
 
