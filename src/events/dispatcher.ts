@@ -34,6 +34,13 @@ const FLUSH_DELAY_MS = 10;
 const FLUSH_AT = 64;
 /** the shortest time between two claims of the running worker (real time) */
 const LINGER_MS = 10;
+/**
+ * the same while a stream of new events is busy (after the last claim, not a full one, this node held BUSY_CLAIM or
+ * more deliveries): claims, event reads and records are paid per batch, so a busy stream is claimed in larger batches;
+ * a quiet one, and a backlog, keep the short wait
+ */
+const BUSY_LINGER_MS = 50;
+const BUSY_CLAIM = 4;
 /** a claim's lease: longer than an attempt may take (15 s) */
 export const LEASE_MS = 60_000;
 const POLL_MS = 1_000;
@@ -101,6 +108,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
   let woken = false;
   let lastMaintain: number | undefined;
   let lastPump = -Infinity;
+  let busy = false;
   const outcomes: Outcome[] = [];
   let flushing: Promise<void> | undefined;
   let flushTimer: NodeJS.Timeout | undefined;
@@ -303,16 +311,21 @@ export function createDispatcher(o: DispatcherOptions): EventService {
   async function run(): Promise<void> {
     while (running) {
       try {
-        // a busy stream wakes the worker with every commit: claims come at most every LINGER_MS, each taking what
-        // gathered meanwhile, so claims and records are paid per batch; the first change after a quiet spell goes at once
+        // a busy stream wakes the worker with every commit: claims come at most every LINGER_MS (BUSY_LINGER_MS while
+        // busy), each taking what gathered meanwhile, so claims and records are paid per batch; the first change after
+        // a quiet spell goes at once
         const since = performance.now() - lastPump;
-        if (since < LINGER_MS) await sleep(LINGER_MS - since);
+        const linger = busy ? BUSY_LINGER_MS : LINGER_MS;
+        if (since < linger) await sleep(linger - since);
         lastPump = performance.now();
         // the unit that woke us commits first: on SQLite a statement waits for the open transaction, on PostgreSQL an
         // empty unit joins the next group commit, which begins after the current one committed
         if (woken) await (db.backend === 'postgres' ? db.write(async () => {}) : ping(db));
         woken = false;
-        await pump();
+        const claimed = (await pump()).length;
+        // a full claim is a backlog: the next follows as soon as its queue runs empty
+        if (claimed > 0) busy = claimed < CLAIM_BATCH && held >= BUSY_CLAIM;
+        else if (held === 0) busy = false;
         await maintain();
       } catch (err) {
         log.warn('event delivery loop', { error: err instanceof Error ? err.message : String(err) });
