@@ -91,7 +91,7 @@ function summarize(prof, requests) {
     let area = 'other';
     while (node) {
       const name = node.callFrame.functionName;
-      if (/^(pump|startSends|send|postSigned|flush|recordOutcomes|claimDue|eventsByIds|subscriptionsWithDue|subscriberRights|envelopeBody|signatureHeader|postWebhook|run|ping)$/.test(name)) { area = `events:${name}`; break; }
+      if (/^(pump|startSends|send|postSigned|flush|recordOutcomes|claimDue|eventsByIds|subscriptionsWithDue|subscriberRights|envelopeBody|signatureHeader|signWith|postWebhook|run|ping)$/.test(name)) { area = `events:${name}`; break; }
       if (/^(writeEvents|insertEvent|fanOut|withEvents|write)$/.test(name) && node.callFrame.url.includes('gridkeeper')) { area = `unit:${name}`; break; }
       node = parent.get(node.id);
     }

@@ -8,6 +8,8 @@
 // The receiver runs in a child process, so the load generator and it do not share an event loop. Every load is
 // bounded by a count and a time cap. The outbox after 1M events is measured by bench/events-outbox.ts.
 // Before each round's measured seconds both servers take WARMUP PATCHes (default 3,000; 0: none).
+// SUBSCRIBER=mqtt: the first server's subscriber is an MQTT one with no broker configured, so each change writes its
+// event's pending delivery and nothing is sent: what the rows in the change's unit of work cost alone.
 // Run: npm run build && node bench/events.mjs   (env BACKEND, ROUNDS, WARMUP, EVENTS, LATENCY_SAMPLES, GK_EXE, GK_ENV)
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +27,7 @@ const EVENTS = Number(process.env.EVENTS ?? 10_000);
 const LATENCY_SAMPLES = Number(process.env.LATENCY_SAMPLES ?? 400);
 const BACKEND = process.env.BACKEND ?? 'sqlite';
 const WARMUP = Number(process.env.WARMUP ?? 3_000);
+const MQTT = process.env.SUBSCRIBER === 'mqtt';
 // GK_EXE: another executable, or a bundle (.cjs) run by this node; GK_ENV: more settings of the servers, as JSON
 const EXE = process.env.GK_EXE ?? join(root, 'dist/gridkeeper');
 const EXTRA_ENV = JSON.parse(process.env.GK_ENV ?? '{}');
@@ -61,7 +64,9 @@ async function start() {
   const id = JSON.parse(await call(server.url, 'POST', '/v1/device?roleId=1', { token, body: { properties: { name: 'meter', n: 0 } } })).device.id;
   return {
     ...server, token, id,
-    subscribe: async (url) => JSON.parse(await call(server.url, 'POST', '/v1/webhook?roleId=1', { token, body: { name: 'bench', url, types: ['device.*'] } })).webhook,
+    subscribe: async (url, kind = 'webhook') => JSON.parse(await call(server.url, 'POST', '/v1/webhook?roleId=1', {
+      token, body: kind === 'mqtt' ? { kind, name: 'bench', types: ['device.*'] } : { name: 'bench', url, types: ['device.*'] },
+    })).webhook,
     stop: async () => { await server.stop(); rmSync(dir, { recursive: true, force: true }); await db?.drop(); },
   };
 }
@@ -89,17 +94,17 @@ try {
   for (let round = 0; round < ROUNDS; round++) {
     const [a, b] = await Promise.all([start(), start()]);
     try {
-      await a.subscribe(rx.url);
+      await a.subscribe(rx.url, MQTT ? 'mqtt' : 'webhook');
       // both servers serve WARMUP PATCHes first (the subscriber's delivered), so that the rounds compare running
       // servers rather than ones still compiling their paths
       const warm = received;
       await Promise.all([patchLoad(a, 30, 8, WARMUP), patchLoad(b, 30, 8, WARMUP)]);
-      for (let i = 0; i < 600 && received - warm < WARMUP; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 600 && !MQTT && received - warm < WARMUP; i++) await new Promise((r) => setTimeout(r, 50));
       const before = received;
       const cpu0 = [cpuMs(a.child.pid), cpuMs(b.child.pid)];
       const [ra, rb] = await Promise.all([patchLoad(a, 8), patchLoad(b, 8)]);
       if (ra.errors + rb.errors > 0) throw new Error(`errors: ${ra.errors} with, ${rb.errors} without`);
-      for (let i = 0; i < 600 && received - before < ra.requests; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 600 && !MQTT && received - before < ra.requests; i++) await new Promise((r) => setTimeout(r, 50));
       delivered += received - before;
       // server CPU per PATCH, the delivery of its event included (measured after the last delivery)
       cpuWith.push((cpuMs(a.child.pid) - cpu0[0]) / ra.requests);
@@ -112,7 +117,7 @@ try {
       await b.stop();
     }
   }
-  console.log(`[${BACKEND}] PATCH, 8 connections each, both servers at once, ${ROUNDS} x 8 s after ${WARMUP} each: with one webhook subscriber `
+  console.log(`[${BACKEND}] PATCH, 8 connections each, both servers at once, ${ROUNDS} x 8 s after ${WARMUP} each: with one ${MQTT ? 'MQTT subscriber (no broker: nothing sent)' : 'webhook subscriber'} `
     + `${withRps.map((x) => fmt(x, 0)).join(', ')} req/s, without ${withoutRps.map((x) => fmt(x, 0)).join(', ')} req/s; `
     + `with / without ${ratios.map((x) => fmt(x, 2)).join(', ')} (median ${fmt(median(ratios), 2)}; aim >= 0.9); ${delivered} events delivered meanwhile; `
     + `server CPU per PATCH with ${cpuWith.map((x) => fmt(x, 3)).join(', ')} ms (its delivery included; median ${fmt(median(cpuWith), 3)}), `

@@ -5,7 +5,7 @@
 // work (claim, events, the role's rights, the record) is paid once for many deliveries; what stays per delivery is the
 // payload, the signature and the request. Events wait in the tables: a restart, or another node, delivers what is
 // left. Units of work that wrote events wake it (outbox.ts); it also looks every POLL_MS.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import { ping } from '../db/operations.ts';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/open.ts';
@@ -20,7 +20,7 @@ import {
 import { envelopeBody, subjectId, subjectsOf } from './payload.ts';
 import { nextAttemptAt, retryAfterMs } from './retry.ts';
 import { openSubscriptionSecret } from './secrets.ts';
-import { signatureHeader } from './signing.ts';
+import { signingKey, signWith } from './signing.ts';
 import { postWebhook, WEBHOOK_TIMEOUT_MS, type AttemptResult } from './webhook-sender.ts';
 
 export const PER_SUBSCRIPTION = 8;
@@ -34,6 +34,13 @@ const FLUSH_DELAY_MS = 10;
 const FLUSH_AT = 64;
 /** the shortest time between two claims of the running worker (real time) */
 const LINGER_MS = 10;
+/**
+ * the same while a stream of new events is busy (after the last claim, not a full one, this node held BUSY_CLAIM or
+ * more deliveries): claims, event reads and records are paid per batch, so a busy stream is claimed in larger batches;
+ * a quiet one, and a backlog, keep the short wait
+ */
+const BUSY_LINGER_MS = 50;
+const BUSY_CLAIM = 4;
 /** a claim's lease: longer than an attempt may take (15 s) */
 export const LEASE_MS = 60_000;
 const POLL_MS = 1_000;
@@ -101,6 +108,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
   let woken = false;
   let lastMaintain: number | undefined;
   let lastPump = -Infinity;
+  let busy = false;
   const outcomes: Outcome[] = [];
   let flushing: Promise<void> | undefined;
   let flushTimer: NodeJS.Timeout | undefined;
@@ -241,7 +249,7 @@ export function createDispatcher(o: DispatcherOptions): EventService {
       'user-agent': `gridkeeper/${o.version}`,
       'webhook-id': id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(keys.of(sub, at), id, timestamp, body),
+      'webhook-signature': signWith(keys.of(sub, at), id, timestamp, body),
     }, body, { allowInternal: o.allowInternal });
   }
 
@@ -303,16 +311,21 @@ export function createDispatcher(o: DispatcherOptions): EventService {
   async function run(): Promise<void> {
     while (running) {
       try {
-        // a busy stream wakes the worker with every commit: claims come at most every LINGER_MS, each taking what
-        // gathered meanwhile, so claims and records are paid per batch; the first change after a quiet spell goes at once
+        // a busy stream wakes the worker with every commit: claims come at most every LINGER_MS (BUSY_LINGER_MS while
+        // busy), each taking what gathered meanwhile, so claims and records are paid per batch; the first change after
+        // a quiet spell goes at once
         const since = performance.now() - lastPump;
-        if (since < LINGER_MS) await sleep(LINGER_MS - since);
+        const linger = busy ? BUSY_LINGER_MS : LINGER_MS;
+        if (since < linger) await sleep(linger - since);
         lastPump = performance.now();
         // the unit that woke us commits first: on SQLite a statement waits for the open transaction, on PostgreSQL an
         // empty unit joins the next group commit, which begins after the current one committed
         if (woken) await (db.backend === 'postgres' ? db.write(async () => {}) : ping(db));
         woken = false;
-        await pump();
+        const claimed = (await pump()).length;
+        // a full claim is a backlog: the next follows as soon as its queue runs empty
+        if (claimed > 0) busy = claimed < CLAIM_BATCH && held >= BUSY_CLAIM;
+        else if (held === 0) busy = false;
         await maintain();
       } catch (err) {
         log.warn('event delivery loop', { error: err instanceof Error ? err.message : String(err) });
@@ -355,23 +368,27 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Opened webhook secrets per subscription, kept while its sealed values stay the same (a rotation changes them). */
+/**
+ * Signing keys of opened webhook secrets per subscription, kept while its sealed values stay the same (a rotation
+ * changes them).
+ */
 class SecretCache {
-  private readonly opened = new Map<number, { sealed: string; previous: string | null; secret: string; previousSecret: string | null }>();
+  private readonly opened = new Map<number, { sealed: string; previous: string | null; one: KeyObject[]; both: KeyObject[] | null }>();
   constructor(private readonly box: SecretBox) {}
 
-  /** The secrets a delivery is signed with now: the subscription's, and during a rotation the one it replaces. */
-  of(sub: SubscriptionRow, at: number): string[] {
+  /** The keys a delivery is signed with now: the subscription's, and during a rotation the one it replaces. */
+  of(sub: SubscriptionRow, at: number): readonly KeyObject[] {
     let entry = this.opened.get(sub.id);
     if (entry === undefined || entry.sealed !== sub.secret || entry.previous !== sub.previous_secret) {
       if (this.opened.size >= 1_000) this.opened.clear();
+      const key = signingKey(openSubscriptionSecret(this.box, sub.id, sub.secret!));
       entry = {
-        sealed: sub.secret!, previous: sub.previous_secret, secret: openSubscriptionSecret(this.box, sub.id, sub.secret!),
-        previousSecret: sub.previous_secret === null ? null : openSubscriptionSecret(this.box, sub.id, sub.previous_secret),
+        sealed: sub.secret!, previous: sub.previous_secret, one: [key],
+        both: sub.previous_secret === null ? null : [key, signingKey(openSubscriptionSecret(this.box, sub.id, sub.previous_secret))],
       };
       this.opened.set(sub.id, entry);
     }
-    return entry.previousSecret !== null && sub.previous_until !== null && sub.previous_until > at ? [entry.secret, entry.previousSecret] : [entry.secret];
+    return entry.both !== null && sub.previous_until !== null && sub.previous_until > at ? entry.both : entry.one;
   }
 }
 
