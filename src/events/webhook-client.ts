@@ -13,6 +13,13 @@ export const RESPONSE_BYTES = 1024;
 const MAX_HEAD_BYTES = 64 * 1024;
 /** an answer's body beyond this is not read: the status stands and the connection is closed */
 const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * An answer's status line and header lines as RFC 9112 has them: a token before the colon, no control characters but
+ * tab in the reason or a value, no line folding. Anything else ends the connection: a receiver (or what stands in
+ * front of it) that frames its answers oddly must not have them read another way than it meant.
+ */
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [\t\x20-\x7e\x80-\xff]*)?$/;
+const HEADER_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[\t\x20-\x7e\x80-\xff]*$/;
 /** connections to one origin */
 const MAX_SOCKETS = 16;
 /** an idle connection is closed after this */
@@ -199,7 +206,7 @@ class Conn {
   /** Reads the status line and headers; false for an interim (1xx) answer, which is skipped. */
   private readHead(head: string): boolean {
     const lines = head.split('\r\n');
-    const m = /^HTTP\/1\.([01]) (\d{3})(?: |$)/.exec(lines[0]);
+    const m = STATUS_LINE.exec(lines[0]);
     if (m === null) throw Object.assign(new Error('not an HTTP/1.x answer'), { code: 'EBADANSWER' });
     const status = Number(m[2]);
     if (status >= 100 && status < 200) {
@@ -212,7 +219,7 @@ class Conn {
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i];
       const colon = line.indexOf(':');
-      if (colon <= 0) throw Object.assign(new Error('a malformed header in the answer'), { code: 'EBADANSWER' });
+      if (colon <= 0 || !HEADER_LINE.test(line)) throw Object.assign(new Error('a malformed header in the answer'), { code: 'EBADANSWER' });
       const name = line.slice(0, colon).trim().toLowerCase();
       const value = line.slice(colon + 1).trim();
       if (name === 'content-length') {

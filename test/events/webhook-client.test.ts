@@ -11,6 +11,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postWebhook } from '../../src/events/webhook-sender.ts';
+import { RESPONSE_BYTES } from '../../src/events/webhook-client.ts';
+import { mulberry32 } from '../support/random-installation.ts';
 
 interface Raw {
   url: string;
@@ -166,4 +168,118 @@ describe('webhook client', () => {
     for (let i = 0; i < 50 && handshakes === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(handshakes, 1, 'the client spoke TLS (the server saw its handshake end)');
   });
+});
+
+/**
+ * Property test of the answer parser: answers made at random (status, header names in any case, a body by length,
+ * chunked in random chunks, or up to the close), and adversarial ones (random bytes, cut heads, malformed lengths and
+ * chunk sizes, NULs, a head past any sane size), each written in random fragments. Every POST must settle (no throw, no
+ * hang past its timeout); a well-formed answer gives its status and the first RESPONSE_BYTES of its body.
+ */
+describe('webhook client: random and adversarial answers', () => {
+  const SEEDS = [1, 2, 3];
+  const CASES = 60;
+
+  /** an answer made, with its status and body when it is well-formed; `refused`: it must be a failure */
+  interface Made { bytes: Buffer; status?: number; body?: string; closes: boolean; refused?: boolean }
+
+  function wellFormed(random: () => number): Made {
+    const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+    const status = pick([200, 201, 202, 204, 400, 404, 410, 429, 500, 503]);
+    const caseOf = (name: string) => [...name].map((c) => (random() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join('');
+    const body = status === 204 ? '' : Array.from({ length: Math.floor(random() * 2500) }, () => String.fromCharCode(32 + Math.floor(random() * 95))).join('');
+    const framing = status === 204 ? 'none' : pick(['length', 'chunked', 'close'] as const);
+    const head = [`HTTP/1.1 ${status} Whatever`, `${caseOf('x-noise')}: ${'n'.repeat(Math.floor(random() * 200))}`];
+    let content = body;
+    if (framing === 'length') head.push(`${caseOf('content-length')}: ${Buffer.byteLength(body)}`);
+    if (framing === 'chunked') {
+      head.push(`${caseOf('transfer-encoding')}: chunked`);
+      content = '';
+      for (let at = 0; at < body.length;) {
+        const n = 1 + Math.floor(random() * 700);
+        const piece = body.slice(at, at + n);
+        content += `${piece.length.toString(16)}${random() < 0.2 ? ';x=y' : ''}\r\n${piece}\r\n`;
+        at += n;
+      }
+      content += '0\r\n\r\n';
+    }
+    if (framing === 'close') head.push('Connection: close');
+    const interim = random() < 0.2 ? 'HTTP/1.1 100 Continue\r\n\r\n' : '';
+    return { bytes: Buffer.from(`${interim}${head.join('\r\n')}\r\n\r\n${content}`, 'latin1'), status, body, closes: framing === 'close' };
+  }
+
+  function adversarial(random: () => number): Made {
+    const good = wellFormed(random).bytes;
+    const kind = Math.floor(random() * 7);
+    const bytes = kind === 0 ? Buffer.from(Array.from({ length: Math.floor(random() * 300) }, () => Math.floor(random() * 256)))
+      : kind === 1 ? good.subarray(0, Math.floor(random() * good.length))
+      : kind === 2 ? Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${pickOf(random, ['-1', '1e3', '99999999999999999999', '0x10', ' ', '3, 4'])}\r\n\r\nabc`)
+      : kind === 3 ? Buffer.from(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${pickOf(random, ['zz', '-5', 'fffffffffffffffff', ''])}\r\nabc\r\n0\r\n\r\n`)
+      : kind === 4 ? Buffer.concat([good.subarray(0, 20), Buffer.from([0, 0, 0]), good.subarray(20)])
+      : kind === 5 ? Buffer.from(`HTTP/1.1 200 OK\r\nX: ${'h'.repeat(200_000)}\r\n\r\n`)
+      : Buffer.from(`HTTP/1.1 ${pickOf(random, ['2000', 'abc', '', '99'])} OK\r\nContent-Length: 0\r\n\r\n`);
+    // a random cut (1) may leave a whole answer read up to the close; random bytes (0) are not checked for sense
+    return { bytes, closes: true, refused: kind >= 2 };
+  }
+
+  function pickOf<T>(random: () => number, xs: readonly T[]): T {
+    return xs[Math.floor(random() * xs.length)]!;
+  }
+
+  /**
+   * A server that answers each request with the made answer its body names ({"i":N}: a request the client sends again
+   * after a kept connection closed under it gets the same answer), in random fragments; closes after those that say so.
+   */
+  async function fragmentingServer(random: () => number, answers: Made[]): Promise<{ url: string; close(): Promise<void> }> {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+      let buf = '';
+      socket.on('data', async (chunk) => {
+        buf += chunk.toString('latin1');
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(/content-length: (\d+)/i.exec(buf.slice(0, end))?.[1] ?? 0);
+        if (buf.length < end + 4 + length) return;
+        const made = answers[(JSON.parse(buf.slice(end + 4, end + 4 + length)) as { i: number }).i];
+        buf = buf.slice(end + 4 + length);
+        if (made === undefined) { socket.destroy(); return; }
+        for (let at = 0; at < made.bytes.length && !socket.destroyed;) {
+          const size = 1 + Math.floor(random() * 400);
+          socket.write(made.bytes.subarray(at, at + size));
+          at += size;
+          if (random() < 0.3) await new Promise((r) => setImmediate(r));
+        }
+        if (made.closes && !socket.destroyed) socket.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return {
+      url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hook`,
+      close: () => new Promise<void>((r) => { for (const s of sockets) s.destroy(); server.close(() => r()); }),
+    };
+  }
+
+  for (const seed of SEEDS) {
+    it(`seed ${seed}: every POST settles; well-formed answers give their status and body`, async (t) => {
+      const random = mulberry32(seed);
+      const answers = Array.from({ length: CASES }, () => (random() < 0.6 ? wellFormed(random) : adversarial(random)));
+      const rx = await fragmentingServer(random, answers);
+      t.after(() => rx.close());
+      for (const [i, made] of answers.entries()) {
+        const got = await post(rx.url, JSON.stringify({ i }), 2000);
+        const what = `answer ${i} of seed ${seed}: ${JSON.stringify(made.bytes.subarray(0, 80).toString('latin1'))}`;
+        if (made.status !== undefined) {
+          assert.equal(got.status, made.status, what);
+          assert.equal(got.response, made.body!.slice(0, RESPONSE_BYTES), what);
+        } else {
+          assert.ok(got.status === null ? typeof got.error === 'string' && got.error.length > 0 : Number.isInteger(got.status), what);
+          if (made.refused) assert.equal(got.status, null, `${what}: must be refused`);
+          assert.ok(!/within 2 s/.test(got.error ?? ''), `${what}: it waited for the timeout instead of failing`);
+        }
+      }
+    });
+  }
 });
