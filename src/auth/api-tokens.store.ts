@@ -1,5 +1,6 @@
 // API tokens: long-lived credentials with scopes, stored only as the SHA-256 of the secret.
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db } from '../db/open.ts';
 import type { Tier } from '../db/schema.ts';
 
@@ -59,11 +60,13 @@ export async function deleteApiToken(db: Db, userId: number, id: number): Promis
   return (await db.run(db.qb.deleteFrom('api_tokens').where('id', '=', id).where('user_id', '=', userId))).changes === 1;
 }
 
-/** The token whose secret hashes to `hash`, or undefined. */
-/** The token with this hash, with its user's rate-limit tier (read together: the request that presents it may need it). */
+/**
+ * The token with this hash, with its user's rate-limit tier (read together: the request that presents it may need it).
+ * A `sql` template: every request with an API token runs it, and a template compiles in a fraction of a builder's time.
+ */
 export async function findApiTokenByHash(db: Db, hash: string): Promise<(ApiTokenRow & { tier: Tier }) | undefined> {
-  const r = await db.get(db.qb.selectFrom('api_tokens').innerJoin('users', 'users.id', 'api_tokens.user_id')
-    .select([...COLUMNS.map((c) => `api_tokens.${c}` as const), 'users.tier']).where('api_tokens.token_hash', '=', hash));
+  const r = await db.get(sql<RawRow & { tier: Tier }>`SELECT t.id, t.user_id, t.name, t.scopes, t.created_at, t.expires_at,
+    t.last_used_at, u.tier FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = ${hash}`);
   return r === undefined ? undefined : { ...toRow(r), tier: r.tier };
 }
 

@@ -12,7 +12,7 @@ import type { Db } from '../db/open.ts';
 import type { Statement } from './ast.ts';
 import { StatementError } from './errors.ts';
 import { newMemo, planSelect, type QueryContext, type RequestMemo, type SelectPlan } from './plan.ts';
-import { readsEdgesOnly, runSelect, type OutSeries } from './select.ts';
+import { readsEdgesOnly, readsStatisticsOnly, runSelect, type OutSeries } from './select.ts';
 import { runShow, type ShowSeries } from './show.ts';
 import { timeJson } from './time.ts';
 import { readableNodeIds } from '../telemetry/authorize.ts';
@@ -52,8 +52,11 @@ interface Attempt {
   unknown: Set<string>;
   /** false when the SELECTs were only planned */
   answered: boolean;
-  /** every SELECT reads at most one point per series (readsEdgesOnly): never worth a read worker */
-  edgesOnly: boolean;
+  /**
+   * every SELECT reads at most one point per series (readsEdgesOnly) or the statistics of one nodeId's series
+   * (readsStatisticsOnly): never worth a read worker
+   */
+  light: boolean;
 }
 
 /** The answer `{"results":[…]}` as JSON text (or its bytes, from a read worker). */
@@ -76,8 +79,9 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   const first = planned !== undefined && planned.unknown.size > 0 ? planned : await settledRead(db, attempt);
   await options.charge(first.cost);
   if (planOnly) {
-    // a lone first() or last() reads a point per series: the hop to a worker would cost more than the read
-    const elsewhere = first.edgesOnly ? undefined : await options.offload!(first.cost);
+    // a lone first() or last() reads a point per series, a count, sum or mean of one nodeId's series reads block
+    // statistics: the hop to a worker would cost more than the read
+    const elsewhere = first.light ? undefined : await options.offload!(first.cost);
     if (elsewhere !== undefined) return elsewhere;
     planOnly = false;
   }
@@ -103,7 +107,7 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
 
 /** One attempt: every statement planned, then executed (not with `planOnly`), with the rights in the memo. */
 function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined, planOnly: boolean):
-  { body: string; cost: CostQuery[]; answered: boolean; edgesOnly: boolean } {
+  { body: string; cost: CostQuery[]; answered: boolean; light: boolean } {
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {
@@ -132,8 +136,8 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
       throw err;
     }
   });
-  const edgesOnly = planned.every((p) => p.kind !== 'select' || readsEdgesOnly(p.plan));
-  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly, edgesOnly };
+  const light = planned.every((p) => p.kind !== 'select' || readsEdgesOnly(p.plan) || readsStatisticsOnly(p.plan));
+  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly, light };
 }
 
 function errorResult(id: number, message: string): string {

@@ -250,6 +250,21 @@ export function readsEdgesOnly(plan: SelectPlan): boolean {
   return filter === undefined || plan.sources.every((src) => src.measurements.every((m) => onlyTags(filter, resolverOf(m))));
 }
 
+/**
+ * Whether a planned SELECT of one nodeId is answered from statistics: count(), sum() or mean() of numeric fields over
+ * the whole range, filtered by tags only — selectMeasurement's sqlAggregateRows path, which reads the statistics of
+ * the blocks the range covers, decodes at most the two it cuts, and sums the head's rows in SQL, for the few series
+ * of the nodeId.
+ */
+export function readsStatisticsOnly(plan: SelectPlan): boolean {
+  const stmt = plan.stmt;
+  if (plan.nodeId === undefined || stmt.tz !== undefined || stmt.dimensions.some((d) => d.kind !== 'tag')) return false;
+  const filter = plan.filter;
+  return plan.sources.every((src) => src.measurements.every((m) => !m.fields.has('nodeId')
+    && stmt.fields.every((f) => f.expr.kind === 'call' && isSimpleSum(f.expr, m))
+    && (filter === undefined || onlyTags(filter, resolverOf(m)))));
+}
+
 /** `{ desc, limit: 1 }` when the only field is first(f) or last(f) of the one field read; else undefined. */
 function edgeSelector(fields: readonly Field[], fieldInfos: readonly FieldInfo[]): { desc: boolean; limit: number } | undefined {
   if (fields.length !== 1 || fieldInfos.length !== 1) return undefined;

@@ -112,10 +112,29 @@ describe('read workers', { skip: testBackend() === 'postgres' && 'SQLite in a fi
       assert.equal(readWorkerAnswers(), before, q);
       assert.equal(edge.text, (await inMemory.call('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, undefined, inMemory.admin)).text, q);
     }
+    // so does a count, sum or mean of one nodeId over the whole range (block statistics), for a reader too
+    const statistics = `SELECT mean(p), count(e), sum(e) FROM power WHERE nodeId = 'n1' AND time >= ${T + DAY / 2}ms AND time < ${T + 2 * DAY}ms`;
+    for (const who of ['admin', 'reader'] as const) {
+      const got = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(statistics)}`, undefined, inFile[who]);
+      assert.equal(got.status, 200, got.text);
+      assert.equal(readWorkerAnswers(), before, `${who}: ${statistics}`);
+      assert.equal(got.text, (await inMemory.call('GET', `/query?db=energy&q=${encodeURIComponent(statistics)}`, undefined, inMemory[who])).text);
+    }
+    assert.equal(JSON.parse((await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(statistics)}`, undefined, inFile.admin)).text)
+      .results[0].series[0].values[0][2], 12_960);
     // and with a field filter it reads points: the worker answers
     const filtered = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE p > 1`)}`, undefined, inFile.admin);
     assert.equal(filtered.status, 200, filtered.text);
     assert.equal(readWorkerAnswers(), before + 1);
+    // as do the same statistics of every nodeId, per window of time, or of a string field
+    for (const q of [`SELECT mean(p) FROM power WHERE time >= ${T}ms AND time < ${T + 2 * DAY}ms GROUP BY nodeId`,
+      `SELECT mean(p) FROM power WHERE nodeId = 'n1' AND time >= ${T}ms AND time < ${T + 2 * DAY}ms GROUP BY time(1h)`,
+      `SELECT count(s) FROM power WHERE nodeId = 'n1' AND time >= ${T}ms AND time < ${T + 2 * DAY}ms`]) {
+      const at = readWorkerAnswers();
+      const got = await inFile.call('GET', `/query?db=energy&q=${encodeURIComponent(q)}`, undefined, inFile.admin);
+      assert.equal(got.status, 200, got.text);
+      assert.equal(readWorkerAnswers(), at + 1, q);
+    }
   });
 
   it('the worker sees measurements, fields and series written after its first answer', async (t) => {
