@@ -56,6 +56,7 @@ const one = data.nodeId(0);
 const start = endOfData - DAYS * DAY;
 const queries = {
   last: `SELECT last(soc) FROM power WHERE nodeId = '${one}'`,
+  light: `SELECT last(soc) FROM power WHERE nodeId = '${one}' AND time >= ${endOfData - 3_600_000}ms AND time < ${endOfData}ms`,
   spread: `SELECT spread(energy) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1d)`,
   hourlyMax: `SELECT max(grid) FROM power WHERE nodeId = '${one}' AND time >= ${start}ms AND time < ${endOfData}ms GROUP BY time(1h)`,
 };
