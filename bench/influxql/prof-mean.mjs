@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/spawn.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
-import { timedRequest } from '../lib/http.mjs';
+import { influxDoorSession, timedRequest } from '../lib/http.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const POINTS = Number(process.env.POINTS ?? 1_000_000);
@@ -44,18 +44,7 @@ const nodeArgs = PROFILE ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof
 const gk = await startServer(process.execPath, [...nodeArgs, join(DIST, 'gridkeeper.cjs'), '--data-dir', dir],
   { env: { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD } });
 try {
-  const refresh = (await expect(request(`${gk.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
-  const access = (await expect(request(`${gk.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
-  const json = { authorization: `Bearer ${access}`, 'content-type': 'application/json' };
-  await expect(request(`${gk.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: json, body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
-  for (let s = 0; s < SERIES; s++) {
-    await expect(request(`${gk.url}/v1/device?roleId=1`, { method: 'POST', headers: json,
-      body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
-  }
-  const token = JSON.parse((await expect(request(`${gk.url}/user/tokens`, { method: 'POST', headers: json,
-    body: JSON.stringify({ name: 'bench', scopes: ['api'] }) }), 201, 'api token')).text).token;
-  const auth = { authorization: `Token ${token}` };
+  const { access, auth } = await influxDoorSession(gk.url, PASSWORD, Array.from({ length: SERIES }, (_, s) => nodeId(s)));
   const bearer = { authorization: `Bearer ${access}` };
   log(`writing ${POINTS} points`);
   for (let b = 0; b < POINTS / 5000; b++) await expect(request(`${gk.url}/write?db=energy`, { method: 'POST', headers: auth, body: batchBody(b) }), 204, 'write');

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from '../telemetry/influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
-import { timedRequest } from '../lib/http.mjs';
+import { influxDoorSession, timedRequest } from '../lib/http.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -58,19 +58,7 @@ async function main() {
       { env: { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) } });
     influx = await startInflux(influxd, inDir);
     log(`gridkeeper ${gk.url}, InfluxDB ${influx.version} ${influx.url}`);
-    const refresh = (await expect(request(`${gk.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
-    const access = (await expect(request(`${gk.url}/auth/accesstoken`, { headers: { authorization: `Bearer ${refresh}` } }), 200, 'access token')).text;
-    const json = { authorization: `Bearer ${access}`, 'content-type': 'application/json' };
-    await expect(request(`${gk.url}/v1/user/admin@localhost/tier`, { method: 'PUT', headers: json, body: JSON.stringify({ tier: 'premium' }) }), 204, 'set tier');
-    for (let s = 0; s < SERIES; s++) {
-      await expect(request(`${gk.url}/v1/device?roleId=1`, { method: 'POST', headers: json,
-        body: JSON.stringify({ properties: { nodeId: nodeId(s), nodeType: 'smartgridController' } }) }), 200, 'create device');
-    }
-    // an API token, as a dashboard would hold it
-    const token = JSON.parse((await expect(request(`${gk.url}/user/tokens`, { method: 'POST', headers: json,
-      body: JSON.stringify({ name: 'bench', scopes: ['api'] }) }), 201, 'api token')).text).token;
-    const auth = { authorization: `Token ${token}` };
+    const { auth } = await influxDoorSession(gk.url, PASSWORD, Array.from({ length: SERIES }, (_, s) => nodeId(s)));
     await expect(request(`${influx.url}/query?q=${encodeURIComponent('CREATE DATABASE energy')}`, { method: 'POST' }), 200, 'create database');
 
     log(`writing ${POINTS} points through /write into both`);

@@ -44,3 +44,17 @@ export function timedRequest(agent, url, { method = 'GET', headers = {}, body } 
     req.end();
   });
 }
+
+/**
+ * The InfluxDB door's set-up on a fresh gridkeeper: the admin signed in on the premium tier, a device per nodeId in the
+ * root role, and an API token as a dashboard would hold it. Returns the access token and the token's header.
+ */
+export async function influxDoorSession(url, password, nodeIds) {
+  const access = await accessToken(url, 'admin@localhost', password);
+  await call(url, 'PUT', '/v1/user/admin@localhost/tier', { token: access, body: { tier: 'premium' }, expect: 204 });
+  for (const nodeId of nodeIds) {
+    await call(url, 'POST', '/v1/device?roleId=1', { token: access, body: { properties: { nodeId, nodeType: 'smartgridController' } } });
+  }
+  const token = JSON.parse(await call(url, 'POST', '/user/tokens', { token: access, body: { name: 'bench', scopes: ['api'] }, expect: 201 })).token;
+  return { access, auth: { authorization: `Token ${token}` } };
+}
