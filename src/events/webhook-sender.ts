@@ -79,7 +79,7 @@ export function postWebhook(target: string, headers: Record<string, string>, bod
       cancel();
       resolve({ status: null, error: `no complete answer within ${timeoutMs / 1000} s`, response: null });
     }, timeoutMs);
-    answer.then(({ status, retryAfter, body: kept }) => {
+    void answer.then(({ status, retryAfter, body: kept }) => {
       clearTimeout(timer);
       const error = status >= 200 && status < 300 ? null
         : status >= 300 && status < 400 ? `answered ${status}: redirects are not followed (update the URL)` : `answered ${status}`;
