@@ -7,6 +7,11 @@ import type { Db } from '../db/open.ts';
 export const ROOT_ROLE_ID = 1;
 
 export async function isRootMember(db: Db, userId: number): Promise<boolean> {
-  const found = await db.get(sql<{ found: 1 }>`SELECT 1 AS found FROM members WHERE role_id = ${ROOT_ROLE_ID} AND user_id = ${userId}`);
+  const found = await db.get(sql<{ found: 1 }>`SELECT 1 AS found FROM members WHERE ${rootMemberRow(userId)}`);
   return found !== undefined;
+}
+
+/** The condition on `members` of the user's root membership (for a statement that asks it beside other things). */
+export function rootMemberRow(userId: number) {
+  return sql<boolean>`role_id = ${ROOT_ROLE_ID} AND user_id = ${userId}`;
 }

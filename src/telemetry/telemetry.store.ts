@@ -10,7 +10,7 @@ import { forgetStaged } from './sqlite/staging.ts';
 import { catalogueChanging, dropsShardTables } from './pg/pg-catalogue.ts';
 import type { Namespace } from './namespaces.ts';
 import { inValues } from '../db/in-list.ts';
-import { ROOT_ROLE_ID } from '../access/root.ts';
+import { rootMemberRow } from '../access/root.ts';
 
 export interface NamespaceRow {
   namespace: Namespace;
@@ -159,7 +159,7 @@ export async function devicesOfNodeIds(db: Db, nodeIds: readonly string[]): Prom
 export async function rootAndDevicesOfNodeIds(db: Db, userId: number, nodeIds: readonly string[]):
   Promise<{ root: boolean; devices: Array<{ id: number; node_id: string; rights_version: number | string }> }> {
   const rows = await db.all(sql<{ root: boolean | number; id: number | null; node_id: string | null; rights_version: number | string }>`SELECT r.root, d.id, d.node_id, r.rights_version
-    FROM (SELECT EXISTS (SELECT 1 FROM members WHERE role_id = ${ROOT_ROLE_ID} AND user_id = ${userId}) AS root, ${RIGHTS_VERSION_COLUMN} AS rights_version) AS r
+    FROM (SELECT EXISTS (SELECT 1 FROM members WHERE ${rootMemberRow(userId)}) AS root, ${RIGHTS_VERSION_COLUMN} AS rights_version) AS r
     LEFT JOIN devices d ON d.node_id ${inValues(nodeIds)}`);
   const root = rows[0]?.root === true || rows[0]?.root === 1;
   const devices = rows.flatMap((r) => (r.id === null ? [] : [{ id: r.id, node_id: r.node_id!, rights_version: r.rights_version }]));
