@@ -55,7 +55,8 @@ export async function workerModule(name) {
     platform: 'node',
     target: 'node20',
     format: 'cjs',
-    minify: true,
+    // MINIFY_WORKERS=0: names kept, for a profile of the worker threads (bench/README.md)
+    minify: process.env.MINIFY_WORKERS !== '0',
     legalComments: 'none',
     external: ['pg-native'],
     logLevel: 'warning',
