@@ -29,6 +29,8 @@ interface Scanned {
 }
 
 let requestSeq = 0;
+/** waits of a millisecond a write makes at most for a worker that is behind, before it helps (about a second) */
+const MAX_WAITS = 1000;
 
 /** Stores the body's points; returns how many were stored. Throws ApiError LINE_PROTOCOL (400) or FORBIDDEN (403). */
 export async function writeLineProtocol(db: Db, req: WriteRequest): Promise<number> {
@@ -49,9 +51,11 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
     s?.settleIfFailed(); // a worker that failed leaves what it did not fold to the next write (or read)
     return s;
   });
-  // a worker far behind gets help from the writes (staging.ts MAX_BACKLOG)
-  while (staging?.behind === true) {
-    if (!(await db.exclusive(() => staging.help()))) break;
+  // A worker far behind gets help from the writes (staging.ts MAX_BACKLOG). One that seals staged points straight into
+  // blocks is waited for a while first: a fold here would send their window the long way (seal-staged.ts).
+  for (let waited = 0; staging?.behind === true;) {
+    if (staging.sealsStaged && waited++ < MAX_WAITS) await new Promise((resolve) => setTimeout(resolve, 1));
+    else if (!(await db.exclusive(() => staging.help()))) break;
   }
   const stage = staging?.active === true;
   // Staging: the body is scanned before the transaction when it needs nothing new in the catalogue (the usual write),

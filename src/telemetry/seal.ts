@@ -7,7 +7,7 @@ import type { Logger } from '../lib/logger.ts';
 import { catalogueOf } from './sqlite/catalogue.ts';
 import { sealStep } from './sqlite/seal.ts';
 import { logSealingTo, noteSealed, sealProgress, type SealProgress } from './sqlite/seal-progress.ts';
-import { settleStaged, stagingOf } from './sqlite/staging.ts';
+import { sealStagedWhenDue, settleStaged, stagingOf } from './sqlite/staging.ts';
 import { sealStepPg } from './pg/pg-seal.ts';
 import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
 import { unsealedWindows } from './telemetry.store.ts';
@@ -67,6 +67,10 @@ export function startSealing(db: Db, now: () => number, log: Logger, everyMs: nu
       .finally(() => { running = undefined; });
   };
   logSealingTo(log);
+  if (db.backend === 'sqlite') {
+    void db.exclusive((conn) => sealStagedWhenDue(conn, now))
+      .catch((err: unknown) => log.warn('telemetry: staged points are folded before they are sealed', { error: String(err) }));
+  }
   const timer = setInterval(pass, everyMs);
   timer.unref();
   pass();

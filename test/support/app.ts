@@ -96,13 +96,17 @@ export async function threeNodes(t: { after(fn: () => Promise<void>): void }, op
   return nodes;
 }
 
-export async function makeTestApp(options: { now?: number; env?: Record<string, string> } = {}): Promise<TestApp> {
+/**
+ * A test app on a fresh database of the backend under test. `file` (SQLite only): the database in that file, with the
+ * addon its fold worker loads (telemetry writes are then staged, as in the service), instead of in memory.
+ */
+export async function makeTestApp(options: { now?: number; env?: Record<string, string>; file?: { path: string; addon: string | undefined } } = {}): Promise<TestApp> {
   // On PostgreSQL the sealing key would live in the data dir: a test app brings a key of its own instead, as an
   // in-memory SQLite app gets one (see runtime.openSecretBox).
   const ownKey: Record<string, string> = testBackend() === 'postgres' ? { GRIDKEEPER_SECRET_KEY: randomBytes(32).toString('base64') } : {};
   // the backend under test (test/run.mjs runs the suite once per backend): a fresh database either way
   const pg = testBackend() === 'postgres' ? await freshPostgres() : undefined;
-  const db = pg?.db ?? openDatabase({ file: ':memory:' });
+  const db = pg?.db ?? openDatabase(options.file === undefined ? { file: ':memory:' } : { file: options.file.path, addonFile: options.file.addon });
   return appOn(db, fakeClock(options.now ?? T0), { ...ownKey, ...options.env }, () => (pg ? pg.drop() : db.close()), pg?.name);
 }
 

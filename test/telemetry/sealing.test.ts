@@ -13,7 +13,12 @@ import { planQueries } from '../../src/telemetry/query/plan.ts';
 import { resolveColumns } from '../../src/telemetry/query/columns.ts';
 import type { Query } from '../../src/telemetry/telemetry.schemas.ts';
 import { testBackend } from '../support/postgres.ts';
-import { FROM_V1, ns, queryOk, tableNames, writeOk, writer } from './fixtures.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { addonFile } from '../../src/db/native.ts';
+import { sealStagedWhenDue, stagingOf } from '../../src/telemetry/sqlite/staging.ts';
+import { FROM_V1, countPoints, countRows, ns, queryOk, tableNames, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
 /** every test's data lies in the 3 days before T0 - 1 day; sealing at T0 finds them all closed */
@@ -187,6 +192,98 @@ describe('sealing: windows move into blocks and answer as before', () => {
   });
 });
 
+describe('sealing straight from staged points (SQLite in a file, with its fold worker)', {
+  skip: testBackend() !== 'sqlite' && 'staging is the SQLite engine\'s',
+}, () => {
+  /** An app on a file whose fold worker seals staged points of windows due at T0 (as a service sealing on a timer). */
+  async function fileApp(t: { after(fn: () => Promise<void>): void }): Promise<Stored> {
+    const dir = mkdtempSync(join(tmpdir(), 'gk-seal-staged-'));
+    const app = await makeTestApp({ file: { path: join(dir, 'gridkeeper.db'), addon: addonFile(join(dir, '.native')) } });
+    t.after(async () => {
+      await app.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    assert.equal((await app.deps.db.exclusive((c) => stagingOf(c)))?.active, true, 'a fold worker started');
+    await app.deps.db.exclusive((c) => sealStagedWhenDue(c, () => T0));
+    const u = await writer(app, 'n1', 'n2');
+    return { app, token: u.token };
+  }
+
+  /** Until nothing is staged and the worker has dropped the windows it emptied (no sealing pass is run here). */
+  async function sealedByTheWorker(s: Stored): Promise<void> {
+    const end = Date.now() + 20_000;
+    while ((await countRows(s.app, 'telemetry_staged')) > 0 || (await counts(s)).heads > 0) {
+      if (Date.now() > end) assert.fail(`not sealed by the worker: ${JSON.stringify(await counts(s))}, staged ${await countRows(s.app, 'telemetry_staged')}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('written shuffled, with repeats and integers beyond 2^53, into closed windows: straight into blocks, the same answers as written in order', async (t) => {
+    for (const big of [false, true]) {
+      const lines = dataset(60);
+      // integers beyond 2^53 are kept beside the staged cells: their series take the way through rows
+      if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
+      const reference = await appWith(t);
+      await writeOk(reference.app, reference.token, lines.join('\n'));
+      const expected = await answers(reference);
+      await fc.assert(fc.asyncProperty(
+        fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.nat(),
+        async (repeats, parts, seed) => {
+          const s = await fileApp(t);
+          const order = [...lines.map((_, i) => i), ...repeats];
+          let x = seed;
+          for (let i = order.length - 1; i > 0; i--) {
+            x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+            const j = x % (i + 1);
+            [order[i], order[j]] = [order[j], order[i]];
+          }
+          const size = Math.ceil(order.length / parts);
+          for (let p = 0; p < parts; p++) await writeOk(s.app, s.token, order.slice(p * size, (p + 1) * size).map((i) => lines[i]).join('\n'));
+          await sealedByTheWorker(s);
+          // both windows' points are in blocks (a block per node and window), and no shard table is left although
+          // no sealing pass ran: the worker sealed them straight from staging
+          assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+          assertSameAnswers(await answers(s), expected, big ? 'with integers beyond 2^53' : undefined);
+        },
+      ), { seed: 38, numRuns: 3 });
+    }
+  });
+
+  it('a window whose shard table already holds rows keeps the usual way: its later points are not overruled by them', async (t) => {
+    const s = await fileApp(t);
+    const reference = await appWith(t);
+    const lines = dataset(40);
+    // the same points again with other values: the later write must win
+    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    const lock = (await s.app.deps.db.exclusive((c) => c)).file!.writeLock;
+    lock.hold(); // the worker may prepare, not store
+    try {
+      await writeOk(s.app, s.token, lines.join('\n'));
+      // a read folds what is staged into the shard tables (on the main thread, which holds the lock)
+      await answers(s);
+      assert.ok(await countPoints(s.app) > 0, 'the points are rows of their shard tables');
+    } finally {
+      lock.release();
+    }
+    await writeOk(s.app, s.token, again.join('\n'));
+    await writeOk(reference.app, reference.token, [...lines, ...again].join('\n'));
+    const expected = await answers(reference);
+    const end = Date.now() + 20_000;
+    while (await countRows(s.app, 'telemetry_staged') > 0) {
+      assert.ok(Date.now() < end, 'the worker folds what is staged');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal((await counts(s)).blocks, 0, 'nothing went straight into blocks');
+    // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'sealed');
+  });
+});
+
 describe('all-time reads: a query without a lower time bound covers every stored point, sealed or not', () => {
   it('InfluxQL last(), SELECT * … LIMIT and a JSON query reach a point a year old, before and after sealing', async (t) => {
     const s = await appWith(t);
@@ -231,6 +328,20 @@ describe('all-time reads: a query without a lower time bound covers every stored
     await seal(s, T0 + DAY);
     assert.equal((await counts(s)).heads, 0);
     assert.equal(await text(), before);
+  });
+
+  it('an integer sum over several sealed windows that passes 2^53 is exact', async (t) => {
+    const s = await appWith(t);
+    await writeOk(s.app, s.token, [`power,nodeId=n1 i=9007199254740991i ${ns(START)}`, `power,nodeId=n1 i=2i ${ns(START + DAY)}`,
+      `power,nodeId=n1 i=3i ${ns(START + 2 * DAY)}`].join('\n'));
+    await seal(s, T0 + DAY);
+    assert.deepEqual(await counts(s), { blocks: 3, heads: 0, sealed: 3 });
+    for (const q of [`SELECT sum(i) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + 3 * DAY}ms GROUP BY time(1000d)`,
+      `SELECT sum(i) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + 3 * DAY}ms`]) {
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      assert.match(res.text, /,9007199254740996\]\]/, `${q}: ${res.text}`);
+    }
   });
 });
 

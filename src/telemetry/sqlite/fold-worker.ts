@@ -2,11 +2,14 @@
 // (telemetry_staged, written by the requests that acknowledged them) into their shard tables, so the B-tree inserts
 // of a write run on the second core instead of in the request (staging.ts says why and how it is coordinated).
 //
-// It also seals closed windows into blocks (seal.ts) when asked, after folding what is staged for them.
+// It also seals closed windows into blocks (seal.ts) when asked, after folding what is staged for them. Where the
+// service seals on a timer, each kick carries its clock: staged points of windows already due then go straight into
+// their blocks (seal-staged.ts), and the windows so emptied are sealed right after.
 //
 // Bundled on its own (src/build/esbuild-plugins.mjs, `gridkeeper:fold-worker`) and started from its text: it imports only
-// better-sqlite3, the shared rows code, the sealing code with its codecs and the write lock. Messages in: 'kick'
-// (something was staged), { seal: nowMs, id } (seal what is due), 'stop'. Messages out: { error } after a failed
+// better-sqlite3, the shared rows code, the sealing code with its codecs and the write lock. Messages in: 'kick' or
+// { kick: nowMs } (something is staged: sent after each write, and at start when an earlier process left points
+// staged), { seal: nowMs, id } (seal what is due), 'stop'. Messages out: { error } after a failed
 // slice (retried later), { sealed: SealStep } after each sealing transaction, { sealDone: id, error? } at the end.
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -15,6 +18,7 @@ import type { Statement } from 'better-sqlite3';
 import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
 import { giveBackPages, sealStep } from './seal.ts';
+import { prepareStagedSeal, storeStagedSeal } from './seal-staged.ts';
 import { collectAfterWork } from '../../lib/worker-heap.ts';
 
 export interface FoldWorkerData {
@@ -30,6 +34,14 @@ const SLICE_ROWS = 4096;
 /** Points per sealing transaction at most (whole series: a series' points of a window are sealed at once). */
 const SEAL_POINTS = 20_000;
 const RETRY_MS = 1000;
+/**
+ * Staged entries of due windows let gather before they are sealed straight into blocks, while writes keep coming
+ * (each such sealing rewrites the blocks it touches whole: in slices of what a few writes staged, a day's block of a
+ * month loaded at once was rewritten ~8 times), up to what writes let stage before they wait (staging.ts).
+ */
+const GATHER_ENTRIES = 80;
+/** ...or until no write came for this long */
+const GATHER_MS = 50;
 /** ~5,000 pages of WAL: half the main connection's wal_autocheckpoint (src/db/open.ts) */
 const CHECKPOINT_BYTES = 5000 * 4096;
 /** at most one full collection a second once the staged rows are folded (lib/worker-heap.ts): writes kick it often */
@@ -73,18 +85,93 @@ function main(): void {
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
   const stopping = () => Atomics.load(control, 1) === 1;
-  let timer: NodeJS.Timeout | undefined;
+  /** cancels the drain scheduled (schedule), if one is */
+  let timer: (() => void) | undefined;
+  function schedule(ms: number | 'now'): void {
+    if (ms === 'now') {
+      const immediate = setImmediate(drain);
+      timer = () => clearImmediate(immediate);
+    } else {
+      const timeout = setTimeout(drain, ms);
+      timer = () => clearTimeout(timeout);
+    }
+  }
+  /** the service's clock at the last kick that gave it: windows due then take their staged points straight into blocks */
+  let dueAt: number | undefined;
+  /** when the last kick came (this thread's clock), and whether the timer set is a wait for more entries */
+  let lastKick = 0;
+  let gatherWait = false;
+  /** staged points went straight into blocks since the last sealing pass: their emptied windows are sealed next */
+  let emptied = false;
+
+  /**
+   * Seals the oldest staged entries of a due window straight into blocks; returns how many (0: none, or they changed
+   * meanwhile), or 'gather' when the window may still grow (prepareStagedSeal) and more writes are coming.
+   */
+  function sealStaged(nowMs: number, force: boolean): number | 'gather' {
+    const now = force || Atomics.load(control, 0) >= GATHER_ENTRIES || performance.now() - lastKick >= GATHER_MS;
+    let prepared;
+    try {
+      db.exec('BEGIN');
+      prepared = prepareStagedSeal(db, nowMs, now);
+      db.exec('COMMIT');
+    } catch (err) {
+      if (db.inTransaction) rollback.run();
+      parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
+      return 0;
+    }
+    if (prepared === 'gather') return prepared;
+    if (prepared === undefined || !lock.take(stopping)) return 0;
+    let stored = false;
+    try {
+      begin.run();
+      stored = storeStagedSeal(db, prepared);
+      commit.run();
+    } catch (err) {
+      if (db.inTransaction) rollback.run();
+      parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
+      return 0;
+    } finally {
+      lock.give();
+    }
+    if (!stored) return 0;
+    parentPort!.postMessage({ sealed: prepared.step });
+    return prepared.ids.length;
+  }
 
   function stop(): void {
-    if (timer !== undefined) clearTimeout(timer);
+    timer?.();
     db.close();
     process.exit(0);
   }
 
-  /** Folds slice after slice until nothing is staged (or it is told to stop). */
-  function drain(): void {
+  /**
+   * Folds slice after slice until nothing is staged (or it is told to stop). Staged points sealed straight into blocks
+   * end it early, to take in the messages come meanwhile, and a window still gathering puts it off; `whole`: neither
+   * (before a sealing pass, which wants nothing left staged).
+   */
+  function drain(whole = false): void {
+    timer?.();
     timer = undefined;
+    gatherWait = false;
     while (Atomics.load(control, 0) > 0 && !stopping()) {
+      const direct = dueAt === undefined ? 0 : sealStaged(dueAt, whole);
+      if (direct === 'gather') {
+        gatherWait = true;
+        schedule(GATHER_MS);
+        collectAfterWork(COLLECT_INTERVAL_MS);
+        return;
+      }
+      if (direct > 0) {
+        Atomics.sub(control, 0, direct);
+        emptied = true;
+        if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
+        if (whole) continue;
+        // the kicks that came meanwhile wait in the message queue: they are taken in (lastKick) before the next slice
+        schedule('now');
+        collectAfterWork(COLLECT_INTERVAL_MS);
+        return;
+      }
       if (!lock.take(stopping)) break;
       let folded = { entries: 0, rows: 0 };
       try {
@@ -95,7 +182,7 @@ function main(): void {
         if (db.inTransaction) rollback.run();
         lock.give();
         parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
-        timer = setTimeout(drain, RETRY_MS);
+        schedule(RETRY_MS);
         return;
       }
       lock.give();
@@ -105,12 +192,26 @@ function main(): void {
       if (folded.rows === 0 && folded.entries === 0) break;
     }
     if (stopping()) stop();
+    // the windows emptied above are sealed now rather than at the next pass of the service's timer
+    if (emptied && dueAt !== undefined && !stopping()) {
+      emptied = false;
+      const error = sealDue(dueAt);
+      if (error !== undefined) parentPort!.postMessage({ error });
+    }
     collectAfterWork(COLLECT_INTERVAL_MS);
   }
 
   /** Seals every window due at `nowMs`, a transaction at a time; folds first (a window with staged points waits). */
   function seal(nowMs: number, id: number): void {
-    drain();
+    drain(true);
+    const error = sealDue(nowMs);
+    parentPort!.postMessage({ sealDone: id, error });
+    if (stopping()) stop();
+    collectAfterWork(COLLECT_INTERVAL_MS);
+  }
+
+  /** Seals every window due at `nowMs`, a transaction at a time; returns the error that stopped it, if any. */
+  function sealDue(nowMs: number): string | undefined {
     let error: string | undefined;
     let dropped = false;
     while (!stopping()) {
@@ -141,20 +242,26 @@ function main(): void {
         lock.give();
       }
     }
-    parentPort!.postMessage({ sealDone: id, error });
-    if (stopping()) stop();
-    collectAfterWork(COLLECT_INTERVAL_MS);
+    return error;
   }
 
   parentPort!.on('message', (message: unknown) => {
     if (message === 'stop' || stopping()) stop();
-    else if (message === 'kick' && timer === undefined) drain();
+    else if (message === 'kick' || (typeof message === 'object' && message !== null && 'kick' in message)) {
+      if (typeof message === 'object') dueAt = (message as { kick: number }).kick;
+      lastKick = performance.now();
+      // Drained once every message waiting has been taken in (a worker that started late finds several kicks queued);
+      // at once when enough gathered.
+      if (gatherWait && Atomics.load(control, 0) >= GATHER_ENTRIES) {
+        timer?.();
+        schedule('now');
+      } else if (timer === undefined) schedule('now');
+    }
     else if (typeof message === 'object' && message !== null && 'seal' in message) {
       const { seal: nowMs, id } = message as { seal: number; id: number };
       seal(nowMs, id);
     }
   });
-  drain();
 }
 
 main();

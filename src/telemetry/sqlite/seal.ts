@@ -62,22 +62,14 @@ export function sealWindow(db: SealHandle, w: DueWindow, enough: (points: number
   const nextSeries = db.prepare(`SELECT series_id FROM ${table} ORDER BY series_id LIMIT 1`).pluck();
   const rowsOf = db.prepare(`SELECT * FROM ${table} WHERE series_id = ? ORDER BY t_ms, t_ns`).raw(true).safeIntegers(true);
   const deleteRows = db.prepare(`DELETE FROM ${table} WHERE series_id = ?`);
-  const blockOf = db.prepare('SELECT data FROM telemetry_blocks WHERE series_id = ? AND start_ms = ?').pluck();
-  const store = db.prepare(`INSERT INTO telemetry_blocks (series_id, start_ms, namespace_id, rows, first_ms, last_ms, stats, data)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series_id, start_ms) DO UPDATE SET
-    rows = excluded.rows, first_ms = excluded.first_ms, last_ms = excluded.last_ms, stats = excluded.stats, data = excluded.data`);
+  const blocks = blockStatements(db);
   const kinds = fieldKindsOf(db, w.namespace_id);
-  db.prepare('INSERT OR IGNORE INTO telemetry_sealed (namespace_id, shard_window, start_ms, end_ms) VALUES (?, ?, ?, ?)')
-    .run(w.namespace_id, w.shard_window, w.start_ms, w.end_ms);
+  markSealed(db, w);
   for (;;) {
     const seriesId = nextSeries.get() as number | undefined;
     if (seriesId === undefined) break;
     const rows = rowsOf.all(seriesId) as unknown[][];
-    const fieldKinds = kinds(seriesId);
-    let block = blockFromRows(rows, w.columns, fieldKinds);
-    const stored = blockOf.get(seriesId, w.start_ms) as Uint8Array | undefined;
-    if (stored !== undefined) block = mergeBlocks(decodeBlock(stored), block);
-    const written = writeBlock(store, seriesId, w, block);
+    const written = blocks.store(seriesId, w, blocks.withRows(seriesId, w, rows, kinds(seriesId)));
     deleteRows.run(seriesId);
     step.series++;
     step.points += rows.length;
@@ -109,8 +101,48 @@ export function noteSealChange(db: SealHandle): void {
     ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)`).run(SEAL_GENERATION_KEY);
 }
 
+/** The window's blocks may hold points from now on (readers look for them). */
+export function markSealed(db: SealHandle, w: WindowOf): void {
+  db.prepare('INSERT OR IGNORE INTO telemetry_sealed (namespace_id, shard_window, start_ms, end_ms) VALUES (?, ?, ?, ?)')
+    .run(w.namespace_id, w.shard_window, w.start_ms, w.end_ms);
+}
+
+/** A window as sealing needs it (a row of telemetry_shards). */
+export type WindowOf = Omit<DueWindow, 'table_name'>;
+
+/** A series' block of a window read, merged with later rows, and stored. */
+export interface BlockStatements {
+  /** the stored block (if any) with `rows` (shard-table rows of the series, in key order, one per time) merged in */
+  withRows(seriesId: number, w: WindowOf, rows: readonly unknown[][], kinds: ReadonlyArray<FieldKind | undefined>): BlockData;
+  /** the stored block (if any) with `block`'s points merged in */
+  withBlock(seriesId: number, w: WindowOf, block: BlockData): BlockData;
+  /** stores the block (replacing the earlier one); returns the bytes written */
+  store(seriesId: number, w: WindowOf, block: BlockData | ReturnType<typeof blockRow>): number;
+}
+
+export function blockStatements(db: SealHandle): BlockStatements {
+  const blockOf = db.prepare('SELECT data FROM telemetry_blocks WHERE series_id = ? AND start_ms = ?').pluck();
+  const store = db.prepare(`INSERT INTO telemetry_blocks (series_id, start_ms, namespace_id, rows, first_ms, last_ms, stats, data)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (series_id, start_ms) DO UPDATE SET
+    rows = excluded.rows, first_ms = excluded.first_ms, last_ms = excluded.last_ms, stats = excluded.stats, data = excluded.data`);
+  return {
+    withRows(seriesId, w, rows, kinds) {
+      return this.withBlock(seriesId, w, blockFromRows(rows, w.columns, kinds));
+    },
+    withBlock(seriesId, w, block) {
+      const stored = blockOf.get(seriesId, w.start_ms) as Uint8Array | undefined;
+      return stored === undefined ? block : mergeBlocks(decodeBlock(stored), block);
+    },
+    store(seriesId, w, block) {
+      const row = 'data' in block ? block : blockRow(block);
+      store.run(seriesId, w.start_ms, w.namespace_id, row.rows, row.firstMs, row.lastMs, row.stats, row.data);
+      return row.data.byteLength + row.stats.byteLength;
+    },
+  };
+}
+
 /** The kind of each field of a series' measurement, by ordinal, per series (cached by measurement). */
-function fieldKindsOf(db: SealHandle, namespaceId: number): (seriesId: number) => Array<FieldKind | undefined> {
+export function fieldKindsOf(db: SealHandle, namespaceId: number): (seriesId: number) => Array<FieldKind | undefined> {
   const measurementOf = db.prepare('SELECT measurement FROM telemetry_series WHERE id = ?').pluck();
   const fieldsOf = db.prepare('SELECT ordinal, type FROM telemetry_fields WHERE namespace_id = ? AND measurement = ?');
   const byMeasurement = new Map<string, Array<FieldKind | undefined>>();
@@ -126,11 +158,4 @@ function fieldKindsOf(db: SealHandle, namespaceId: number): (seriesId: number) =
     }
     return kinds;
   };
-}
-
-/** Stores a series' block of a window (replacing its earlier block); returns the bytes written. */
-function writeBlock(store: Statement, seriesId: number, w: DueWindow, block: BlockData): number {
-  const row = blockRow(block);
-  store.run(seriesId, w.start_ms, w.namespace_id, row.rows, row.firstMs, row.lastMs, row.stats, row.data);
-  return row.data.byteLength + row.stats.byteLength;
 }

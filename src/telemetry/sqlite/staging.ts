@@ -33,6 +33,12 @@ const STOP = 1;
  * may have to fold, like the disk the staged rows take, stays bounded.
  */
 const MAX_BACKLOG = 32;
+/**
+ * The same bound where staged points of due windows are sealed straight into blocks (sealStagedWhenDue): the worker
+ * lets a window's entries gather while writes come, up to 80 (fold-worker.ts GATHER_ENTRIES), and seals them in slices
+ * of up to 100,000 points (seal-staged.ts SLICE_ROWS).
+ */
+const MAX_BACKLOG_SEALING = 96;
 /** rows per fold transaction on the main thread */
 const SLICE_ROWS = 4096;
 
@@ -74,6 +80,14 @@ class Staging {
     });
     this.worker = worker;
     conn.atClose(() => this.stop());
+    // what an earlier process left staged is folded at once
+    if (this.control[PENDING] > 0) this.kick();
+  }
+
+  /** Tells the worker something is staged (with the service's clock where staged points may be sealed, sealStagedWhenDue). */
+  private kick(): void {
+    const clock = sealClocks.get(this.conn.sqlite);
+    this.worker?.postMessage(clock === undefined ? 'kick' : { kick: clock() });
   }
 
   /** Entries staged and not folded yet (as far as this process counted them). */
@@ -86,9 +100,14 @@ class Staging {
     return this.worker !== undefined && !this.failed;
   }
 
+  /** Whether staged points of due windows go straight into blocks (sealStagedWhenDue). */
+  get sealsStaged(): boolean {
+    return sealClocks.has(this.conn.sqlite);
+  }
+
   /** Whether the worker is so far behind that a write should help before it stages (MAX_BACKLOG). */
   get behind(): boolean {
-    return this.active && this.backlog >= MAX_BACKLOG;
+    return this.active && this.backlog >= (this.sealsStaged ? MAX_BACKLOG_SEALING : MAX_BACKLOG);
   }
 
   /**
@@ -103,11 +122,11 @@ class Staging {
     return true;
   }
 
-  /** After a write's commit: `entries` more are staged; the worker folds them. */
+  /** After a write's commit: `entries` more are staged; the worker folds them (or seals them, seal-staged.ts). */
   committed(entries: number): void {
     if (entries === 0) return;
     Atomics.add(this.control, PENDING, entries);
-    this.worker?.postMessage('kick');
+    this.kick();
   }
 
   /** Folds what is still staged, here and now, when the worker failed (before a write, which then goes direct). */
@@ -148,6 +167,17 @@ class Staging {
       worker.postMessage('stop');
     }));
   }
+}
+
+/** The service's clock, by connection handle, where it seals on a timer (seal.ts startSealing). */
+const sealClocks = new WeakMap<object, () => number>();
+
+/**
+ * Staged points of windows due for sealing at `now()` go straight into their blocks (seal-staged.ts) from now on:
+ * where sealing runs on a timer anyway, what it would seal next is not folded into a shard table first.
+ */
+export function sealStagedWhenDue(conn: SqliteConnection, now: () => number): void {
+  sealClocks.set(conn.sqlite, now);
 }
 
 /** by the connection's better-sqlite3 handle (what the root Db shows too, for the metrics); null: none */
