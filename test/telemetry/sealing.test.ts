@@ -102,6 +102,22 @@ function assertSameAnswers(actual: Answers, expected: Answers, message?: string)
   near(actual.aggregates, expected.aggregates, 'aggregates');
 }
 
+/**
+ * Every line once and the lines `repeats` names once more (the same values: a repeat changes nothing), in an order
+ * shuffled by `seed`, as the bodies of `parts` writes.
+ */
+function shuffledBodies(lines: readonly string[], repeats: readonly number[], seed: number, parts: number): string[] {
+  const order = [...lines.map((_, i) => i), ...repeats];
+  let x = seed;
+  for (let i = order.length - 1; i > 0; i--) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    const j = x % (i + 1);
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  const size = Math.ceil(order.length / parts);
+  return Array.from({ length: parts }, (_, p) => order.slice(p * size, (p + 1) * size).map((i) => lines[i]).join('\n'));
+}
+
 /** Lines of `points` timestamps per node, 37 minutes apart from START, with every field type and some missing. */
 function dataset(points: number, nodes = ['n1', 'n2']): string[] {
   const lines: string[] = [];
@@ -172,17 +188,9 @@ describe('sealing: windows move into blocks and answer as before', () => {
       fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 5 }), fc.nat(),
       async (repeats, parts, seed) => {
         const s = await appWith(t);
-        // every line once, some twice (the same values: a repeat changes nothing), in a shuffled order
-        const order = [...lines.map((_, i) => i), ...repeats];
-        let x = seed;
-        for (let i = order.length - 1; i > 0; i--) {
-          x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-          const j = x % (i + 1);
-          [order[i], order[j]] = [order[j], order[i]];
-        }
-        const size = Math.ceil(order.length / parts);
-        for (let p = 0; p < parts; p++) {
-          await writeOk(s.app, s.token, order.slice(p * size, (p + 1) * size).map((i) => lines[i]).join('\n'));
+        const bodies = shuffledBodies(lines, repeats, seed, parts);
+        for (const [p, body] of bodies.entries()) {
+          await writeOk(s.app, s.token, body);
           if (p % 2 === 0) await seal(s);
         }
         assertSameAnswers(await answers(s), expected);
@@ -230,15 +238,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
         fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.nat(),
         async (repeats, parts, seed) => {
           const s = await fileApp(t);
-          const order = [...lines.map((_, i) => i), ...repeats];
-          let x = seed;
-          for (let i = order.length - 1; i > 0; i--) {
-            x = (Math.imul(x, 1103515245) + 12345) >>> 0;
-            const j = x % (i + 1);
-            [order[i], order[j]] = [order[j], order[i]];
-          }
-          const size = Math.ceil(order.length / parts);
-          for (let p = 0; p < parts; p++) await writeOk(s.app, s.token, order.slice(p * size, (p + 1) * size).map((i) => lines[i]).join('\n'));
+          for (const body of shuffledBodies(lines, repeats, seed, parts)) await writeOk(s.app, s.token, body);
           await sealedByTheWorker(s);
           // both windows' points are in blocks (a block per node and window), and no shard table is left although
           // no sealing pass ran: the worker sealed them straight from staging

@@ -86,15 +86,9 @@ function mergeNumbers(earlier: BlockData, later: BlockData): BlockData | undefin
     ms[n] = order <= 0 ? earlier.ms[fromA[n]] : later.ms[fromB[n]];
     sub[n] = order <= 0 ? earlier.sub[fromA[n]] : later.sub[fromB[n]];
   }
-  const columns: Array<Column | undefined> = [];
-  for (let c = 0; c < Math.max(earlier.columns.length, later.columns.length); c++) {
-    const ca = earlier.columns[c];
-    const cb = later.columns[c];
-    if (ca === undefined && cb === undefined) continue;
-    if (ca !== undefined && cb !== undefined && ca.kind !== cb.kind) return undefined;
+  const columns = pairColumns(earlier, later, (ca, cb, kind) => {
     const ia = valueIndex(ca, a);
     const ib = valueIndex(cb, b);
-    const kind = (cb ?? ca)!.kind;
     const values = kind === BOOLEAN ? new Uint8Array(n) : new Float64Array(n);
     const present = new Uint8Array(n);
     let k = 0;
@@ -106,9 +100,26 @@ function mergeNumbers(earlier: BlockData, later: BlockData): BlockData | undefin
       else continue;
       present[r] = 1;
     }
-    if (k > 0) columns[c] = { kind, present: k < n ? present : undefined, values: values.slice(0, k) };
+    return k === 0 ? undefined : { kind, present: k < n ? present : undefined, values: values.slice(0, k) };
+  });
+  return columns === undefined ? undefined : { ms: ms.slice(0, n), sub: sub.slice(0, n), columns };
+}
+
+/**
+ * The columns of two blocks of a series paired field by field, each pair made one by `merge` (with the field's kind);
+ * undefined where a field has another kind in each.
+ */
+function pairColumns(earlier: BlockData, later: BlockData,
+  merge: (ca: Column | undefined, cb: Column | undefined, kind: FieldKind) => Column | undefined): Array<Column | undefined> | undefined {
+  const columns: Array<Column | undefined> = [];
+  for (let c = 0; c < Math.max(earlier.columns.length, later.columns.length); c++) {
+    const ca = earlier.columns[c];
+    const cb = later.columns[c];
+    if (ca === undefined && cb === undefined) continue;
+    if (ca !== undefined && cb !== undefined && ca.kind !== cb.kind) return undefined;
+    columns[c] = merge(ca, cb, (cb ?? ca)!.kind);
   }
-  return { ms: ms.slice(0, n), sub: sub.slice(0, n), columns };
+  return columns;
 }
 
 /** For each row, the index of its value in the column's values (-1: none; every row -1 without a column). */
@@ -129,19 +140,12 @@ function appendBlock(earlier: BlockData, later: BlockData): BlockData | undefine
   const sub = new Int32Array(a + b);
   sub.set(earlier.sub);
   sub.set(later.sub, a);
-  const columns: Array<Column | undefined> = [];
-  for (let c = 0; c < Math.max(earlier.columns.length, later.columns.length); c++) {
-    const ca = earlier.columns[c];
-    const cb = later.columns[c];
-    if (ca === undefined && cb === undefined) continue;
-    if (ca !== undefined && cb !== undefined && ca.kind !== cb.kind) return undefined;
-    columns[c] = {
-      kind: (cb ?? ca)!.kind,
-      present: presenceOf(ca, a, cb, b),
-      values: ca === undefined ? cb!.values : cb === undefined ? ca.values : joinValues(ca.values, cb.values),
-    };
-  }
-  return { ms, sub, columns };
+  const columns = pairColumns(earlier, later, (ca, cb, kind) => ({
+    kind,
+    present: presenceOf(ca, a, cb, b),
+    values: ca === undefined ? cb!.values : cb === undefined ? ca.values : joinValues(ca.values, cb.values),
+  }));
+  return columns === undefined ? undefined : { ms, sub, columns };
 }
 
 /** The presence of two columns one after the other (undefined: every row has a value). */
