@@ -8,7 +8,11 @@ import { findUserByEmail } from '../../src/auth/users.store.ts';
 import { openPostgres, DatabaseUnavailable } from '../../src/db/postgres.ts';
 import { builders, compileQuery } from '../../src/db/compile.ts';
 import { MAX_NAMES, PreparedNames } from '../../src/db/prepared.ts';
-import { arrayParam, decodeArray, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
+import { arrayParam, columnOfArray, decodeArray, matrixParam, rowsParam, type ArrayElement } from '../../src/telemetry/pg/pg-shards.ts';
+import fc from 'fast-check';
+import { columnFromValues } from '../../src/telemetry/blocks/values.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INTEGER, STRING, UNSIGNED } from '../../src/telemetry/line-protocol/line-scanner.ts';
+import { rowValues } from '../telemetry/blocks/arbitraries.ts';
 import { migrate, migrations } from '../../src/db/migrate.ts';
 import { isIn, inValues } from '../../src/db/in-list.ts';
 import { checkDatabase, openConfiguredDatabase } from '../../src/db/configured.ts';
@@ -190,6 +194,24 @@ describe('PostgreSQL data layer', () => {
     assert.deepEqual(decodeArray(null, 'number'), []);
     const ordered = (await db.rows<[Buffer]>(sql`SELECT array_send(array_agg(v ORDER BY n DESC)) FROM unnest('{3.5,NULL,-2}'::float8[]) WITH ORDINALITY AS u(v, n)`))[0][0];
     assert.deepEqual(decodeArray(ordered, 'decimal'), [-2, null, 3.5]);
+  });
+
+  test('a field\'s values as a binary array decode to the column its values make, for every kind (sealing reads them so)', async (t) => {
+    const { db, drop } = await freshPostgres();
+    t.after(drop);
+    for (const kind of [FLOAT, INTEGER, UNSIGNED, STRING, BOOLEAN] as const) {
+      await fc.assert(fc.asyncProperty(rowValues(kind, 120), async (values) => {
+        // as a shard table stores them: booleans as 1/0 in int8, unsigned as the int8 of their bits, strings as text
+        // (no NUL: line protocol refuses it, and PostgreSQL's text cannot hold it)
+        const stored = values.map((v) => (v === null ? null : typeof v === 'boolean' ? (v ? 1 : 0)
+          : typeof v === 'bigint' && v > INT64_MAX ? v - 2n ** 64n : typeof v === 'string' ? v.replaceAll('\0', '').toWellFormed() : v));
+        const type = kind === FLOAT ? 'double precision' : kind === STRING ? 'text' : 'bigint';
+        const bytes = (await db.rows<[Buffer | null]>(sql`SELECT array_send(${arrayParam(stored as never, type)}::${sql.raw(type)}[])`))[0][0];
+        const expected = columnFromValues(kind, stored.map((v) => (v === null ? null : kind === BOOLEAN ? v === 1 : v)));
+        assert.deepEqual(columnOfArray(bytes, kind, values.length), expected);
+      }), { seed: 38, numRuns: 40 });
+    }
+    assert.throws(() => columnOfArray(Buffer.from([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 1]), INTEGER, 3), RangeError, 'a column of another length');
   });
 
   test('write units are serializable: 20 racing read-then-increment units lose no update', async (t) => {

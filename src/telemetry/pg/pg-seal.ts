@@ -6,13 +6,13 @@
 // - the first transaction of a window records it in telemetry_sealed, the last deletes its telemetry_shards row and
 //   drops the table, with the row taken FOR UPDATE: a write staging points for that table meanwhile waits, then finds
 //   the shard gone (a foreign key) and makes it again, as after a prune. Only those two change the catalogue version.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import { decodeBlock, type BlockData } from '../blocks/index.ts';
 import { FIELD_TYPES, type FieldKind } from '../line-protocol/line-scanner.ts';
-import { blockFromRows, blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/rows.ts';
+import { blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/rows.ts';
 import { catalogueChanging, dropsShardTables } from './pg-catalogue.ts';
-import { pgColumn, storageOf } from './pg-shards.ts';
+import { columnOfArray, decodeArray, pgColumn } from './pg-shards.ts';
 
 
 interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
@@ -48,22 +48,12 @@ async function sealWindow(tx: Db, w: DueWindow, enough: (points: number) => bool
       JOIN telemetry_series s ON s.id = p.series_id ORDER BY p.series_id LIMIT 1`);
     if (next === undefined) break;
     const kinds = fieldsOf.get(next.measurement) ?? [];
-    // every field of the measurement the table has a column for, integers as text (exact beyond 2^53)
-    const cols = Array.from({ length: Math.min(kinds.length, w.columns) }, (_, n) => {
-      const kind = kinds[n];
-      if (kind === undefined) return 'NULL';
-      const col = pgColumn(n, kind);
-      return storageOf(kind) === 'i' ? `${col}::text` : col;
-    });
-    const rows = await tx.rows<unknown[]>(sql`SELECT series_id, t_ms::text, t_ns, ${sql.raw(cols.length > 0 ? cols.join(', ') : 'NULL')}
-      FROM ${table} WHERE series_id = ${next.series_id} ORDER BY t_ms, t_ns`);
-    let block = blockFromRows(rows.map(asSqliteRow(kinds, cols.length)), cols.length, kinds);
+    const block = await seriesBlock(tx, table, next.series_id, Array.from({ length: Math.min(kinds.length, w.columns) }, (_, n) => kinds[n]));
     const stored = await tx.get(sql<{ data: Uint8Array }>`SELECT data FROM telemetry_blocks WHERE series_id = ${next.series_id} AND start_ms = ${w.start_ms}`);
-    if (stored !== undefined) block = mergeBlocks(decodeBlock(stored.data), block);
-    step.bytes += await storeBlock(tx, next.series_id, w, block);
+    step.bytes += await storeBlock(tx, next.series_id, w, stored === undefined ? block : mergeBlocks(decodeBlock(stored.data), block));
     await tx.run(sql`DELETE FROM ${table} WHERE series_id = ${next.series_id}`);
     step.series++;
-    step.points += rows.length;
+    step.points += block.ms.length;
     if (enough(step.points)) break;
   }
   // the window's row is ours (FOR UPDATE): what is staged for its table now stays staged until it is folded
@@ -96,17 +86,20 @@ async function dropWindowTable(tx: Db, w: DueWindow): Promise<boolean> {
 const DROP_WAIT_MS = 100;
 const LOCK_NOT_AVAILABLE = '55P03';
 
-/** PostgreSQL rows as sqlite/seal.ts blockFromRows reads them: (series_id, t_ms, t_ns, values) with integers as bigint. */
-function asSqliteRow(kinds: ReadonlyArray<FieldKind | undefined>, width: number): (r: unknown[]) => unknown[] {
-  return (r) => {
-    const out: unknown[] = [r[0], BigInt(r[1] as string), BigInt(r[2] as number)];
-    for (let n = 0; n < width; n++) {
-      const v = r[3 + n];
-      const kind = kinds[n];
-      out.push(v === null || kind === undefined ? null : storageOf(kind) === 'i' ? BigInt(v as string) : v);
-    }
-    return out;
-  };
+/**
+ * A series' rows of a shard table as a block: the times and every field of its measurement the table has a column for,
+ * each fetched as one array in the binary format (array_send) and decoded into its typed column (pg-shards.ts
+ * columnOfArray), not a row per point.
+ */
+async function seriesBlock(tx: Db, table: RawBuilder<unknown>, seriesId: number, kinds: ReadonlyArray<FieldKind | undefined>): Promise<BlockData> {
+  const agg = (e: string) => `array_send(array_agg(${e} ORDER BY t_ms, t_ns))`;
+  const cols = kinds.map((kind, n) => (kind === undefined ? 'NULL::bytea' : agg(pgColumn(n, kind))));
+  const [times, subs, ...values] = (await tx.rows<Array<Buffer | null>>(sql`SELECT ${sql.raw([agg('t_ms'), agg('t_ns'), ...cols].join(', '))}
+    FROM ${table} WHERE series_id = ${seriesId}`))[0];
+  const ms = Float64Array.from(decodeArray(times, 'number') as number[]);
+  const sub = Int32Array.from(decodeArray(subs, 'number') as number[]);
+  const columns = kinds.map((kind, n) => (kind === undefined ? undefined : columnOfArray(values[n], kind, ms.length)));
+  return { ms, sub, columns };
 }
 
 /** The field kinds of each measurement of a namespace, by ordinal. */

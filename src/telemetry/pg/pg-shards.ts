@@ -6,7 +6,8 @@
 // sits in the one of its field's type, the others stay NULL (a NULL costs one bit of the row's null bitmap).
 import { sql, type RawBuilder } from 'kysely';
 import type { FieldInfo, ShardInfo } from '../catalogue-types.ts';
-import { FLOAT, INT64_MAX, INT64_MIN, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
+import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
+import type { Column } from '../blocks/index.ts';
 
 /** PostgreSQL allows 1600 columns per table; three hold the key, three go to each field number. */
 export const PG_MAX_FIELDS_PER_MEASUREMENT = Math.floor((1600 - 3) / 3);
@@ -178,10 +179,70 @@ export type ElementAs = 'number' | 'decimal' | 'text';
  */
 export function decodeArray(bytes: Buffer | null, as: ElementAs): Array<number | string | null> {
   const out: Array<number | string | null> = [];
-  if (bytes === null || bytes.length < 12) return out;
+  eachElement(bytes, (view, oid, at, length) => {
+    if (length < 0) out.push(null);
+    else if (oid === ELEMENT_OIDS['double precision']) out.push(view.getFloat64(at));
+    else if (oid === ELEMENT_OIDS.integer) out.push(view.getInt32(at));
+    else if (oid === ELEMENT_OIDS.bigint) {
+      const high = view.getInt32(at);
+      const value = high * 4294967296 + view.getUint32(at + 4);
+      // exact while |high| < 2^21 (the value below 2^53); beyond it, the digits through a BigInt
+      out.push(as === 'decimal' ? (high >= -0x200000 && high < 0x200000 ? String(value) : view.getBigInt64(at).toString()) : value);
+    } else out.push(bytes!.toString('utf8', at, at + length));
+  });
+  return out;
+}
+
+/**
+ * The column (blocks/column.ts) of a field of `kind` from its values as a binary array (decodeArray), one element a
+ * row, NULL where a row has none: typed from the bytes, without a value boxed per row. Integers and booleans are the
+ * int8 a shard table stores (booleans 1 for true); undefined when no row has a value.
+ */
+export function columnOfArray(bytes: Buffer | null, kind: FieldKind, rows: number): Column | undefined {
+  const present = new Uint8Array(rows);
+  const numbers = kind === BOOLEAN ? new Uint8Array(rows) : new Float64Array(rows);
+  const strings: string[] = [];
+  let wide: BigInt64Array | undefined;
+  let k = 0;
+  let r = 0;
+  eachElement(bytes, (view, oid, at, length) => {
+    const row = r++;
+    if (length < 0) return;
+    present[row] = 1;
+    if (kind === STRING) strings.push(bytes!.toString('utf8', at, at + length));
+    else if (oid === ELEMENT_OIDS['double precision']) numbers[k] = view.getFloat64(at);
+    else {
+      const high = view.getInt32(at);
+      if (kind === BOOLEAN) numbers[k] = high === 0 && view.getUint32(at + 4) === 1 ? 1 : 0;
+      else if (wide === undefined && high >= -0x200000 && high < 0x200000 && !(high === -0x200000 && view.getUint32(at + 4) === 0)) {
+        numbers[k] = high * 4294967296 + view.getUint32(at + 4);
+      } else {
+        // beyond ±(2^53 - 1): the whole column as int64
+        wide ??= BigInt64Array.from((numbers as Float64Array).subarray(0, k), (v) => BigInt(v));
+        if (wide.length < rows) wide = growTo(wide, rows);
+        wide[k] = view.getBigInt64(at);
+      }
+    }
+    k++;
+  });
+  if (r !== rows) throw new RangeError(`a column of ${r} values for ${rows} rows`);
+  if (k === 0) return undefined;
+  const values = kind === STRING ? strings : wide !== undefined ? wide.slice(0, k) : numbers.slice(0, k);
+  return { kind, present: k < rows ? present : undefined, values };
+}
+
+function growTo(a: BigInt64Array, n: number): BigInt64Array {
+  const out = new BigInt64Array(n);
+  out.set(a);
+  return out;
+}
+
+/** Calls `element` for each element of a one-dimensional binary array (length -1: NULL); nothing for a NULL array. */
+function eachElement(bytes: Buffer | null, element: (view: DataView, oid: number, at: number, length: number) => void): void {
+  if (bytes === null || bytes.length < 12) return;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const dims = view.getInt32(0);
-  if (dims === 0) return out;
+  if (dims === 0) return;
   if (dims !== 1) throw new TypeError(`decodeArray: ${dims} dimensions`);
   const oid = view.getUint32(8);
   const n = view.getInt32(12);
@@ -189,19 +250,7 @@ export function decodeArray(bytes: Buffer | null, as: ElementAs): Array<number |
   for (let k = 0; k < n; k++) {
     const length = view.getInt32(at);
     at += 4;
-    if (length < 0) {
-      out.push(null);
-      continue;
-    }
-    if (oid === ELEMENT_OIDS['double precision']) out.push(view.getFloat64(at));
-    else if (oid === ELEMENT_OIDS.integer) out.push(view.getInt32(at));
-    else if (oid === ELEMENT_OIDS.bigint) {
-      const high = view.getInt32(at);
-      const value = high * 4294967296 + view.getUint32(at + 4);
-      // exact while |high| < 2^21 (the value below 2^53); beyond it, the digits through a BigInt
-      out.push(as === 'decimal' ? (high >= -0x200000 && high < 0x200000 ? String(value) : view.getBigInt64(at).toString()) : value);
-    } else out.push(bytes.toString('utf8', at, at + length));
-    at += length;
+    element(view, oid, at, length);
+    if (length > 0) at += length;
   }
-  return out;
 }
