@@ -54,7 +54,7 @@ async function writeSqlite(db: Db, req: WriteRequest): Promise<number> {
   // A worker far behind gets help from the writes (staging.ts MAX_BACKLOG). One that seals staged points straight into
   // blocks is waited for a while first: a fold here would send their window the long way (seal-staged.ts).
   for (let waited = 0; staging?.behind === true;) {
-    if (staging.sealsStaged && waited++ < MAX_WAITS) await new Promise((resolve) => setTimeout(resolve, 1));
+    if (staging.sealingStraight && waited++ < MAX_WAITS) await new Promise((resolve) => setTimeout(resolve, 1));
     else if (!(await db.exclusive(() => staging.help()))) break;
   }
   const stage = staging?.active === true;

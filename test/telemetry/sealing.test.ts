@@ -249,6 +249,35 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     }
   });
 
+  it('a few late points for a window whose blocks hold many go the usual way instead of rewriting the blocks', async (t) => {
+    const s = await fileApp(t);
+    const day = START + DAY;
+    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
+    await sealedByTheWorker(s);
+    const rowsInBlocks = async () => Number((await s.app.deps.db.get(sql<{ n: number }>`SELECT sum(rows) AS n FROM telemetry_blocks`))!.n);
+    assert.equal(await rowsInBlocks(), 2000);
+    // 100 points into the same window: rewriting its 2,000 for them would cost more than folding them
+    await writeOk(s.app, s.token, Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`).join('\n'));
+    const end = Date.now() + 20_000;
+    while (await countRows(s.app, 'telemetry_staged') > 0) {
+      assert.ok(Date.now() < end, 'the worker folds what is staged');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(await rowsInBlocks(), 2000, 'the blocks were not rewritten');
+    assert.equal(await countPoints(s.app), 100, 'the late points wait in the shard table');
+    const count = async () => {
+      const q = `SELECT count(f) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${T0}ms`;
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series[0].values[0][1];
+    };
+    assert.equal(await count(), 2100);
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 1, heads: 0, sealed: 1 });
+    assert.equal(await rowsInBlocks(), 2100);
+    assert.equal(await count(), 2100);
+  });
+
   it('a window whose shard table already holds rows keeps the usual way: its later points are not overruled by them', async (t) => {
     const s = await fileApp(t);
     const reference = await appWith(t);

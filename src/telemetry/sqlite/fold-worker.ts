@@ -25,7 +25,7 @@ export interface FoldWorkerData {
   file: string;
   addonFile: string;
   lock: SharedArrayBuffer;
-  /** Int32 cells: [0] pending entries (main adds, both subtract), [1] 1 = stop */
+  /** Int32 cells: [0] pending entries (main adds, both subtract), [1] 1 = stop, [2] 1 while staged points go straight into blocks */
   control: SharedArrayBuffer;
 }
 
@@ -156,6 +156,8 @@ function main(): void {
     gatherWait = false;
     while (Atomics.load(control, 0) > 0 && !stopping()) {
       const direct = dueAt === undefined ? 0 : sealStaged(dueAt, whole);
+      // the writes wait for this thread while it seals straight (a fold of theirs would send the window the long way)
+      Atomics.store(control, 2, direct === 0 ? 0 : 1);
       if (direct === 'gather') {
         gatherWait = true;
         schedule(GATHER_MS);

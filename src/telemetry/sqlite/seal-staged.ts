@@ -25,6 +25,13 @@ import { blockStatements, fieldKindsOf, markSealed, noteSealChange, SEAL_GENERAT
  */
 const SLICE_ROWS = 100_000;
 
+/**
+ * Points already in a window's blocks that a direct sealing may rewrite for each point it adds, at most: beyond, the
+ * points take the usual way (folded into the shard table, merged by the next sealing pass), which cost the fold worker
+ * about as much per point as rewriting ten (bench/README.md).
+ */
+const REWRITE_LIMIT = 8;
+
 interface Window extends WindowOf {
   table_name: string;
 }
@@ -43,7 +50,7 @@ export interface StagedSeal {
  * first (whose shard table is empty). While the writes may still add to that window, 'gather' (nothing is made):
  * unless `now` is set, it is sealed only once a later window of its namespace has staged points too (the writes
  * moved on) or its points fill a slice, so a window loaded in time order is rewritten once instead of once per write.
- * Undefined when no due window has staged points.
+ * Undefined when no due window has staged points, or too few for the blocks they would rewrite (REWRITE_LIMIT).
  */
 export function prepareStagedSeal(db: SealHandle, nowMs: number, now: boolean): StagedSeal | 'gather' | undefined {
   const due = db.prepare(`SELECT sh.namespace_id, sh.shard_window, sh.table_name, sh.start_ms, sh.end_ms, sh.columns, sum(st.rows) AS staged
@@ -56,6 +63,10 @@ export function prepareStagedSeal(db: SealHandle, nowMs: number, now: boolean): 
   const movedOn = () => db.prepare(`SELECT 1 FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.shard_table
     WHERE sh.namespace_id = ? AND sh.start_ms > ? LIMIT 1`).get(w.namespace_id, w.start_ms) !== undefined;
   if (!now && staged < SLICE_ROWS && !movedOn()) return 'gather';
+  // a trickle of points into a window whose blocks hold many already: folded, and merged by the next sealing pass
+  const stored = db.prepare('SELECT coalesce(sum(rows), 0) FROM telemetry_blocks WHERE namespace_id = ? AND start_ms = ?')
+    .pluck().get(w.namespace_id, w.start_ms) as number;
+  if (staged * REWRITE_LIMIT < stored) return undefined;
   const ids: number[] = [];
   let taken = 0;
   for (const e of db.prepare('SELECT id, rows FROM telemetry_staged WHERE shard_table = ? AND folded = 0 ORDER BY id').all(w.table_name) as Array<{ id: number; rows: number }>) {

@@ -107,9 +107,14 @@ export function stagedEntry(group: RowGroup, order: Uint32Array, first: number, 
 
 /** A stored staged group, ready for writeRows. */
 export function stagedGroup(row: { shard_table: string; width: number; kinds: string; rows: number; cells: Buffer; others: string | null }): RowGroup {
-  // copied: the blob's bytes need not be 8-byte aligned for a Float64Array view
-  const numbers = new Float64Array(row.cells.byteLength / 8);
-  new Uint8Array(numbers.buffer).set(row.cells);
+  // a view of the blob's bytes where they are 8-byte aligned (a blob of more than a few kB has its own buffer), else a copy
+  const { cells } = row;
+  let numbers: Float64Array;
+  if (cells.byteOffset % 8 === 0) numbers = new Float64Array(cells.buffer, cells.byteOffset, cells.byteLength / 8);
+  else {
+    numbers = new Float64Array(cells.byteLength / 8);
+    new Uint8Array(numbers.buffer).set(cells);
+  }
   let others: Map<number, string | bigint> | undefined;
   if (row.others !== null) {
     others = new Map();

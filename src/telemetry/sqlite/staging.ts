@@ -27,6 +27,8 @@ import type { FoldWorkerData } from './fold-worker.ts';
 
 const PENDING = 0;
 const STOP = 1;
+/** 1 while the worker seals staged points straight into blocks (fold-worker.ts), 0 while it folds them */
+const STRAIGHT = 2;
 /**
  * Entries staged and not folded (up to ~130,000 points) beyond which a write first folds a slice itself, on the main
  * thread, before it stages: writes that outrun the worker are slowed down to what both threads fold, and what a read
@@ -46,7 +48,7 @@ let log: Logger | undefined;
 
 class Staging {
   private worker: Worker | undefined;
-  private readonly control = new Int32Array(new SharedArrayBuffer(8));
+  private readonly control = new Int32Array(new SharedArrayBuffer(12));
   private failed = false;
   private stopped: Promise<void> | undefined;
   /** sealings asked of the worker, by id: called with an error or nothing when it is done */
@@ -100,14 +102,14 @@ class Staging {
     return this.worker !== undefined && !this.failed;
   }
 
-  /** Whether staged points of due windows go straight into blocks (sealStagedWhenDue). */
-  get sealsStaged(): boolean {
-    return sealClocks.has(this.conn.sqlite);
+  /** Whether the worker is sealing staged points of due windows straight into blocks (sealStagedWhenDue) at present. */
+  get sealingStraight(): boolean {
+    return Atomics.load(this.control, STRAIGHT) === 1;
   }
 
-  /** Whether the worker is so far behind that a write should help before it stages (MAX_BACKLOG). */
+  /** Whether the worker is so far behind that a write should wait for it or help before it stages (MAX_BACKLOG). */
   get behind(): boolean {
-    return this.active && this.backlog >= (this.sealsStaged ? MAX_BACKLOG_SEALING : MAX_BACKLOG);
+    return this.active && this.backlog >= (this.sealingStraight ? MAX_BACKLOG_SEALING : MAX_BACKLOG);
   }
 
   /**
