@@ -217,6 +217,15 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     return { app, token: u.token };
   }
 
+  /** Until the worker has folded or sealed everything staged. */
+  async function nothingStaged(s: Stored): Promise<void> {
+    const end = Date.now() + 20_000;
+    while (await countRows(s.app, 'telemetry_staged') > 0) {
+      assert.ok(Date.now() < end, 'the worker folds what is staged');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Until nothing is staged and the worker has dropped the windows it emptied (no sealing pass is run here). */
   async function sealedByTheWorker(s: Stored): Promise<void> {
     const end = Date.now() + 20_000;
@@ -258,11 +267,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     assert.equal(await rowsInBlocks(), 2000);
     // 100 points into the same window: rewriting its 2,000 for them would cost more than folding them
     await writeOk(s.app, s.token, Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`).join('\n'));
-    const end = Date.now() + 20_000;
-    while (await countRows(s.app, 'telemetry_staged') > 0) {
-      assert.ok(Date.now() < end, 'the worker folds what is staged');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await nothingStaged(s);
     assert.equal(await rowsInBlocks(), 2000, 'the blocks were not rewritten');
     assert.equal(await countPoints(s.app), 100, 'the late points wait in the shard table');
     const count = async () => {
@@ -297,11 +302,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     await writeOk(s.app, s.token, again.join('\n'));
     await writeOk(reference.app, reference.token, [...lines, ...again].join('\n'));
     const expected = await answers(reference);
-    const end = Date.now() + 20_000;
-    while (await countRows(s.app, 'telemetry_staged') > 0) {
-      assert.ok(Date.now() < end, 'the worker folds what is staged');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await nothingStaged(s);
     assert.equal((await counts(s)).blocks, 0, 'nothing went straight into blocks');
     // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
     s.app.clock.advance(60_000);
