@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { launchChromium, watchPage, until, assertAccessible, signInToConsole } from '../support/chromium.ts';
+import { launchChromium, watchPage, until, assertAccessible, signInToConsole, PAGE_TIMEOUT_MS } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 
 const ADMIN = 'admin@localhost';
@@ -35,7 +35,7 @@ test('console: alarms in Chromium', { timeout: 120_000 }, async () => {
     await writePoint(3);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const watch = watchPage(page, run.url);
     await signInToConsole(page, run.url, ADMIN, PASSWORD);
 

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateSync } from 'otplib';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { launchChromium, watchPage, assertAccessible } from '../support/chromium.ts';
+import { launchChromium, watchPage, assertAccessible, PAGE_TIMEOUT_MS } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 
 const ADMIN = 'admin@localhost';
@@ -26,7 +26,7 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
   const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const watch = watchPage(page, run.url);
 
     // / redirects to the console; sign in with the password (2FA still off)
@@ -227,7 +227,7 @@ test('console end to end in Chromium', { timeout: 120_000 }, async () => {
 
     const viewerContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const viewer = await viewerContext.newPage();
-    viewer.setDefaultTimeout(10_000);
+    viewer.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const viewerWatch = watchPage(viewer, run.url);
     await viewer.goto(`${run.url}/console/devices/${deviceId}`);
     await viewer.getByLabel('E-mail').fill('viewer@example.com');

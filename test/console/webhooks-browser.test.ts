@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { isolatedBinary, startBinary } from '../support/binary.ts';
-import { launchChromium, watchPage, until, assertAccessible, signInToConsole } from '../support/chromium.ts';
+import { launchChromium, watchPage, until, assertAccessible, signInToConsole, PAGE_TIMEOUT_MS } from '../support/chromium.ts';
 import { httpClient } from '../support/http-client.ts';
 import { startReceiver } from '../events/receiver.ts';
 
@@ -25,7 +25,7 @@ test('console: webhooks in Chromium', { timeout: 120_000 }, async () => {
     const refresh = (await http.request('POST', '/auth/login', { body: { username: ADMIN, password: PASSWORD } })).text;
     const access = async () => (await http.request('GET', '/auth/accesstoken', { token: refresh })).text;
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
     const watch = watchPage(page, run.url);
     await signInToConsole(page, run.url, ADMIN, PASSWORD);
 

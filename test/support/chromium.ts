@@ -54,9 +54,12 @@ export async function assertAccessible(page: Page, screen: string): Promise<void
   assert.deepEqual(bad, [], `axe-core on ${screen}`);
 }
 
-/** Waits (10 s at most) until `check` holds, else fails naming `what`. */
+/** How long a page action or a wait may take: CI runs the browser beside other suites on two cores. */
+export const PAGE_TIMEOUT_MS = 30_000;
+
+/** Waits (PAGE_TIMEOUT_MS at most) until `check` holds, else fails naming `what`. */
 export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  for (const end = Date.now() + PAGE_TIMEOUT_MS; Date.now() < end;) {
     if (await check()) return;
     await new Promise((r) => setTimeout(r, 50));
   }
