@@ -283,6 +283,45 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     assert.equal(await count(), 2100);
   });
 
+  /** Points in blocks by window start, in start order. */
+  async function blockRowsByWindow(s: Stored): Promise<Array<[number, number]>> {
+    const rows = await s.app.deps.db.all(sql<{ start_ms: number; n: number }>`SELECT start_ms, sum(rows) AS n FROM telemetry_blocks GROUP BY start_ms ORDER BY start_ms`);
+    return rows.map((r) => [Number(r.start_ms), Number(r.n)]);
+  }
+
+  it('late points of a window the writes have moved past go straight into its blocks, however few', async (t) => {
+    const s = await fileApp(t);
+    const day = START + DAY;
+    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
+    await sealedByTheWorker(s);
+    // one request: the window's last 100 points (a batch that crossed midnight), then the next day's first
+    await writeOk(s.app, s.token, [
+      ...Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`),
+      ...Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=${k} ${ns(day + DAY + k * 30_000)}`),
+    ].join('\n'));
+    await sealedByTheWorker(s);
+    assert.deepEqual(await blockRowsByWindow(s), [[day, 2100], [day + DAY, 100]]);
+  });
+
+  it('a trickle folded into the window the writes are in leaves the staged points of other due windows to go straight', async (t) => {
+    const s = await fileApp(t);
+    const day = START + DAY;
+    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
+    await sealedByTheWorker(s);
+    // one request: 100 late points into that window (too few to rewrite its blocks for), then 50 of the day before
+    const late = Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`);
+    const before = Array.from({ length: 50 }, (_, k) => `power,nodeId=n2 f=${k} ${ns(START + k * 60_000)}`);
+    await writeOk(s.app, s.token, [...late, ...before].join('\n'));
+    // the day before went straight into its block (the trickle alone was folded), and the worker then sealed the
+    // folded trickle into the blocks of its window
+    await sealedByTheWorker(s);
+    assert.deepEqual(await blockRowsByWindow(s), [[START, 50], [day, 2100]]);
+    const q = `SELECT count(f) FROM power WHERE time >= ${START}ms AND time < ${T0}ms GROUP BY nodeId`;
+    const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body.results[0].series.map((x: { tags: { nodeId: string }; values: unknown[][] }) => [x.tags.nodeId, x.values[0][1]]), [['n1', 2100], ['n2', 50]]);
+  });
+
   it('a window whose shard table already holds rows keeps the usual way: its later points are not overruled by them', async (t) => {
     const s = await fileApp(t);
     const reference = await appWith(t);

@@ -18,7 +18,7 @@ import type { Statement } from 'better-sqlite3';
 import { WriteLock } from '../../db/write-lock.ts';
 import { foldStaged, statementCache } from './shard-rows.ts';
 import { giveBackPages, sealStep } from './seal.ts';
-import { prepareStagedSeal, storeStagedSeal } from './seal-staged.ts';
+import { prepareStagedSeal, storeStagedSeal, type FoldWindow } from './seal-staged.ts';
 import { collectAfterWork } from '../../lib/worker-heap.ts';
 
 export interface FoldWorkerData {
@@ -106,9 +106,10 @@ function main(): void {
 
   /**
    * Seals the oldest staged entries of a due window straight into blocks; returns how many (0: none, or they changed
-   * meanwhile), or 'gather' when the window may still grow (prepareStagedSeal) and more writes are coming.
+   * meanwhile), 'gather' when the window may still grow (prepareStagedSeal) and more writes are coming, or the window
+   * whose entries are to be folded instead.
    */
-  function sealStaged(nowMs: number, force: boolean): number | 'gather' {
+  function sealStaged(nowMs: number, force: boolean): number | 'gather' | FoldWindow {
     const now = force || Atomics.load(control, 0) >= GATHER_ENTRIES || performance.now() - lastKick >= GATHER_MS;
     let prepared;
     try {
@@ -120,7 +121,7 @@ function main(): void {
       parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
       return 0;
     }
-    if (prepared === 'gather') return prepared;
+    if (prepared === 'gather' || (prepared !== undefined && 'fold' in prepared)) return prepared;
     if (prepared === undefined || !lock.take(stopping)) return 0;
     let stored = false;
     try {
@@ -157,14 +158,14 @@ function main(): void {
     while (Atomics.load(control, 0) > 0 && !stopping()) {
       const direct = dueAt === undefined ? 0 : sealStaged(dueAt, whole);
       // the writes wait for this thread while it seals straight (a fold of theirs would send the window the long way)
-      Atomics.store(control, 2, direct === 0 ? 0 : 1);
+      Atomics.store(control, 2, direct === 0 || typeof direct === 'object' ? 0 : 1);
       if (direct === 'gather') {
         gatherWait = true;
         schedule(GATHER_MS);
         collectAfterWork(COLLECT_INTERVAL_MS);
         return;
       }
-      if (direct > 0) {
+      if (typeof direct === 'number' && direct > 0) {
         Atomics.sub(control, 0, direct);
         emptied = true;
         if (walBytes() >= CHECKPOINT_BYTES) db.pragma('wal_checkpoint(PASSIVE)');
@@ -178,7 +179,8 @@ function main(): void {
       let folded = { entries: 0, rows: 0 };
       try {
         begin.run();
-        folded = foldStaged({ prepare }, statements, (rows) => rows >= SLICE_ROWS || lock.wanted() || stopping());
+        folded = foldStaged({ prepare }, statements, (rows) => rows >= SLICE_ROWS || lock.wanted() || stopping(),
+          typeof direct === 'object' ? direct.fold : undefined);
         commit.run();
       } catch (err) {
         if (db.inTransaction) rollback.run();

@@ -12,7 +12,9 @@
 //    entries deleted and the window marked sealed in one transaction; else nothing is, and the entries are folded the
 //    usual way.
 // A window whose shard table holds rows (folded before it was due, or by a read's settle) keeps the usual path: its
-// rows are older than the staged points, and a block that took these would be overruled by them.
+// rows are older than the staged points, and a block that took these would be overruled by them. Its entries alone
+// are folded then, not the oldest of every window: a fold of the entries of the windows behind it would send them the
+// long way too, and the next, one after another.
 import { BOOLEAN, FLOAT, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
 import type { BlockData, Column } from '../blocks/index.ts';
 import { blockFromRows, blockRow, GRACE_DIVISOR, type SealStep } from '../blocks/rows.ts';
@@ -26,9 +28,10 @@ import { blockStatements, fieldKindsOf, markSealed, noteSealChange, SEAL_GENERAT
 const SLICE_ROWS = 100_000;
 
 /**
- * Points already in a window's blocks that a direct sealing may rewrite for each point it adds, at most: beyond, the
- * points take the usual way (folded into the shard table, merged by the next sealing pass), which cost the fold worker
- * about as much per point as rewriting ten (bench/README.md).
+ * Points already in a window's blocks that a direct sealing may rewrite for each point it adds, at most, while the
+ * writes are still in that window: beyond, the points take the usual way (folded into the shard table, merged by the
+ * next sealing pass), which cost the fold worker about as much per point as rewriting ten (bench/README.md). Once the
+ * writes have moved past the window its last points go straight whatever their number: they end it.
  */
 const REWRITE_LIMIT = 8;
 
@@ -45,28 +48,35 @@ export interface StagedSeal {
   step: SealStep;
 }
 
+/** The staged entries of one due window to fold the usual way (into its shard table), and none of the others. */
+export interface FoldWindow { fold: string }
+
 /**
  * Step 1, in a read transaction of the caller: the blocks of the oldest staged entries of the due window staged
- * first (whose shard table is empty). While the writes may still add to that window, 'gather' (nothing is made):
- * unless `now` is set, it is sealed only once a later window of its namespace has staged points too (the writes
- * moved on) or its points fill a slice, so a window loaded in time order is rewritten once instead of once per write.
- * Undefined when no due window has staged points, or too few for the blocks they would rewrite (REWRITE_LIMIT).
+ * first. While the writes may still add to that window, 'gather' (nothing is made): unless `now` is set, it is sealed
+ * only once a later window of its namespace has staged points too (the writes moved on) or its points fill a slice, so
+ * a window loaded in time order is rewritten once instead of once per write. Its shard table when its entries are to
+ * be folded instead: the table holds rows, or the points are too few for the blocks they would rewrite
+ * (REWRITE_LIMIT). Undefined when no due window has staged points.
  */
-export function prepareStagedSeal(db: SealHandle, nowMs: number, now: boolean): StagedSeal | 'gather' | undefined {
-  const due = db.prepare(`SELECT sh.namespace_id, sh.shard_window, sh.table_name, sh.start_ms, sh.end_ms, sh.columns, sum(st.rows) AS staged
+export function prepareStagedSeal(db: SealHandle, nowMs: number, now: boolean): StagedSeal | FoldWindow | 'gather' | undefined {
+  const first = db.prepare(`SELECT sh.namespace_id, sh.shard_window, sh.table_name, sh.start_ms, sh.end_ms, sh.columns, sum(st.rows - st.folded) AS staged
     FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.shard_table
-    WHERE sh.end_ms + (sh.end_ms - sh.start_ms) / ${GRACE_DIVISOR} <= ? AND st.folded = 0
-    GROUP BY sh.table_name ORDER BY min(st.id)`).all(nowMs) as Array<Window & { staged: number }>;
-  const found = due.find((d) => db.prepare(`SELECT 1 FROM "${d.table_name}" LIMIT 1`).get() === undefined);
-  if (found === undefined) return undefined;
-  const { staged, ...w } = found;
-  const movedOn = () => db.prepare(`SELECT 1 FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.shard_table
+    WHERE sh.end_ms + (sh.end_ms - sh.start_ms) / ${GRACE_DIVISOR} <= ?
+    GROUP BY sh.table_name ORDER BY min(st.id) LIMIT 1`).get(nowMs) as (Window & { staged: number }) | undefined;
+  if (first === undefined) return undefined;
+  const { staged, ...w } = first;
+  if (db.prepare(`SELECT 1 FROM "${w.table_name}" LIMIT 1`).get() !== undefined) return { fold: w.table_name };
+  const movedOn = db.prepare(`SELECT 1 FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.shard_table
     WHERE sh.namespace_id = ? AND sh.start_ms > ? LIMIT 1`).get(w.namespace_id, w.start_ms) !== undefined;
-  if (!now && staged < SLICE_ROWS && !movedOn()) return 'gather';
-  // a trickle of points into a window whose blocks hold many already: folded, and merged by the next sealing pass
-  const stored = db.prepare('SELECT coalesce(sum(rows), 0) FROM telemetry_blocks WHERE namespace_id = ? AND start_ms = ?')
-    .pluck().get(w.namespace_id, w.start_ms) as number;
-  if (staged * REWRITE_LIMIT < stored) return undefined;
+  if (!now && staged < SLICE_ROWS && !movedOn) return 'gather';
+  // a trickle of points into a window the writes are in, whose blocks hold many already: folded, and merged by the
+  // next sealing pass
+  if (!movedOn) {
+    const stored = db.prepare('SELECT coalesce(sum(rows), 0) FROM telemetry_blocks WHERE namespace_id = ? AND start_ms = ?')
+      .pluck().get(w.namespace_id, w.start_ms) as number;
+    if (staged * REWRITE_LIMIT < stored) return { fold: w.table_name };
+  }
   const ids: number[] = [];
   let taken = 0;
   for (const e of db.prepare('SELECT id, rows FROM telemetry_staged WHERE shard_table = ? AND folded = 0 ORDER BY id').all(w.table_name) as Array<{ id: number; rows: number }>) {

@@ -141,17 +141,20 @@ export function statementCache(prepare: (sqlText: string) => Statement, max = 20
 export const STAGED_ROWS = 4096;
 
 /**
- * Folds staged entries into their shard tables, oldest first, in the open transaction of the caller (who commits),
- * until `stop(rows)` says so (asked after each statement) or none is left. An entry stopped in the middle keeps how
- * far it was folded (`folded`), in the same transaction. Returns how many entries were folded whole and how many
- * rows were written (both 0: nothing was staged).
+ * Folds staged entries into their shard tables, oldest first (those of the shard table `only`, when given), in the
+ * open transaction of the caller (who commits), until `stop(rows)` says so (asked after each statement) or none is
+ * left. An entry stopped in the middle keeps how far it was folded (`folded`), in the same transaction. Returns how
+ * many entries were folded whole and how many rows were written (both 0: nothing was staged).
  */
 export function foldStaged(
   db: { prepare(sqlText: string): Statement },
   statements: (group: RowGroup) => (rows: number) => Statement,
   stop: (rows: number) => boolean,
+  only?: string,
 ): { entries: number; rows: number } {
-  const next = db.prepare('SELECT id, shard_table, width, kinds, rows, cells, others, folded FROM telemetry_staged ORDER BY id LIMIT 1');
+  const columns = 'SELECT id, shard_table, width, kinds, rows, cells, others, folded FROM telemetry_staged';
+  const oldest = only === undefined ? db.prepare(`${columns} ORDER BY id LIMIT 1`) : db.prepare(`${columns} WHERE shard_table = ? ORDER BY id LIMIT 1`);
+  const next = { get: () => (only === undefined ? oldest.get() : oldest.get(only)) };
   const remove = db.prepare('DELETE FROM telemetry_staged WHERE id = ?');
   const progress = db.prepare('UPDATE telemetry_staged SET folded = ? WHERE id = ?');
   let entries = 0;
