@@ -15,7 +15,7 @@
 //            a raw week of one device (60,480 points, every field) in a loop.
 //   memory:  peak RSS of each server.
 // Run: node bench/telemetry/history.mjs   (env DAYS, DEVICES, CLIENTS, RUNS, WARMUP, LIGHT, INFLUXD, NO_BUILD=1,
-//      BACKENDS=sqlite,postgres, SERVER_FLAGS, QUERIES, PACE_IDLE=1,
+//      BACKENDS=sqlite,postgres, SERVER_FLAGS, SERVER_ENV, QUERIES, PACE_IDLE=1,
 //      GRIDKEEPER_BUNDLE, KEEP=1)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
@@ -44,6 +44,8 @@ const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',').filter(B
 const PASSWORD = 'bench-password-1';
 /** node flags for the gridkeeper servers, e.g. SERVER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile them */
 const SERVER_FLAGS = (process.env.SERVER_FLAGS ?? '').split(' ').filter(Boolean);
+/** environment of the gridkeeper servers beyond the benchmark's own, e.g. SERVER_ENV='MALLOC_ARENA_MAX=2' */
+const SERVER_ENV = Object.fromEntries((process.env.SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 /** the bundle the servers run (GRIDKEEPER_BUNDLE: another build's, to compare two builds on the same data) */
 const EXECUTABLE = process.env.GRIDKEEPER_BUNDLE ?? join(root, 'dist', 'gridkeeper.cjs');
 /** KEEP=1: leave the data directories (their paths are logged), e.g. to start a server on a sealed month again */
@@ -111,7 +113,7 @@ function bytesUnder(dir) {
 /** A gridkeeper on one backend with a device per nodeId, and tokens of READERS users for the readers (each its bucket). */
 async function startGridkeeper(backend, dir) {
   const db = backend === 'postgres' ? await benchDatabase('gk_bench_history') : undefined;
-  const env = { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: '2s', ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
+  const env = { ...SERVER_ENV, GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, GRIDKEEPER_TELEMETRY_SEAL_INTERVAL: '2s', ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
   const server = await startServer(process.execPath, [...SERVER_FLAGS, EXECUTABLE, '--data-dir', dir], { env });
   // access tokens last 15 minutes and a run takes longer: each is renewed every 5 minutes
   const login = async (username, password) => {
