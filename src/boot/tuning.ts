@@ -16,7 +16,7 @@
 // keeps it so: under telemetry load the main thread and the workers grow theirs to the full size. Once the main
 // thread's has reached YOUNG_BYTES, growth stops (a factor of 1, read at every growth, so it takes effect while
 // running; the flag is the process's, so the workers' stop growing too): seen after a collection (a 'gc' performance
-// entry). Stopped at the start, ingest was 15 % slower; at YOUNG_BYTES see bench/README.md.
+// entry). Stopped at the start (1 MB semi-spaces) it slowed telemetry ingest (bench/README.md).
 import { availableParallelism } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
