@@ -102,6 +102,13 @@ function assertSameAnswers(actual: Answers, expected: Answers, message?: string)
   near(actual.aggregates, expected.aggregates, 'aggregates');
 }
 
+/** The answers of `lines` written in order to an app of their own, never sealed: what every other way must answer. */
+async function answersInOrder(t: { after(fn: () => Promise<void>): void }, lines: readonly string[]): Promise<Answers> {
+  const reference = await appWith(t);
+  await writeOk(reference.app, reference.token, lines.join('\n'));
+  return answers(reference);
+}
+
 /**
  * Every line once and the lines `repeats` names once more (the same values: a repeat changes nothing), in an order
  * shuffled by `seed`, as the bodies of `parts` writes.
@@ -181,9 +188,7 @@ describe('sealing: windows move into blocks and answer as before', () => {
 
   it('written shuffled, with repeated points and seals in between: the same answers as written in order, never sealed', async (t) => {
     const lines = dataset(60);
-    const reference = await appWith(t);
-    await writeOk(reference.app, reference.token, lines.join('\n'));
-    const expected = await answers(reference);
+    const expected = await answersInOrder(t, lines);
     await fc.assert(fc.asyncProperty(
       fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 5 }), fc.nat(),
       async (repeats, parts, seed) => {
@@ -235,14 +240,18 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     }
   }
 
+  /** 2,000 points of node n1 in the window starting at `day`, sealed straight into its block by the worker. */
+  async function sealedDay(s: Stored, day: number): Promise<void> {
+    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
+    await sealedByTheWorker(s);
+  }
+
   it('written shuffled, with repeats and integers beyond 2^53, into closed windows: straight into blocks, the same answers as written in order', async (t) => {
     for (const big of [false, true]) {
       const lines = dataset(60);
       // integers beyond 2^53 are kept beside the staged cells: their series take the way through rows
       if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
-      const reference = await appWith(t);
-      await writeOk(reference.app, reference.token, lines.join('\n'));
-      const expected = await answers(reference);
+      const expected = await answersInOrder(t, lines);
       await fc.assert(fc.asyncProperty(
         fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.nat(),
         async (repeats, parts, seed) => {
@@ -261,8 +270,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
   it('a few late points for a window whose blocks hold many go the usual way instead of rewriting the blocks', async (t) => {
     const s = await fileApp(t);
     const day = START + DAY;
-    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
-    await sealedByTheWorker(s);
+    await sealedDay(s, day);
     const rowsInBlocks = async () => Number((await s.app.deps.db.get(sql<{ n: number }>`SELECT sum(rows) AS n FROM telemetry_blocks`))!.n);
     assert.equal(await rowsInBlocks(), 2000);
     // 100 points into the same window: rewriting its 2,000 for them would cost more than folding them
@@ -292,8 +300,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
   it('late points of a window the writes have moved past go straight into its blocks, however few', async (t) => {
     const s = await fileApp(t);
     const day = START + DAY;
-    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
-    await sealedByTheWorker(s);
+    await sealedDay(s, day);
     // one request: the window's last 100 points (a batch that crossed midnight), then the next day's first
     await writeOk(s.app, s.token, [
       ...Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`),
@@ -306,8 +313,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
   it('a trickle folded into the window the writes are in leaves the staged points of other due windows to go straight', async (t) => {
     const s = await fileApp(t);
     const day = START + DAY;
-    await writeOk(s.app, s.token, Array.from({ length: 2000 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(day + k * 30_000)}`).join('\n'));
-    await sealedByTheWorker(s);
+    await sealedDay(s, day);
     // one request: 100 late points into that window (too few to rewrite its blocks for), then 50 of the day before
     const late = Array.from({ length: 100 }, (_, k) => `power,nodeId=n1 f=-${k} ${ns(day + k * 30_000 + 1)}`);
     const before = Array.from({ length: 50 }, (_, k) => `power,nodeId=n2 f=${k} ${ns(START + k * 60_000)}`);
@@ -324,7 +330,6 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
 
   it('a window whose shard table already holds rows keeps the usual way: its later points are not overruled by them', async (t) => {
     const s = await fileApp(t);
-    const reference = await appWith(t);
     const lines = dataset(40);
     // the same points again with other values: the later write must win
     const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
@@ -339,8 +344,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
       lock.release();
     }
     await writeOk(s.app, s.token, again.join('\n'));
-    await writeOk(reference.app, reference.token, [...lines, ...again].join('\n'));
-    const expected = await answers(reference);
+    const expected = await answersInOrder(t, [...lines, ...again]);
     await nothingStaged(s);
     assert.equal((await counts(s)).blocks, 0, 'nothing went straight into blocks');
     // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
