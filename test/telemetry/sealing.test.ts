@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { addonFile } from '../../src/db/native.ts';
+import { catalogueOf } from '../../src/telemetry/sqlite/catalogue.ts';
 import { sealStagedWhenDue, stagingOf } from '../../src/telemetry/sqlite/staging.ts';
 import { FROM_V1, countPoints, countRows, ns, queryOk, tableNames, writeOk, writer } from './fixtures.ts';
 
@@ -184,6 +185,30 @@ describe('sealing: windows move into blocks and answer as before', () => {
     await seal(s);
     assert.deepEqual(await counts(s), { blocks: 6, heads: 0, sealed: 3 });
     assertSameAnswers(await answers(s), expected, 'the late points sealed into the blocks');
+  });
+
+  it('SQLite decodes only the columns a read asks for, keeps them, and adds the others when a later read asks', {
+    skip: testBackend() !== 'sqlite' && 'the SQLite catalogue\'s decoded blocks (PostgreSQL: pg-blocks-kept.test.ts)',
+  }, async (t) => {
+    const s = await appWith(t, ['n1']);
+    await writeOk(s.app, s.token, dataset(110, ['n1']).join('\n'));
+    await seal(s);
+    const influx = async (q: string) => {
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series[0].values as unknown[][];
+    };
+    /** [columns decoded, columns the block holds] of each kept block of the day START */
+    const kept = () => s.app.deps.db.exclusive((conn) => [...catalogueOf(conn).sealedBlocks.values()]
+      .filter((b) => b?.decoded !== undefined && b.decoded.ms[0] < START + DAY)
+      .map((b) => [b!.decoded!.columns.filter((c) => c !== undefined).length, b!.stats.filter((x) => x !== undefined).length]));
+    const maxima = await influx(`SELECT max(f) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + DAY}ms GROUP BY time(6h)`);
+    assert.deepEqual(maxima.map((v) => v[1]), [13.5, 28.5, 43.5, 57]);
+    assert.deepEqual(await kept(), [[1, 4]], 'the hourly maxima decoded the float column alone');
+    const raw = await influx(`SELECT * FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + DAY}ms`);
+    assert.equal(raw.length, 39);
+    assert.deepEqual(raw[1], [START + 37 * 60_000 + 1, null, 1.5, 1000, 'n1', null]);
+    assert.deepEqual(await kept(), [[4, 4]], 'the raw read added the other three');
   });
 
   it('written shuffled, with repeated points and seals in between: the same answers as written in order, never sealed', async (t) => {

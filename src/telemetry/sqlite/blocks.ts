@@ -4,7 +4,7 @@
 // their usual SQL for the others.
 import type { Catalogue, FieldInfo, ShardInfo } from './catalogue.ts';
 import type { SealedBlockEntry } from '../catalogue-types.ts';
-import { decodeBlock, decodeStats, type BlockData } from '../blocks/index.ts';
+import { decodeStats, withColumns, type BlockData } from '../blocks/index.ts';
 import { columnIn } from './statements.ts';
 import type { Stats } from '../query/stats.ts';
 import { headValue, mergePoints, pointsOfBlock, statsOfBlock, statsOfValues, type EdgeTake, type WindowPoints } from '../query/sealed.ts';
@@ -24,11 +24,13 @@ export function sealedBlock(catalogue: Catalogue, shard: ShardInfo, seriesId: nu
   return block;
 }
 
-function decoded(catalogue: Catalogue, shard: ShardInfo, seriesId: number, block: SealedBlockEntry): BlockData {
-  if (block.decoded !== undefined) return block.decoded;
+function decoded(catalogue: Catalogue, shard: ShardInfo, seriesId: number, block: SealedBlockEntry, fields: readonly FieldInfo[]): BlockData {
+  const prior = block.decoded;
+  if (prior !== undefined && fields.every((f) => prior.columns[f.ordinal] !== undefined || block.stats[f.ordinal] === undefined)) return prior;
   const [data] = catalogue.statement('blocks/data', () => 'SELECT data FROM telemetry_blocks WHERE series_id = ? AND start_ms = ?', true)
     .get(seriesId, shard.startMs) as [Uint8Array];
-  const kept: SealedBlockEntry = { ...block, decoded: decodeBlock(data) };
+  // only the columns asked for are decoded (and kept); a later read of other fields adds theirs
+  const kept: SealedBlockEntry = { ...block, decoded: withColumns(data, prior, fields.map((f) => f.ordinal)) };
   // entries are replaced, never changed: the cache weighs an entry when it is set and again when it goes
   catalogue.sealedBlocks.set(`${seriesId}/${shard.startMs}`, kept);
   return kept.decoded!;
@@ -38,10 +40,10 @@ function decoded(catalogue: Catalogue, shard: ShardInfo, seriesId: number, block
  * The series' decoded block of a sealed window when the block alone holds the window's points; null when the window
  * has neither block nor head rows of the series; undefined when head rows are pending (read merged points instead).
  */
-export function blockAlone(catalogue: Catalogue, shard: ShardInfo, seriesId: number): BlockData | null | undefined {
+export function blockAlone(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[]): BlockData | null | undefined {
   if (hasHeadRows(catalogue, shard, seriesId)) return undefined;
   const block = sealedBlock(catalogue, shard, seriesId);
-  return block === null ? null : decoded(catalogue, shard, seriesId, block);
+  return block === null ? null : decoded(catalogue, shard, seriesId, block, fields);
 }
 
 /** Whether the window's shard table holds rows of the series (late points not sealed yet). */
@@ -58,7 +60,7 @@ export function windowPoints(catalogue: Catalogue, shard: ShardInfo, seriesId: n
   edge?: EdgeTake): WindowPoints {
   const block = sealedBlock(catalogue, shard, seriesId);
   // with an edge, head rows may add points anywhere: the sealed ones past `limit` from that end cannot be among the first
-  const sealed = block === null ? undefined : pointsOfBlock(decoded(catalogue, shard, seriesId, block), fields, fromMs, toMs, edge);
+  const sealed = block === null ? undefined : pointsOfBlock(decoded(catalogue, shard, seriesId, block, fields), fields, fromMs, toMs, edge);
   const head = hasHeadRows(catalogue, shard, seriesId) ? headPoints(catalogue, shard, seriesId, fields, fromMs, toMs) : undefined;
   if (head === undefined) return sealed ?? { ms: [], sub: [], values: fields.map(() => []) };
   if (sealed === undefined) return head;

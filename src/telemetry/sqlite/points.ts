@@ -115,7 +115,7 @@ function addSealedWindowStats(catalogue: Catalogue, shard: ShardInfo, seriesId: 
     if (s.count > 0) addWindow(acc, windowOf(lo, firstMs, intervalMs), s.count, s.sum, s.min!, s.max!);
     return;
   }
-  const alone = blockAlone(catalogue, shard, seriesId);
+  const alone = blockAlone(catalogue, shard, seriesId, [field]);
   if (alone === null) return;
   if (alone !== undefined && addBlockWindows(alone, field, lo, hi, firstMs, intervalMs, acc)) return;
   addPointWindows(windowPoints(catalogue, shard, seriesId, [field], lo, hi), field, firstMs, intervalMs, acc);

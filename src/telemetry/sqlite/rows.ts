@@ -61,7 +61,7 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
     const to = Math.min(toMs, shard.endMs);
     if (from >= to) continue;
     if (shard.sealed) {
-      const alone = blockAlone(catalogue, shard, seriesId);
+      const alone = blockAlone(catalogue, shard, seriesId, fields);
       if (alone === undefined) appendRowsJson(windowPoints(catalogue, shard, seriesId, fields, from, to), fields, desc, limit, rows, timeJson);
       else if (alone !== null) appendBlockRowsJson(alone, fields, from, to, desc, limit, rows, timeJson);
       continue;
