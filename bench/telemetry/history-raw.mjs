@@ -24,14 +24,14 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 function req(path, { method = 'GET', headers = {}, body } = {}) {
   const t0 = performance.now();
   return new Promise((res, rej) => {
-    const r = http.request(url + path, { method, headers, agent }, (resp) => { const chunks = []; resp.on('data', (c) => chunks.push(c)); resp.on('end', () => res({ status: resp.statusCode, text: Buffer.concat(chunks).toString(), ms: performance.now() - t0 })); });
+    const r = http.request(url + path, { method, headers, agent }, (resp) => { const chunks = []; resp.on('data', (c) => chunks.push(c)); resp.on('end', () => res({ status: resp.statusCode, retryAfter: Number(resp.headers['retry-after'] ?? 1), text: Buffer.concat(chunks).toString(), ms: performance.now() - t0 })); });
     r.on('error', rej); if (body) r.write(body); r.end();
   });
 }
 const login = async (u) => { const refresh = (await req('/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: u, password: 'bench-password-1' }) })).text; return 'Bearer ' + (await req('/auth/accesstoken', { headers: { authorization: `Bearer ${refresh}` } })).text; };
 let admin = await login('admin@localhost');
 const readers = []; for (let r = 0; r < 8; r++) readers.push(await login(`reader${r}@bench`));
-const q = async (s, auth = admin) => { let r; for (;;) { r = await req('/query?db=history&epoch=ms', { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, body: `q=${encodeURIComponent(s)}` }); if (r.status === 401 && auth === admin) { admin = auth = await login('admin@localhost'); continue; } if (r.status !== 429) break; await new Promise((res) => setTimeout(res, 1000)); } if (r.status !== 200) throw new Error(r.status + r.text.slice(0, 200)); return r; };
+const q = async (s, auth = admin) => { let r; for (;;) { r = await req('/query?db=history&epoch=ms', { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, body: `q=${encodeURIComponent(s)}` }); if (r.status === 401 && auth === admin) { admin = auth = await login('admin@localhost'); continue; } if (r.status !== 429) break; await new Promise((res) => setTimeout(res, r.retryAfter * 1000 + 100)); } if (r.status !== 200) throw new Error(r.status + r.text.slice(0, 200)); return r; };
 // find the data's end: last time of the data
 const lastAns = JSON.parse((await q(`SELECT last(soc) FROM power WHERE nodeId = 'node-007'`)).text);
 let endRow = lastAns.results[0].series?.[0].values[0][0];
@@ -54,7 +54,8 @@ const afterQueries = curMax;
 const light = `SELECT last(soc) FROM power WHERE nodeId = '${nodes[3]}' AND time >= ${end - 3600000}ms AND time < ${end}ms`;
 const raw = `SELECT * FROM power WHERE nodeId = '${nodes[11]}' AND time >= ${end - 7 * DAY}ms AND time < ${end}ms`;
 let stop = false; let reads = 0; const rawMs = [];
-const rd = Array.from({ length: 2 }, async (_, k) => { for (let i = k; !stop; i += 2) { rawMs.push((await q(raw, readers[i % 8])).ms); reads++; } });
+const rd = Array.from({ length: 2 }, (_, k) => (async () => { for (let i = k; !stop; i += 2) { rawMs.push((await q(raw, readers[i % 8])).ms); reads++; } })()
+  .catch((err) => { console.error(`a raw-week reader failed: ${err.message}`); process.exit(1); }));
 await new Promise((r) => setTimeout(r, 500));
 const lms = []; for (let i = 0; i < LIGHT; i++) lms.push((await q(light)).ms);
 while (reads < Number(process.env.MINRAW ?? 16)) await new Promise((r) => setTimeout(r, 50));

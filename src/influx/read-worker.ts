@@ -37,21 +37,31 @@ function openSqlite(file: { file: string; addonFile: string }): Db {
 const encoder = new TextEncoder();
 const spares: ArrayBuffer[] = [];
 
-/** The answer as UTF-8, in a spare buffer when one is large enough (the smallest such), else in a new one. */
-function bytesOf(text: string): Uint8Array<ArrayBuffer> {
+/** The smallest spare buffer of at least `size` bytes, taken from the spares; undefined when none is large enough. */
+function spareOf(size: number): ArrayBuffer | undefined {
   let best = -1;
   for (let i = 0; i < spares.length; i++) {
-    if (spares[i].byteLength >= text.length && (best < 0 || spares[i].byteLength < spares[best].byteLength)) best = i;
+    if (spares[i].byteLength >= size && (best < 0 || spares[i].byteLength < spares[best].byteLength)) best = i;
   }
-  if (best >= 0) {
-    const spare = spares[best];
-    const { read, written } = encoder.encodeInto(text, new Uint8Array(spare));
-    if (read === text.length) {
-      spares.splice(best, 1);
-      return new Uint8Array(spare, 0, written);
-    }
+  return best < 0 ? undefined : spares.splice(best, 1)[0];
+}
+
+/** A buffer of at least `size` bytes for an answer: a spare one when one is large enough, else a new one. */
+function bufferOf(size: number): Uint8Array<ArrayBuffer> {
+  const spare = spareOf(size);
+  return spare === undefined ? new Uint8Array(size) : new Uint8Array(spare);
+}
+
+/** The answer as UTF-8, in a spare buffer when one is large enough, else in a new one. */
+function bytesOf(body: string | Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+  if (typeof body !== 'string') return body;
+  const spare = spareOf(body.length);
+  if (spare !== undefined) {
+    const { read, written } = encoder.encodeInto(body, new Uint8Array(spare));
+    if (read === body.length) return new Uint8Array(spare, 0, written);
+    keepSpare(spare);
   }
-  return encoder.encode(text);
+  return encoder.encode(body);
 }
 
 function keepSpare(spare: ArrayBuffer): void {
@@ -60,11 +70,10 @@ function keepSpare(spare: ArrayBuffer): void {
   if (total <= SPARE_BYTES) spares.push(spare);
 }
 
-async function answer(task: ReadTask): Promise<string> {
+async function answer(task: ReadTask): Promise<string | Uint8Array<ArrayBuffer>> {
   if (task.kind === 'influxql') {
-    // charged on the main thread already
-    const body = await executeQuery(db, task.request as QueryRequest, task.statements as Statement[], { epoch: task.epoch, charge: async () => {} });
-    return typeof body === 'string' ? body : new TextDecoder().decode(body);
+    // charged on the main thread already; an answer written as bytes goes straight into a spare buffer
+    return executeQuery(db, task.request as QueryRequest, task.statements as Statement[], { epoch: task.epoch, charge: async () => {}, buffer: bufferOf });
   }
   const body = task.body as QueryBody;
   return resultsJson(await runQueries(db, task.userId, body, task.nowMs), !Array.isArray(body));
@@ -75,8 +84,8 @@ parentPort!.on('message', (m: { id: number; task: ReadTask } | { spare: ArrayBuf
     keepSpare(m.spare);
     return;
   }
-  void answer(m.task).then((text) => {
-    const bytes = bytesOf(text);
+  void answer(m.task).then((body) => {
+    const bytes = bytesOf(body);
     parentPort!.postMessage({ id: m.id, bytes }, [bytes.buffer]);
   }, (err: unknown) => {
     parentPort!.postMessage({ id: m.id, error: err instanceof Error ? err.message : String(err) });

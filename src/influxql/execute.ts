@@ -21,6 +21,7 @@ import type { CostQuery } from '../telemetry/cost.ts';
 import type { PointValue, TelemetryReads } from '../telemetry/query/reads-types.ts';
 import { flat } from '../lib/flat-string.ts';
 import { valueJson } from './rows.ts';
+import { RowBytes } from '../telemetry/query/row-bytes.ts';
 
 /** Who asks, when, and the request's ?db= and ?rp=. */
 export interface QueryRequest {
@@ -40,13 +41,21 @@ export interface ExecuteOptions {
    * undefined to answer here. Given, the first attempt only plans: the points are read where the answer is made.
    */
   offload?(cost: CostQuery[]): Promise<Uint8Array<ArrayBuffer> | undefined>;
+  /**
+   * A buffer of at least `size` bytes for an answer written as bytes (one whose raw rows were written as bytes: see
+   * telemetry/query/row-bytes.ts); a new one when not given. The answer is a view of its first bytes.
+   */
+  buffer?(size: number): Uint8Array<ArrayBuffer>;
 }
+
+/** A part of an answer: text, or raw rows written as bytes. */
+type Piece = string | RowBytes;
 
 type Planned = { kind: 'select'; plan: SelectPlan } | { kind: 'other'; stmt: Statement } | { kind: 'error'; message: string };
 
 interface Attempt {
-  /** the answer, valid when `unknown` is empty */
-  body: string;
+  /** the answer's parts, valid when `unknown` is empty */
+  body: Piece[];
   cost: CostQuery[];
   /** nodeIds met whose right was not known */
   unknown: Set<string>;
@@ -87,7 +96,7 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   }
   if (first.unknown.size === 0 && first.answered) {
     await attempts.keep();
-    return first.body;
+    return answerOf(first.body, options.buffer);
   }
   // then rights and answer in ONE read snapshot: the rights checked are those of the data read. Begun as the first
   // one was (settledRead): its first statement reads the catalogue version too, so the catalogue rows kept between
@@ -102,12 +111,31 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
     }
   });
   await attempts.keep();
-  return body;
+  return answerOf(body, options.buffer);
+}
+
+const encoder = new TextEncoder();
+
+/** The answer of its parts: their text, or their bytes when rows were written as bytes (the rows' chunks given back). */
+function answerOf(pieces: Piece[], buffer = (size: number) => new Uint8Array(size)): string | Uint8Array<ArrayBuffer> {
+  if (pieces.every((p) => typeof p === 'string')) return pieces.join('');
+  let size = 0;
+  for (const p of pieces) size += typeof p === 'string' ? Buffer.byteLength(p) : p.size;
+  const out = buffer(size);
+  let at = 0;
+  for (const p of pieces) {
+    if (typeof p === 'string') at += encoder.encodeInto(p, out.subarray(at)).written;
+    else {
+      at = p.copyTo(out, at);
+      p.release();
+    }
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, at);
 }
 
 /** One attempt: every statement planned, then executed (not with `planOnly`), with the rights in the memo. */
 function runStatements(ctx: QueryContext, statements: Statement[], memo: RequestMemo, epoch: string | undefined, planOnly: boolean):
-  { body: string; cost: CostQuery[]; answered: boolean; light: boolean } {
+  { body: Piece[]; cost: CostQuery[]; answered: boolean; light: boolean } {
   const planned = statements.map((stmt): Planned => {
     if (stmt.kind !== 'select') return { kind: 'other', stmt };
     try {
@@ -124,7 +152,7 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
   const results = planned.map((p, id) => {
     try {
       if (p.kind === 'error') return errorResult(id, p.message);
-      if (p.kind === 'select') return discarded ? '' : selectResult(id, runSelect(ctx.reads, p.plan, epoch), epoch, p.plan.stmt.tz);
+      if (p.kind === 'select') return discarded ? [] : selectResult(id, runSelect(ctx.reads, p.plan, epoch), epoch, p.plan.stmt.tz);
       const stmt = p.stmt;
       if (stmt.kind === 'unsupported') {
         return errorResult(id, `${stmt.text || 'this statement'} is not supported by gridkeeper's InfluxDB door (only SELECT and SHOW DATABASES, RETENTION POLICIES, MEASUREMENTS, TAG KEYS, TAG VALUES, FIELD KEYS and SERIES run)`);
@@ -137,21 +165,30 @@ function runStatements(ctx: QueryContext, statements: Statement[], memo: Request
     }
   });
   const light = planned.every((p) => p.kind !== 'select' || readsEdgesOnly(p.plan) || readsStatisticsOnly(p.plan));
-  return { body: `{"results":[${results.join(',')}]}`, cost, answered: !planOnly, light };
+  const body: Piece[] = ['{"results":['];
+  results.forEach((result, k) => {
+    if (k > 0) body.push(',');
+    if (typeof result === 'string') body.push(result);
+    else body.push(...result);
+  });
+  body.push(']}');
+  return { body, cost, answered: !planOnly, light };
 }
 
 function errorResult(id: number, message: string): string {
   return JSON.stringify({ statement_id: id, error: message });
 }
 
-function selectResult(id: number, series: OutSeries[], epoch: string | undefined, zone: string | undefined): string {
-  if (series.length === 0) return `{"statement_id":${id}}`;
-  const parts = series.map((s) => {
+function selectResult(id: number, series: OutSeries[], epoch: string | undefined, zone: string | undefined): Piece[] {
+  if (series.length === 0) return [`{"statement_id":${id}}`];
+  const out: Piece[] = [`{"statement_id":${id},"series":[`];
+  series.forEach((s, k) => {
     const rows = s.rowsJson ?? s.rows.map((r) => flat(`[${timeJson(r.ms, r.sub, epoch, zone)}${r.values.map((v) => `,${valueJson(v)}`).join('')}]`));
     const head = `"name":${JSON.stringify(s.name)}${s.tags ? `,"tags":${JSON.stringify(s.tags)}` : ''},"columns":${JSON.stringify(s.columns)}`;
-    return `{${head},"values":[${rows.join(',')}]}`;
+    out.push(`${k > 0 ? ',' : ''}{${head},"values":[`, rows instanceof RowBytes ? rows : rows.join(','), ']}');
   });
-  return `{"statement_id":${id},"series":[${parts.join(',')}]}`;
+  out.push(']}');
+  return out;
 }
 
 function showResult(id: number, series: ShowSeries[]): string {

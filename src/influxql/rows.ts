@@ -1,5 +1,6 @@
 // The shapes a SELECT's parts hand each other: output series and rows, grouped series, merged point streams.
 import type { PointValue, SeriesRef } from '../telemetry/query/reads-types.ts';
+import type { RowBytes } from '../telemetry/query/row-bytes.ts';
 
 /** One output series: rows hold [ms, sub, ...values]. */
 export interface OutSeries {
@@ -7,8 +8,8 @@ export interface OutSeries {
   tags?: Record<string, string>;
   columns: string[];
   rows: Array<{ ms: number; sub: number; values: PointValue[] }>;
-  /** the rows already as JSON text (times as the answer writes them); then `rows` is empty */
-  rowsJson?: string[];
+  /** the rows already as JSON text (times as the answer writes them), or as its bytes; then `rows` is empty */
+  rowsJson?: string[] | RowBytes;
 }
 
 /** A measurement's series after rights and the tag filter, grouped by the GROUP BY tags. */

@@ -12,8 +12,8 @@ import type { TelemetryReads } from '../telemetry/query/reads-types.ts';
 import { FIELD_TYPES } from '../telemetry/line-protocol/line-scanner.ts';
 import { takesType } from './functions.ts';
 import { EPOCH_UNITS, epochTimeJson, timeJson } from './time.ts';
-import { flat } from '../lib/flat-string.ts';
 import { checkTypes, needsTypeCheck, type DataType, type TypeOf } from './types.ts';
+import { RowBytes, type RowSink } from '../telemetry/query/row-bytes.ts';
 
 export type { OutSeries } from './rows.ts';
 
@@ -203,8 +203,9 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
       const selectedFields = fields.map((f) => m.fields.get((f.expr as { name: string }).name)!);
       const take = stmt.limit > 0 ? stmt.limit + stmt.offset : Number.MAX_SAFE_INTEGER;
       const time = epoch === undefined ? undefined : epochTimeJson(epoch);
-      const text = reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take, time).slice(stmt.offset);
-      if (text.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
+      const text = new RowBytes(stmt.offset);
+      reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take, text, time);
+      if (text.rows > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
       continue;
     }
     let rows: OutRow[] | undefined;
@@ -215,10 +216,9 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
     if (rows === undefined && !aggregate && fields.every((f) => f.expr.kind === 'var')) {
       // plain names: each row's JSON written from the stream's columns at once (no row of values in between)
       const stream = readGroup(reads, src, g, fieldInfos, pointFilter, edge);
-      const json = rawRowsJson(fields, stream, resolver, epoch, stmt.tz);
-      if (stmt.desc) json.reverse();
-      const limited = stmt.limit > 0 ? json.slice(stmt.offset, stmt.offset + stmt.limit) : json.slice(stmt.offset);
-      if (limited.length > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: limited });
+      const json = new RowBytes(stmt.offset);
+      rawRowsJson(fields, stream, resolver, epoch, stmt.tz, stmt.desc, stmt.limit > 0 ? stmt.offset + stmt.limit : Number.POSITIVE_INFINITY, json);
+      if (json.rows > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: json });
       continue;
     }
     if (rows === undefined) {
@@ -313,8 +313,12 @@ function readGroup(reads: TelemetryReads, src: PlannedSource, g: Group, fieldInf
 }
 
 
-/** The rows of plain names (fields and tags) as JSON, as the answer writes them; a row without a field value is left out. */
-function rawRowsJson(fields: Field[], st: Stream, resolver: Resolver, epoch: string | undefined, zone: string | undefined): string[] {
+/**
+ * The rows of plain names (fields and tags) as JSON, as the answer writes them, appended to `rows` in time order
+ * (`desc`: newest first) until it holds `take`; a row without a field value is left out.
+ */
+function rawRowsJson(fields: Field[], st: Stream, resolver: Resolver, epoch: string | undefined, zone: string | undefined, desc: boolean, take: number,
+  rows: RowSink): void {
   const fieldIndex = new Map(st.fieldNames.map((n, i) => [n, i]));
   const cols = fields.map((f) => {
     const e = f.expr as Extract<Expr, { kind: 'var' }>;
@@ -322,8 +326,9 @@ function rawRowsJson(fields: Field[], st: Stream, resolver: Resolver, epoch: str
     const fi = fieldIndex.get(e.name);
     return { values: fi === undefined ? undefined : st.values[fi], tag: undefined };
   });
-  const rows: string[] = [];
-  for (let i = 0; i < st.ms.length; i++) {
+  const n = st.ms.length;
+  for (let k = 0; k < n && rows.length < take; k++) {
+    const i = desc ? n - 1 - k : k;
     let anyField = false;
     let row = '';
     for (const c of cols) {
@@ -336,9 +341,8 @@ function rawRowsJson(fields: Field[], st: Stream, resolver: Resolver, epoch: str
       if (v !== null) anyField = true;
       row += `,${valueJson(v)}`;
     }
-    if (anyField) rows.push(flat(`[${timeJson(st.ms[i], st.sub[i], epoch, zone)}${row}]`));
+    if (anyField) rows.push(`[${timeJson(st.ms[i], st.sub[i], epoch, zone)}${row}]`);
   }
-  return rows;
 }
 
 /** The rows of fields with expressions, evaluated per point; a row without a field value is left out. */

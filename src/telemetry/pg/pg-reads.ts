@@ -29,6 +29,7 @@ import { decodeArray, pgColumnIn } from './pg-shards.ts';
 import { unwrapStateRows, withSnapshotState, type SnapshotState } from './pg-staging.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 import { flat } from '../../lib/flat-string.ts';
+import type { RowSink } from '../query/row-bytes.ts';
 
 
 /** A point as fetched: t_ms, t_ns, then one raw value per field (floats as numbers, integers as decimal text, text). */
@@ -460,8 +461,8 @@ export class PgReads implements TelemetryReads {
   }
 
   readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number,
-    timeJson = rfc3339NanoJson): string[] {
-    return this.jsonRows(shards, seriesId, fields, fromMs, toMs, desc, take >= Number.MAX_SAFE_INTEGER ? undefined : take, timeJson);
+    into: RowSink, timeJson = rfc3339NanoJson): void {
+    this.jsonRows(shards, seriesId, fields, fromMs, toMs, desc, take >= Number.MAX_SAFE_INTEGER ? undefined : take, timeJson, into);
   }
 
   /**
@@ -469,8 +470,7 @@ export class PgReads implements TelemetryReads {
    * whose block alone holds its points is written from the decoded block.
    */
   private jsonRows(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
-    desc: boolean, limit: number | undefined, timeJson: (ms: number, ns: number) => string): string[] {
-    const out: string[] = [];
+    desc: boolean, limit: number | undefined, timeJson: (ms: number, ns: number) => string, out: RowSink): void {
     const max = limit ?? Number.POSITIVE_INFINITY;
     for (const shard of desc ? [...shards].reverse() : shards) {
       if (out.length >= max) break;
@@ -487,12 +487,11 @@ export class PgReads implements TelemetryReads {
         out.push(flat(`${row}]`));
       }
     }
-    return out;
   }
 
   /** Appends a sealed window's rows from its decoded block when the block alone holds them; false when it does not (or is not fetched yet). */
   private blockRowsJson(shard: ShardInfo, seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number,
-    out: string[], timeJson: (ms: number, ns: number) => string): boolean {
+    out: RowSink, timeJson: (ms: number, ns: number) => string): boolean {
     const lo = Math.max(fromMs, shard.startMs);
     const hi = Math.min(toMs, shard.endMs);
     const data = this.sealedData(shard, seriesId, fields);
@@ -604,7 +603,9 @@ export class PgReads implements TelemetryReads {
 
   rawRows(q: PlannedQuery, seriesId: number, columns: Column[]): string {
     const fields = columns.map((c) => c.field);
-    return this.jsonRows(q.shards, seriesId, fields, q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit, isoTimeJson).join(',');
+    const rows: string[] = [];
+    this.jsonRows(q.shards, seriesId, fields, q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit, isoTimeJson, rows);
+    return rows.join(',');
   }
 }
 

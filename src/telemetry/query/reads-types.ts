@@ -8,6 +8,7 @@ import type { Stats } from './stats.ts';
 import type { Namespace } from '../namespaces.ts';
 import type { Column } from './columns.ts';
 import type { PlannedQuery } from './types.ts';
+import type { RowSink } from './row-bytes.ts';
 
 export type PointValue = number | string | boolean | null;
 
@@ -52,10 +53,10 @@ export interface TelemetryReads {
   /**
    * The same points as InfluxQL JSON rows `[<time>,v,...]` (integers with every digit), in time order (`desc`: newest
    * first), at most `take`; the time as `timeJson` writes it (one function per format: rows are kept by it), RFC3339
-   * with nanoseconds when not given. Times >= 1970.
+   * with nanoseconds when not given. Times >= 1970. Appended to `into`.
    */
   readRowsJson(shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, take: number,
-    timeJson?: (ms: number, ns: number) => string): string[];
+    into: RowSink, timeJson?: (ms: number, ns: number) => string): void;
   /** count, sum, min and max of a field over [fromMs, toMs); throws IntegerOverflow when an integer sum leaves int64. */
   rangeStats(shards: readonly ShardInfo[], seriesId: number, field: FieldInfo, fromMs: number, toMs: number): Stats;
   /**

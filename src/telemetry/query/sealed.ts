@@ -7,6 +7,7 @@ import { columnCells, type BlockData, type ColumnCells } from '../blocks/index.t
 import { BOOLEAN, FLOAT, INT64_MAX, INT64_MIN, STRING } from '../line-protocol/line-scanner.ts';
 import { IntegerOverflow, type Stats } from './stats.ts';
 import type { SeriesPoints, WindowAcc } from './reads-types.ts';
+import type { RowSink } from './row-bytes.ts';
 
 /** A cell as the sealed readers carry it: integers exact (bigint beyond 2^53), booleans as booleans. */
 export type SealedValue = number | bigint | string | boolean | null;
@@ -69,7 +70,7 @@ function cellsOf(block: BlockData, fields: readonly FieldInfo[]): Array<ColumnCe
  * decoded columns, in the query's order (`desc`: newest first) until `rows` holds `limit`.
  */
 export function appendBlockRowsJson(block: BlockData, fields: readonly FieldInfo[], fromMs: number, toMs: number, desc: boolean, limit: number,
-  rows: string[], timeJson: (ms: number, ns: number) => string): void {
+  rows: RowSink, timeJson: (ms: number, ns: number) => string): void {
   const cells = cellsOf(block, fields);
   const begin = firstAtOrAfter(block.ms, fromMs);
   const end = firstAtOrAfter(block.ms, toMs);
@@ -189,7 +190,7 @@ export function appendPoints(out: SeriesPoints, points: WindowPoints, desc: bool
 }
 
 /** Appends a sealed window's points as JSON rows, in the query's order, up to the limit. */
-export function appendRowsJson(points: WindowPoints, fields: readonly FieldInfo[], desc: boolean, limit: number, rows: string[], timeJson: (ms: number, ns: number) => string): void {
+export function appendRowsJson(points: WindowPoints, fields: readonly FieldInfo[], desc: boolean, limit: number, rows: RowSink, timeJson: (ms: number, ns: number) => string): void {
   const n = points.ms.length;
   for (let k = 0; k < n && rows.length < limit; k++) {
     const i = desc ? n - 1 - k : k;

@@ -19,8 +19,9 @@ export function sqliteReads(conn: SqliteConnection, catalogue: Catalogue): Telem
     seriesOfNode: (ns, measurement, nodeId) => catalogue.seriesOfNode(ns, measurement, nodeId),
     seriesOfMeasurement: (ns, measurement) => seriesOfMeasurement(conn, ns, measurement),
     readPoints: (shards, seriesId, fields, fromMs, toMs, edge) => readPoints(catalogue, shards, seriesId, fields, fromMs, toMs, edge),
-    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take, timeJson = rfc3339NanoJson) =>
-      jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, timeJson),
+    readRowsJson: (shards, seriesId, fields, fromMs, toMs, desc, take, into, timeJson = rfc3339NanoJson) => {
+      jsonRows(catalogue, shards, seriesId, fields, fromMs, toMs, desc, take, timeJson, into);
+    },
     rangeStats: (shards, seriesId, field, fromMs, toMs) => rangeStats(catalogue, shards, seriesId, field, fromMs, toMs),
     addWindowStats: (shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc) =>
       addWindowStats(catalogue, shards, seriesId, field, fromMs, toMs, firstMs, intervalMs, acc),

@@ -9,6 +9,7 @@ import type { PlannedQuery } from '../query/types.ts';
 import { isoTimeJson } from '../query/result.ts';
 import { blockAlone, windowPoints } from './blocks.ts';
 import { appendBlockRowsJson, appendRowsJson, firstAtOrAfter } from '../query/sealed.ts';
+import type { RowSink } from '../query/row-bytes.ts';
 
 /** Rows per statement call: a page of rows comes back as one string (see rawRows), so pages bound its size. */
 const PAGE_ROWS = 10_000;
@@ -33,7 +34,7 @@ export function jsonColumn(col: string | undefined, field: FieldInfo): string {
 
 /** The series' points as JSON rows `["time",v,...]` (ISO times, docs/api.md), comma-separated; '' when there are none. */
 export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number, columns: Column[]): string {
-  return jsonRows(catalogue, q.shards, seriesId, columns.map((c) => c.field), q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit ?? Infinity, isoTimeJson).join(',');
+  return jsonRows(catalogue, q.shards, seriesId, columns.map((c) => c.field), q.fromMs, q.toMs, q.query.orderBy === 'DESC', q.query.limit ?? Infinity, isoTimeJson, []).join(',');
 }
 
 /**
@@ -51,10 +52,9 @@ export function rawRows(catalogue: Catalogue, q: PlannedQuery, seriesId: number,
  * documentation only promises that with an ORDER BY inside the aggregate, which costs a sort: the order is checked
  * while the page is read, and a page out of order is read again with that ORDER BY.
  */
-export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
-  desc: boolean, limit: number, timeJson: (ms: number, ns: number) => string): string[] {
+export function jsonRows<S extends RowSink>(catalogue: Catalogue, shards: readonly ShardInfo[], seriesId: number, fields: readonly FieldInfo[], fromMs: number, toMs: number,
+  desc: boolean, limit: number, timeJson: (ms: number, ns: number) => string, rows: S): S {
   const fieldsKey = fields.map((f) => `${f.ordinal}:${f.kind}`).join(',');
-  const rows: string[] = [];
   for (let i = 0; i < shards.length && rows.length < limit; i++) {
     const shard = shards[desc ? shards.length - 1 - i : i];
     const from = Math.max(fromMs, shard.startMs);
@@ -92,7 +92,7 @@ export function jsonRows(catalogue: Catalogue, shards: readonly ShardInfo[], ser
 }
 
 /** Appends the rows of a kept block timed in [lo, hi), in the query's order, up to the limit. */
-function appendKept(kept: RowBlock, lo: number, hi: number, desc: boolean, limit: number, rows: string[]): void {
+function appendKept(kept: RowBlock, lo: number, hi: number, desc: boolean, limit: number, rows: RowSink): void {
   const { ms, rows: all } = kept;
   const begin = firstAtOrAfter(ms, lo);
   const end = firstAtOrAfter(ms, hi);
@@ -110,9 +110,9 @@ function timeFormatId(timeJson: (ms: number, ns: number) => string): number {
 
 interface ShardRows {
   /** up to `take` rows of [from, to) in the query's order, read as rows */
-  few(from: number, to: number, desc: boolean, take: number, rows: string[]): void;
+  few(from: number, to: number, desc: boolean, take: number, rows: RowSink): void;
   /** rows of [from, to) in the query's order until the limit, read page by page */
-  range(from: number, to: number, desc: boolean, limit: number, rows: string[]): void;
+  range(from: number, to: number, desc: boolean, limit: number, rows: RowSink): void;
   /** the kept rows of a block (in `timeJson`'s format), read whole and kept when not yet kept; undefined when the block holds too many rows */
   block(block: number, start: number, end: number): RowBlock | undefined;
 }
@@ -158,13 +158,15 @@ function shardRows(catalogue: Catalogue, shard: ShardInfo, seriesId: number, fie
         const size = Math.min(limit - rows.length, PAGE_ROWS);
         let [count, text] = page(from, to, desc, last, size, false);
         if (count === 0 || text === null) break;
-        const before = rows.length;
-        let end = appendRows(text, desc, rows, timeJson);
+        // a page out of order is read again, ordered: its rows are appended once the page is known to be in order
+        const pageRows: string[] = [];
+        let end = appendRows(text, desc, pageRows, timeJson);
         if (end === undefined) {
-          rows.length = before;
+          pageRows.length = 0;
           [count, text] = page(from, to, desc, last, size, true);
-          end = appendRows(text!, desc, rows, timeJson)!;
+          end = appendRows(text!, desc, pageRows, timeJson)!;
         }
+        for (const row of pageRows) rows.push(row);
         last = end;
         if (count < size) break;
       }
