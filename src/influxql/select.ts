@@ -14,6 +14,7 @@ import { takesType } from './functions.ts';
 import { EPOCH_UNITS, epochTimeJson, timeJson } from './time.ts';
 import { checkTypes, needsTypeCheck, type DataType, type TypeOf } from './types.ts';
 import { RowBytes, type RowSink } from '../telemetry/query/row-bytes.ts';
+import { withTagColumns } from './tag-columns.ts';
 
 export type { OutSeries } from './rows.ts';
 
@@ -196,15 +197,21 @@ function selectMeasurement(reads: TelemetryReads, plan: SelectPlan, src: Planned
       ? { desc: stmt.desc, limit: stmt.limit + stmt.offset }
       : aggregate && timeDim === undefined && pointFilter === undefined ? edgeSelector(fields, fieldInfos) : undefined;
     const dim = timeDim?.kind === 'time' ? timeDim : undefined;
-    // raw fields of one series: the telemetry layer writes the rows' JSON text itself (the JSON query's way)
+    // raw fields (and tags) of one series: the telemetry layer writes the rows' JSON text itself (the JSON query's way),
+    // the series' tag values spliced in at their columns
     if (!aggregate && pointFilter === undefined && g.series.length === 1 && (epoch === undefined || EPOCH_UNITS[epoch] !== undefined)
       && stmt.tz === undefined && src.fromMs >= 0
-      && fields.every((f) => f.expr.kind === 'var' && resolver.isField(f.expr.name, f.expr.cast) && m.fields.has(f.expr.name))) {
-      const selectedFields = fields.map((f) => m.fields.get((f.expr as { name: string }).name)!);
+      && fields.every((f) => f.expr.kind === 'var' && (!resolver.isField(f.expr.name, f.expr.cast) || m.fields.has(f.expr.name)))) {
+      const names = fields.map((f) => f.expr as Extract<Expr, { kind: 'var' }>);
+      const isField = names.map((e) => resolver.isField(e.name, e.cast));
+      const selectedFields = names.filter((_, k) => isField[k]).map((e) => m.fields.get(e.name)!);
       const take = stmt.limit > 0 ? stmt.limit + stmt.offset : Number.MAX_SAFE_INTEGER;
       const time = epoch === undefined ? undefined : epochTimeJson(epoch);
       const text = new RowBytes(stmt.offset);
-      reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take, text, time);
+      const tags = g.series[0].tags;
+      const into = isField.every(Boolean) ? text
+        : withTagColumns(text, names.map((e, k) => (isField[k] ? undefined : tags[e.name] === undefined ? 'null' : JSON.stringify(tags[e.name]))));
+      reads.readRowsJson(src.shards, g.series[0].id, selectedFields, src.fromMs, src.toMs, stmt.desc, take, into, time);
       if (text.rows > 0) out.push({ name: m.name, ...(groupTags.length > 0 ? { tags: g.tags } : {}), columns, rows: [], rowsJson: text });
       continue;
     }
