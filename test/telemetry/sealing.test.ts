@@ -205,10 +205,15 @@ describe('sealing: windows move into blocks and answer as before', () => {
     const maxima = await influx(`SELECT max(f) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + DAY}ms GROUP BY time(6h)`);
     assert.deepEqual(maxima.map((v) => v[1]), [13.5, 28.5, 43.5, 57]);
     assert.deepEqual(await kept(), [[1, 4]], 'the hourly maxima decoded the float column alone');
+    const weightBefore = await s.app.deps.db.exclusive((conn) => catalogueOf(conn).sealedBlocks.weightHeld);
     const raw = await influx(`SELECT * FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${START + DAY}ms`);
     assert.equal(raw.length, 39);
     assert.deepEqual(raw[1], [START + 37 * 60_000 + 1, null, 1.5, 1000, 'n1', null]);
     assert.deepEqual(await kept(), [[4, 4]], 'the raw read added the other three');
+    // the entry was replaced, not changed: the cache took off the weight it had added for it (one block: 39 rows,
+    // times at 1.5 values a row, a column more per value)
+    const weightAfter = await s.app.deps.db.exclusive((conn) => catalogueOf(conn).sealedBlocks.weightHeld);
+    assert.equal(weightAfter - weightBefore, 39 * 3);
   });
 
   it('written shuffled, with repeated points and seals in between: the same answers as written in order, never sealed', async (t) => {

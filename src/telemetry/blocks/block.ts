@@ -85,19 +85,22 @@ export function blockRowCount(bytes: Uint8Array): number {
  */
 /**
  * `block` (decoded from `bytes` before, with some columns, or undefined) with the columns of `ordinals` decoded as
- * well; the times are decoded once.
+ * well; the times are decoded once. `block` itself is left as it is (caches weigh it as it was kept): when a column
+ * is added, the answer is a new BlockData sharing its times and columns; else `block`.
  */
 export function withColumns(bytes: Uint8Array, block: BlockData | undefined, ordinals: readonly number[]): BlockData {
   if (block === undefined) return decodeBlock(bytes, ordinals);
   const { rows, spans } = readDirectory(bytes);
+  let out = block;
   for (const k of ordinals) {
-    if (!(Number.isInteger(k) && k >= 0 && k < spans.length - 1) || spans[k + 1][1] === 0 || block.columns[k]) continue;
+    if (!(Number.isInteger(k) && k >= 0 && k < spans.length - 1) || spans[k + 1][1] === 0 || out.columns[k]) continue;
     const [offset, length] = spans[k + 1];
     const c = new ByteReader(bytes, offset, offset + length);
-    block.columns[k] = decodeColumn(c, rows);
+    if (out === block) out = { ...block, columns: [...block.columns] };
+    out.columns[k] = decodeColumn(c, rows);
     c.done();
   }
-  return block;
+  return out;
 }
 
 export function decodeBlock(bytes: Uint8Array, ordinals?: readonly number[]): BlockData {

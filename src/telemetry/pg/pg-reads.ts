@@ -358,10 +358,9 @@ export class PgReads implements TelemetryReads {
     });
     if (bytes === undefined || bytes === null) return bytes;
     const prior = this.decoded.get(key);
-    const decodedBefore = prior === undefined ? -1 : prior.columns.filter((c) => c !== undefined).length;
     const block = withColumns(bytes, prior, fields.map((f) => f.ordinal));
     this.decoded.set(key, block);
-    if (block !== prior || block.columns.filter((c) => c !== undefined).length !== decodedBefore) {
+    if (block !== prior) {
       // kept with the columns decoded now (set again: the cache weighs an entry when it is set)
       const entry = kept.peek(item);
       if (entry !== undefined && entry.bytes === bytes) kept.set(item, { ...entry, block });

@@ -43,8 +43,10 @@ describe('blocks', () => {
       const asked = new Set<number>();
       for (const ordinals of asks) {
         const before = got;
+        const beforeColumns = before?.columns.map((c) => c !== undefined);
         got = withColumns(bytes, got, ordinals);
         if (before !== undefined) assert.equal(got.ms, before.ms, 'the times decoded once');
+        if (before !== undefined) assert.deepEqual(before.columns.map((c) => c !== undefined), beforeColumns, 'the block given is left as it was');
         for (const k of ordinals) asked.add(k);
         assert.deepEqual(got.ms, want.ms);
         assert.deepEqual(got.sub, want.sub);
