@@ -9,17 +9,21 @@ import { sealStep } from './sqlite/seal.ts';
 import { logSealingTo, noteSealed, sealProgress, type SealProgress } from './sqlite/seal-progress.ts';
 import { sealStagedWhenDue, settleStaged, stagingOf } from './sqlite/staging.ts';
 import { sealStepPg } from './pg/pg-seal.ts';
-import { settleStaged as settleStagedPg } from './pg/pg-staging.ts';
+import { folding, sealStagedWhenDuePg, settleStaged as settleStagedPg } from './pg/pg-staging.ts';
 import { unsealedWindows } from './telemetry.store.ts';
 
 /** Points per sealing transaction on the main thread: each holds the event loop for ~10 ms at most. */
 const SEAL_POINTS = 10_000;
 
-/** Seals every window due at `nowMs` (on the main thread: until `stopping()`); resolves once they are sealed. */
-export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = () => false): Promise<void> {
+/**
+ * Seals every window due at `nowMs` (on the main thread: until `stopping()`); resolves once they are sealed. A pass on
+ * the timer (`timed`) on PostgreSQL leaves what is staged to the node's folder while that is at work: it takes the
+ * points of due windows straight into blocks, in larger pieces than a pass would fold.
+ */
+export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = () => false, timed = false): Promise<void> {
   if (db.backend === 'postgres') {
     // the staged points of a window are folded before it is sealed
-    await settleStagedPg(db);
+    if (!(timed && folding(db))) await settleStagedPg(db);
     // windows whose emptied table stays for a read under way (pg/pg-seal.ts): dropped by a later pass
     const left: string[] = [];
     while (!stopping()) {
@@ -62,7 +66,7 @@ export function startSealing(db: Db, now: () => number, log: Logger, everyMs: nu
   let stopped = false;
   const pass = () => {
     if (running !== undefined || stopped) return;
-    running = sealDue(db, now(), () => stopped)
+    running = sealDue(db, now(), () => stopped, true)
       .catch((err: unknown) => { if (!stopped) log.error('telemetry sealing failed; it is tried again', { error: String(err) }); })
       .finally(() => { running = undefined; });
   };
@@ -70,7 +74,7 @@ export function startSealing(db: Db, now: () => number, log: Logger, everyMs: nu
   if (db.backend === 'sqlite') {
     void db.exclusive((conn) => sealStagedWhenDue(conn, now))
       .catch((err: unknown) => log.warn('telemetry: staged points are folded before they are sealed', { error: String(err) }));
-  }
+  } else sealStagedWhenDuePg(db, now);
   const timer = setInterval(pass, everyMs);
   timer.unref();
   pass();

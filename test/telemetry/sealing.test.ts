@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { addonFile } from '../../src/db/native.ts';
 import { catalogueOf } from '../../src/telemetry/sqlite/catalogue.ts';
 import { sealStagedWhenDue, stagingOf } from '../../src/telemetry/sqlite/staging.ts';
+import { sealStagedWhenDuePg, settleStaged as settleStagedPg } from '../../src/telemetry/pg/pg-staging.ts';
 import { FROM_V1, countPoints, countRows, ns, queryOk, tableNames, writeOk, writer } from './fixtures.ts';
 
 const DAY = 86_400_000;
@@ -380,6 +381,132 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
     s.app.clock.advance(60_000);
     assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'sealed');
+  });
+});
+
+describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend() !== 'postgres' && 'PostgreSQL\'s staging' }, () => {
+  /** An app whose folds take staged points of windows due at `at()` straight into blocks (as a service sealing on a timer). */
+  async function dueApp(t: { after(fn: () => Promise<void>): void }, at: () => number = () => T0): Promise<Stored> {
+    const s = await appWith(t);
+    sealStagedWhenDuePg(s.app.deps.db, at);
+    return s;
+  }
+
+  /** Until nothing is staged (the node's folder, or a read, folded it). */
+  async function nothingStaged(s: Stored): Promise<void> {
+    const end = Date.now() + 20_000;
+    while (await countRows(s.app, 'telemetry_staged') > 0) {
+      assert.ok(Date.now() < end, 'the folder folds what is staged');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('written shuffled, with repeats and integers beyond 2^53, into closed windows: straight into blocks, the same answers as written in order', async (t) => {
+    for (const big of [false, true]) {
+      const lines = dataset(60);
+      if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
+      const expected = await answersInOrder(t, lines);
+      await fc.assert(fc.asyncProperty(
+        fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.boolean(), fc.nat(),
+        async (repeats, parts, readAtOnce, seed) => {
+          const s = await dueApp(t);
+          for (const body of shuffledBodies(lines, repeats, seed, parts)) await writeOk(s.app, s.token, body);
+          // answered at once, a read folds what is staged itself; else the node's folder does, in the background
+          const early = readAtOnce ? await answers(s) : undefined;
+          await nothingStaged(s);
+          // every point is in a block (one per node and window) without a sealing pass; the tables hold none
+          assert.deepEqual(await counts(s), { blocks: 4, heads: 2, sealed: 2 });
+          assert.equal(await countPoints(s.app), 0, 'no point went into a shard table');
+          if (early !== undefined) assertSameAnswers(early, expected, 'read at once');
+          assertSameAnswers(await answers(s), expected, big ? 'with integers beyond 2^53' : undefined);
+          // the sealing pass drops the emptied tables, and the answers stay
+          await seal(s);
+          assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+          s.app.clock.advance(60_000);
+          assertSameAnswers(await answers(s), expected, 'tables dropped');
+          await s.app.close();
+        },
+      ), { seed: 38, numRuns: 3 });
+    }
+  });
+
+  it('late points for sealed windows go straight into their blocks and win over what they hold', async (t) => {
+    const s = await dueApp(t);
+    const lines = dataset(40);
+    await writeOk(s.app, s.token, lines.join('\n'));
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    // the same points again with other values, and some new ones: a table is made for them, they skip it
+    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    const extra = [`power,nodeId=n1 f=0.25 ${ns(START + 3)}`, `power,nodeId=n2 s="late" ${ns(START + DAY + 11)}`];
+    await writeOk(s.app, s.token, [...again, ...extra].join('\n'));
+    const expected = await answersInOrder(t, [...lines, ...again, ...extra]);
+    await nothingStaged(s);
+    assert.equal(await countPoints(s.app), 0, 'no point went into a shard table');
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'the later writes win');
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+  });
+
+  it('one request of more points than a fold takes at once: sealed in pieces in one transaction, every point kept', async (t) => {
+    const s = await dueApp(t);
+    const n = 120_000;
+    // one series in one closed day, 0.7 s apart, written newest first: 24 staged rows of one batch
+    await writeOk(s.app, s.token, Array.from({ length: n }, (_, k) => `power,nodeId=n1 f=${n - k}.5,i=${k}i ${ns(START + (n - 1 - k) * 700)}`).join('\n'));
+    const stats = async () => {
+      const q = `SELECT count(f), first(f), last(f), sum(i), min(i) FROM power WHERE nodeId = 'n1' AND time >= ${START}ms AND time < ${T0}ms`;
+      const res = await s.app.request('GET', `/query?db=energy&epoch=ms&q=${encodeURIComponent(q)}`, { token: s.token });
+      assert.equal(res.status, 200, res.text);
+      return res.body.results[0].series[0].values[0].slice(1);
+    };
+    assert.deepEqual(await stats(), [n, 1.5, n + 0.5, (n * (n - 1)) / 2, 0]);
+    await nothingStaged(s);
+    assert.deepEqual(await counts(s), { blocks: 1, heads: 1, sealed: 1 });
+    assert.equal(Number((await s.app.deps.db.get(sql<{ n: number }>`SELECT sum(rows) AS n FROM telemetry_blocks`))!.n), n);
+    assert.equal(await countPoints(s.app), 0, 'no point went into a shard table');
+  });
+
+  it('a window whose shard table already holds rows keeps the usual way: its later points are not overruled by them', async (t) => {
+    // folded before the windows were due (the clock a day earlier): the points are rows of their tables
+    let now = START;
+    const s = await dueApp(t, () => now);
+    const lines = dataset(40);
+    await writeOk(s.app, s.token, lines.join('\n'));
+    await nothingStaged(s);
+    assert.ok(await countPoints(s.app) > 0, 'the points are rows of their shard tables');
+    now = T0;
+    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    await writeOk(s.app, s.token, again.join('\n'));
+    const expected = await answersInOrder(t, [...lines, ...again]);
+    await nothingStaged(s);
+    assert.deepEqual(await counts(s), { blocks: 0, heads: 2, sealed: 0 }, 'nothing went straight into blocks');
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
+    await seal(s);
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'sealed');
+  });
+
+  it('another node\'s rows in the table turn the window back to the usual way, and nothing is lost', async (t) => {
+    const s = await dueApp(t);
+    // a node of the previous version (no clock: it folds into the tables), then this one
+    const other = await s.app.anotherNode();
+    t.after(() => other.close());
+    const o = await writer(other, 'n1', 'n2');
+    const lines = dataset(40);
+    await writeOk(other, o.token, lines.slice(0, 40).join('\n'));
+    await settleStagedPg(other.deps.db);
+    assert.equal(await countPoints(s.app), 40);
+    await writeOk(s.app, s.token, lines.slice(40).join('\n'));
+    const expected = await answersInOrder(t, lines);
+    await nothingStaged(s);
+    assertSameAnswers(await answers(s), expected);
     await seal(s);
     assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
     s.app.clock.advance(60_000);

@@ -14,8 +14,8 @@ import { blockRow, GRACE_DIVISOR, mergeBlocks, type SealStep } from '../blocks/r
 import { catalogueChanging, dropsShardTables } from './pg-catalogue.ts';
 import { columnOfArray, decodeArray, pgColumn } from './pg-shards.ts';
 
-
-interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
+/** A shard window (its telemetry_shards row), as sealing takes it. */
+export interface DueWindow { namespace_id: number; shard_window: number; table_name: string; start_ms: number; end_ms: number; columns: number }
 
 /**
  * Seals series of the oldest window due at `nowMs` (closed for the grace period, nothing staged for it; none of the
@@ -103,7 +103,7 @@ async function seriesBlock(tx: Db, table: RawBuilder<unknown>, seriesId: number,
 }
 
 /** The field kinds of each measurement of a namespace, by ordinal. */
-async function measurementFields(tx: Db, namespaceId: number): Promise<Map<string, Array<FieldKind | undefined>>> {
+export async function measurementFields(tx: Db, namespaceId: number): Promise<Map<string, Array<FieldKind | undefined>>> {
   const rows = await tx.all(sql<{ measurement: string; ordinal: number; type: string }>`SELECT measurement, ordinal, type
     FROM telemetry_fields WHERE namespace_id = ${namespaceId}`);
   const out = new Map<string, Array<FieldKind | undefined>>();
@@ -115,7 +115,7 @@ async function measurementFields(tx: Db, namespaceId: number): Promise<Map<strin
   return out;
 }
 
-async function storeBlock(tx: Db, seriesId: number, w: DueWindow, block: BlockData): Promise<number> {
+export async function storeBlock(tx: Db, seriesId: number, w: DueWindow, block: BlockData): Promise<number> {
   const row = blockRow(block);
   await tx.run(sql`INSERT INTO telemetry_blocks (series_id, start_ms, namespace_id, rows, first_ms, last_ms, stats, data)
     VALUES (${seriesId}, ${w.start_ms}, ${w.namespace_id}, ${row.rows}, ${row.firstMs}, ${row.lastMs}, ${Buffer.from(row.stats)}, ${Buffer.from(row.data)})

@@ -244,13 +244,35 @@ function eachElement(bytes: Buffer | null, element: (view: DataView, oid: number
   const dims = view.getInt32(0);
   if (dims === 0) return;
   if (dims !== 1) throw new TypeError(`decodeArray: ${dims} dimensions`);
-  const oid = view.getUint32(8);
-  const n = view.getInt32(12);
-  let at = 20;
+  eachArrayElement(bytes, (v, at, length) => element(v, view.getUint32(8), at, length));
+}
+
+/** The elements of a binary array (array_send) of one or two dimensions, all of them (0 for a NULL or empty array). */
+export function arrayLength(bytes: Buffer | null): number {
+  if (bytes === null || bytes.length < 12) return 0;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const dims = view.getInt32(0);
+  if (dims < 0 || dims > 2 || bytes.length < 12 + dims * 8) throw new TypeError(`a binary array of ${dims} dimensions`);
+  let n = dims === 0 ? 0 : 1;
+  for (let d = 0; d < dims; d++) n *= view.getInt32(12 + d * 8);
+  return n;
+}
+
+/**
+ * Calls `element` for each element of a binary array of one or two dimensions (array_send), in storage order (a
+ * matrix row after row), with its index; length -1: NULL. Nothing for a NULL array. Throws where the bytes end early.
+ */
+export function eachArrayElement(bytes: Buffer | null, element: (view: DataView, at: number, length: number, index: number) => void): void {
+  const n = arrayLength(bytes);
+  if (n === 0) return;
+  const view = new DataView(bytes!.buffer, bytes!.byteOffset, bytes!.byteLength);
+  let at = 12 + view.getInt32(0) * 8;
   for (let k = 0; k < n; k++) {
+    if (at + 4 > bytes!.length) throw new RangeError('a binary array cut short');
     const length = view.getInt32(at);
     at += 4;
-    element(view, oid, at, length);
+    if (length > 0 && at + length > bytes!.length) throw new RangeError('a binary array cut short');
+    element(view, at, length, k);
     if (length > 0) at += length;
   }
 }

@@ -21,6 +21,10 @@ import { CompiledQuery, sql } from 'kysely';
 import type { Db } from '../../db/open.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { GUARD_AGAINST_DROPS } from './pg-catalogue.ts';
+import { GRACE_DIVISOR, type SealStep } from '../blocks/rows.ts';
+import { noteSealed } from '../sqlite/seal-progress.ts';
+import type { DueWindow } from './pg-seal.ts';
+import { markSealing, sealPartsStraight, type StraightPart } from './pg-seal-staged.ts';
 
 /** pg_advisory_xact_lock(FOLD_LOCK, namespace id): folding a namespace's staged batches ('gtfl' in ASCII) */
 export const FOLD_LOCK = 0x6774_666c;
@@ -43,6 +47,11 @@ export const VACUUM_EVERY = 500;
  * staged arrays took) back to the file system instead of keeping them for the next writes. It runs at most this often.
  */
 const IDLE_VACUUM_MS = 5000;
+/**
+ * Bytes of blocks a node writes straight from staged points between two VACUUMs of telemetry_blocks: a block rewritten
+ * leaves its earlier version (out of line, in TOAST) dead, and space that no VACUUM has freed is never written again.
+ */
+const VACUUM_BLOCK_BYTES = 4 << 20;
 
 let log: Logger | undefined;
 
@@ -57,6 +66,34 @@ interface StagedPart {
   table_name: string;
   columns: string[];
   points: number;
+}
+
+/** A staged row as a fold finds it: its window, and whether that is marked sealed (telemetry_sealed). */
+interface StagedRow extends StagedPart {
+  window: DueWindow;
+  sealed: boolean;
+}
+
+/**
+ * Points one fold takes straight into blocks at most, as whole batches (pg-seal-staged.ts): half a day of 20 devices
+ * every 10 s, as on SQLite.
+ */
+const STRAIGHT_POINTS = 100_000;
+/**
+ * While the writes are still in a due window, its staged batches wait for more (so that a window loaded in time order
+ * has its blocks rewritten once per STRAIGHT_POINTS rather than once per batch), this long at most.
+ */
+const GATHER_MS = 1000;
+
+/** The service's clock, by database (root handle), where it seals on a timer (seal.ts startSealing). */
+const foldClocks = new WeakMap<Db, () => number>();
+
+/**
+ * Staged points of windows due for sealing at `now()` go straight into their blocks (pg-seal-staged.ts) from now on:
+ * where sealing runs on a timer anyway, what it would seal next is not folded into a shard table first.
+ */
+export function sealStagedWhenDuePg(db: Db, now: () => number): void {
+  foldClocks.set(db, now);
 }
 
 /** A staged row's points into its shard table, by the server from the row's arrays, in the statement that deletes it. */
@@ -86,27 +123,130 @@ async function foldPart(tx: Db, p: StagedPart): Promise<void> {
   }
 }
 
+/** What one fold transaction did. */
+interface Slice {
+  /** batches folded (into shard tables or straight into blocks) */
+  batches: number;
+  /** points folded into each shard table */
+  points: Map<string, number>;
+  /** what went straight into blocks, by window */
+  sealed: SealStep[];
+}
+
+interface SliceOptions {
+  /** the last batch to fold (a read's settle): none after it */
+  through?: number;
+  /** the staged batches may wait for more while they all go straight into the window the writes are in */
+  gather?: boolean;
+  /** windows to mark sealed first may be asked for (else their points are folded into their tables) */
+  mark?: boolean;
+}
+
 /**
  * Folds the oldest staged batches of a namespace (at most SLICE_BATCHES; those up to `through` when given) in one
- * transaction; returns the batches folded and the points each shard table received.
+ * transaction, each staged row into its shard table or, where its window is due and its table empty, straight into
+ * blocks (more batches then, up to STRAIGHT_POINTS). Returns what it did; 'gather' when it did nothing because the
+ * batches wait for more (options.gather); the windows to mark sealed when it did nothing because straight sealing
+ * needs them marked first (options.mark).
  */
-async function foldSlice(db: Db, namespaceId: number, through?: number): Promise<{ batches: number; points: Map<string, number> }> {
+async function foldSlice(db: Db, namespaceId: number, options: SliceOptions = {}): Promise<Slice | 'gather' | { mark: DueWindow[] }> {
+  const now = foldClocks.get(db)?.();
   return db.tx(async (tx) => {
     // a fold acknowledges nothing: lost in a crash, its batches are simply still staged
     await tx.script('SET LOCAL synchronous_commit = off');
     await tx.get(sql`SELECT pg_advisory_xact_lock(${FOLD_LOCK}::integer, ${namespaceId}::integer)`);
-    const upTo = through === undefined ? sql`` : sql` AND batch <= ${through}`;
-    const parts = await tx.all(sql<StagedPart>`SELECT batch::text AS batch, part, table_name, columns, points FROM telemetry_staged
-      WHERE namespace_id = ${namespaceId} AND batch IN (SELECT DISTINCT batch FROM telemetry_staged WHERE namespace_id = ${namespaceId}${upTo}
-        ORDER BY batch LIMIT ${SLICE_BATCHES})
-      ORDER BY batch, part`);
+    const upTo = options.through === undefined ? sql`` : sql` AND st.batch <= ${options.through}`;
+    const rows = await tx.all(sql<StagedPart & DueWindow & { sealed: boolean }>`SELECT st.batch::text AS batch, st.part, st.table_name, st.columns,
+        st.points, sh.namespace_id, sh.shard_window, sh.start_ms, sh.end_ms, sh.columns AS columns_count,
+        EXISTS (SELECT 1 FROM telemetry_sealed w WHERE w.namespace_id = sh.namespace_id AND w.shard_window = sh.shard_window) AS sealed
+      FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.table_name
+      WHERE st.namespace_id = ${namespaceId}${upTo}
+      ORDER BY st.batch, st.part`);
+    const batches: StagedRow[][] = [];
+    for (const r of rows) {
+      const row = r as unknown as StagedPart & DueWindow & { sealed: boolean; columns_count: number };
+      const part: StagedRow = {
+        batch: row.batch, part: row.part, table_name: row.table_name, columns: row.columns, points: row.points, sealed: row.sealed,
+        window: { namespace_id: Number(row.namespace_id), shard_window: Number(row.shard_window), table_name: row.table_name,
+          start_ms: Number(row.start_ms), end_ms: Number(row.end_ms), columns: row.columns_count },
+      };
+      if (batches.at(-1)?.[0].batch !== part.batch) batches.push([]);
+      batches.at(-1)!.push(part);
+    }
+    // a staged row goes straight into blocks where its window is due and its table empty
+    const straightTables = new Map<string, boolean>();
+    const straight = async (p: StagedRow): Promise<boolean> => {
+      let known = straightTables.get(p.table_name);
+      if (known === undefined) {
+        const w = p.window;
+        known = now !== undefined && w.end_ms + Math.floor((w.end_ms - w.start_ms) / GRACE_DIVISOR) <= now
+          && await tx.get(sql`SELECT 1 AS one FROM ${sql.id(p.table_name)} LIMIT 1`) === undefined;
+        straightTables.set(p.table_name, known);
+      }
+      return known;
+    };
+    const taken: StagedRow[] = [];
+    let takenBatches = 0;
+    let straightPoints = 0;
+    let allStraight = true;
+    for (const batch of batches) {
+      let each = true;
+      for (const p of batch) if (!await straight(p)) each = false;
+      const points = batch.reduce((n, p) => n + p.points, 0);
+      if (takenBatches >= SLICE_BATCHES && !(allStraight && each && straightPoints + points <= STRAIGHT_POINTS)) break;
+      taken.push(...batch);
+      takenBatches++;
+      allStraight &&= each;
+      if (each) straightPoints += points;
+    }
+    const toMark = new Map<string, DueWindow>();
+    for (const p of taken) if (!p.sealed && await straight(p)) toMark.set(p.table_name, p.window);
+    if (toMark.size > 0) {
+      if (options.mark === true) return { mark: [...toMark.values()] };
+      // not marked: folded into their tables
+      for (const table of toMark.keys()) straightTables.set(table, false);
+      allStraight = false;
+    }
+    // every batch staged goes straight into one window, and the writes are still in it: wait for more (its last
+    // batches go at once, when a later window has batches staged too)
+    if (options.gather === true && allStraight && takenBatches === batches.length && straightPoints < STRAIGHT_POINTS
+      && taken.length > 0 && taken.every((p) => p.table_name === taken[0].table_name)) {
+      const later = await tx.get(sql`SELECT 1 AS one FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.table_name
+        WHERE st.namespace_id = ${namespaceId} AND sh.start_ms > ${taken[0].window.start_ms} LIMIT 1`);
+      if (later === undefined) return 'gather';
+    }
     const points = new Map<string, number>();
-    for (const p of parts) {
+    const direct: StraightPart[] = [];
+    for (const p of taken) {
+      if (straightTables.get(p.table_name) === true) {
+        direct.push({ batch: p.batch, part: p.part, columns: p.columns, points: p.points, window: p.window });
+        continue;
+      }
       await foldPart(tx, p);
       points.set(p.table_name, (points.get(p.table_name) ?? 0) + p.points);
     }
-    return { batches: new Set(parts.map((p) => p.batch)).size, points };
+    // in pieces of STRAIGHT_POINTS at most (a batch of one large request may hold many more): each piece's points
+    // merged into the blocks the piece before wrote, in this transaction
+    const sealed: SealStep[] = [];
+    for (let from = 0; from < direct.length;) {
+      let to = from + 1;
+      for (let n = direct[from].points; to < direct.length && n + direct[to].points <= STRAIGHT_POINTS; to++) n += direct[to].points;
+      sealed.push(...await sealPartsStraight(tx, namespaceId, direct.slice(from, to)));
+      from = to;
+    }
+    return { batches: takenBatches, points, sealed };
   });
+}
+
+/**
+ * foldSlice, with the windows it asks for marked sealed first (in a transaction of their own, which takes the
+ * catalogue's row before any other lock, as every catalogue change does).
+ */
+async function foldSliceMarking(db: Db, namespaceId: number, options: Omit<SliceOptions, 'mark'>): Promise<Slice | 'gather'> {
+  const slice = await foldSlice(db, namespaceId, { ...options, mark: true });
+  if (slice === 'gather' || !('mark' in slice)) return slice;
+  await markSealing(db, slice.mark);
+  return foldSlice(db, namespaceId, options) as Promise<Slice | 'gather'>;
 }
 
 /** Folds every batch of a namespace staged up to `through`. */
@@ -114,13 +254,13 @@ async function foldNamespace(db: Db, namespaceId: number, through: number): Prom
   for (let dropped = 0; ;) {
     let slice;
     try {
-      slice = await foldSlice(db, namespaceId, through);
+      slice = await foldSliceMarking(db, namespaceId, { through }) as Slice;
     } catch (err) {
       // a shard table dropped by `telemetry prune` while the slice waited for it: its staged rows went with it
       if ((err as { code?: unknown }).code === '42P01' && ++dropped < 3) continue;
       throw err;
     }
-    folderOf(db).folded(slice.points, slice.batches, namespaceId);
+    folderOf(db).folded(slice, namespaceId);
     if (slice.batches < SLICE_BATCHES) return;
   }
 }
@@ -231,11 +371,23 @@ class Folder {
   private waiters: Array<() => void> = [];
   private closed = false;
   private sinceVacuum = 0;
+  /** bytes of blocks written straight since the last VACUUM (then telemetry_blocks is vacuumed too) */
+  private blockBytes = 0;
+  private vacuuming = false;
   private lastVacuum = 0;
   private idleVacuum: NodeJS.Timeout | undefined;
+  /** namespaces whose staged batches wait for more (foldSlice: 'gather'), and since when */
+  private readonly gathering = new Map<number, number>();
+  /** wakes the loop while every namespace waits for more */
+  private nudge: (() => void) | undefined;
   listener: FoldListener | undefined;
 
   constructor(private readonly db: Db) {}
+
+  /** The folder is at work (or waits for more batches of a due window). */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
 
   /** Batches this node staged (or found staged) and has not seen folded yet. */
   get backlog(): number {
@@ -248,6 +400,7 @@ class Folder {
   staged(namespaceId: number): void {
     this.pending.set(namespaceId, (this.pending.get(namespaceId) ?? 0) + 1);
     this.fresh.add(namespaceId);
+    this.nudge?.();
     this.running ??= this.loop().finally(() => { this.running = undefined; });
   }
 
@@ -257,23 +410,34 @@ class Folder {
   }
 
   /** Batches of a namespace folded by this process (a read's settle included): its count goes down. */
-  folded(points: Map<string, number>, batches: number, namespaceId: number): void {
+  folded({ points, batches, sealed }: Slice, namespaceId: number): void {
     const counted = this.pending.get(namespaceId);
     if (counted !== undefined) this.pending.set(namespaceId, Math.max(0, counted - batches));
     if (points.size > 0) this.listener?.(points);
+    for (const step of sealed) {
+      noteSealed(step);
+      this.blockBytes += step.bytes;
+    }
     this.sinceVacuum += batches;
-    if (this.sinceVacuum >= VACUUM_EVERY) this.vacuum();
+    if (this.sinceVacuum >= VACUUM_EVERY || this.blockBytes >= VACUUM_BLOCK_BYTES) this.vacuum();
     this.wake();
   }
 
-  /** VACUUM of telemetry_staged in the background, outside any transaction (VACUUM runs in none); a failure only skips it. */
+  /**
+   * VACUUM of telemetry_staged (and of telemetry_blocks after blocks were written straight) in the background, outside
+   * any transaction (VACUUM runs in none), one at a time; a failure only skips it.
+   */
   private vacuum(): void {
+    if (this.vacuuming) return;
+    const tables = this.blockBytes > 0 ? 'telemetry_staged, telemetry_blocks' : 'telemetry_staged';
     this.sinceVacuum = 0;
+    this.blockBytes = 0;
     this.lastVacuum = Date.now();
-    void this.db.script('VACUUM telemetry_staged').catch((err) => {
+    this.vacuuming = true;
+    void this.db.script(`VACUUM ${tables}`).catch((err) => {
       if (isClosed(err)) this.closed = true;
-      else log?.warn('VACUUM of telemetry_staged failed', { error: String(err) });
-    });
+      else log?.warn(`VACUUM of ${tables} failed`, { error: String(err) });
+    }).finally(() => { this.vacuuming = false; });
   }
 
   private wake(): void {
@@ -283,15 +447,25 @@ class Folder {
   private async loop(): Promise<void> {
     const failures = new Map<number, number>();
     while (!this.closed && this.pending.size > 0) {
+      let waiting = true;
       for (const namespaceId of [...this.pending.keys()]) {
         try {
           this.fresh.delete(namespaceId);
-          const slice = await foldSlice(this.db, namespaceId);
+          const since = this.gathering.get(namespaceId);
+          const gather = this.backlog < MAX_BACKLOG / 2 && (since === undefined || Date.now() - since < GATHER_MS);
+          const slice = await foldSliceMarking(this.db, namespaceId, { gather });
           failures.delete(namespaceId);
-          this.folded(slice.points, slice.batches, namespaceId);
+          if (slice === 'gather') {
+            if (since === undefined) this.gathering.set(namespaceId, Date.now());
+            continue;
+          }
+          waiting = false;
+          this.gathering.delete(namespaceId);
+          this.folded(slice, namespaceId);
           // everything of the namespace folded (by this node or another), unless a batch was staged since the slice began
           if (slice.batches < SLICE_BATCHES && !this.fresh.has(namespaceId)) this.pending.delete(namespaceId);
         } catch (err) {
+          waiting = false;
           if (isClosed(err)) {
             this.closed = true;
             break;
@@ -307,6 +481,14 @@ class Folder {
           await new Promise((r) => setTimeout(r, RETRY_MS).unref());
         }
       }
+      // every namespace waits for more: until the next batch is staged, or a while
+      if (waiting && !this.closed && this.pending.size > 0) {
+        await new Promise<void>((resolve) => {
+          this.nudge = resolve;
+          setTimeout(resolve, GATHER_MS / 4).unref();
+        });
+        this.nudge = undefined;
+      }
     }
     if (!this.closed) this.vacuumWhenIdle();
     this.wake();
@@ -314,10 +496,10 @@ class Folder {
 
   /** A VACUUM once nothing waits (IDLE_VACUUM_MS after the last at the soonest), if batches were folded since the last. */
   private vacuumWhenIdle(): void {
-    if (this.sinceVacuum === 0 || this.idleVacuum !== undefined) return;
+    if ((this.sinceVacuum === 0 && this.blockBytes === 0) || this.idleVacuum !== undefined) return;
     this.idleVacuum = setTimeout(() => {
       this.idleVacuum = undefined;
-      if (!this.closed && this.running === undefined && this.sinceVacuum > 0) this.vacuum();
+      if (!this.closed && this.running === undefined && (this.sinceVacuum > 0 || this.blockBytes > 0)) this.vacuum();
     }, Math.max(0, this.lastVacuum + IDLE_VACUUM_MS - Date.now())).unref();
   }
 }
@@ -333,6 +515,11 @@ export function folderOf(db: Db): Folder {
   let f = folders.get(db);
   if (f === undefined) folders.set(db, f = new Folder(db));
   return f;
+}
+
+/** Whether this process's folder is at work on `db`: what is staged is folded without anyone asking. */
+export function folding(db: Db): boolean {
+  return folders.get(db)?.busy ?? false;
 }
 
 /** Batches staged by this process and not folded yet, as far as it counted them (for /metrics). */

@@ -15,10 +15,9 @@
 // rows are older than the staged points, and a block that took these would be overruled by them. Its entries alone
 // are folded then, not the oldest of every window: a fold of the entries of the windows behind it would send them the
 // long way too, and the next, one after another.
-import { BOOLEAN, FLOAT, STRING, type FieldKind } from '../line-protocol/line-scanner.ts';
-import type { BlockData, Column } from '../blocks/index.ts';
-import { blockFromRows, blockRow, GRACE_DIVISOR, type SealStep } from '../blocks/rows.ts';
-import { stagedGroup, type RowGroup } from './shard-rows.ts';
+import { blockRow, GRACE_DIVISOR, type SealStep } from '../blocks/rows.ts';
+import { blockOfSeriesRows, rowsBySeries } from '../blocks/row-groups.ts';
+import { stagedGroup } from './shard-rows.ts';
 import { blockStatements, fieldKindsOf, markSealed, noteSealChange, SEAL_GENERATION_KEY, type SealHandle, type WindowOf } from './seal.ts';
 
 /**
@@ -86,25 +85,14 @@ export function prepareStagedSeal(db: SealHandle, nowMs: number, now: boolean): 
   }
   // every entry's rows by series, in entry order (ids ascend)
   const entryOf = db.prepare('SELECT shard_table, width, kinds, rows, cells, others FROM telemetry_staged WHERE id = ?');
-  const bySeries = new Map<number, SeriesRows>();
-  for (const id of ids) {
-    const group = stagedGroup(entryOf.get(id) as Parameters<typeof stagedGroup>[0]);
-    const perRow = 3 + group.width;
-    for (let r = 0; r < group.rows; r++) {
-      const seriesId = group.numbers[r * perRow];
-      let rows = bySeries.get(seriesId);
-      if (rows === undefined) bySeries.set(seriesId, rows = { groups: [], rows: [] });
-      rows.groups.push(group);
-      rows.rows.push(r);
-    }
-  }
+  const bySeries = rowsBySeries(ids.map((id) => stagedGroup(entryOf.get(id) as Parameters<typeof stagedGroup>[0])));
   const blocks = blockStatements(db);
   const kindsOf = fieldKindsOf(db, w.namespace_id);
   const step: SealStep = { namespaceId: w.namespace_id, window: w.shard_window, table: w.table_name, series: 0, points: 0, bytes: 0, done: false };
   const out: StagedSeal['blocks'] = [];
   for (const [seriesId, rows] of bySeries) {
     const kinds = kindsOf(seriesId);
-    const block = blockFromCells(rows, w.columns, kinds) ?? blockFromRows(latestByTime(rowArrays(rows, w.columns)), w.columns, kinds);
+    const block = blockOfSeriesRows(rows, w.columns, kinds);
     const row = blockRow(blocks.withBlock(seriesId, w, block));
     out.push({ seriesId, row });
     step.series++;
@@ -134,120 +122,3 @@ export function storeStagedSeal(db: SealHandle, prepared: StagedSeal): boolean {
 const generationOf = (db: SealHandle) =>
   db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(SEAL_GENERATION_KEY) as string | undefined;
 
-/** A series' staged rows, entry after entry: row rows[i] of groups[i]. */
-interface SeriesRows {
-  groups: RowGroup[];
-  rows: number[];
-}
-
-/**
- * The block of a series' staged rows read straight from their cells, when they hold one row per time and no integer
- * beyond 2^53 (history as devices send it, the entries of several clients in any order); else undefined.
- */
-function blockFromCells(rows: SeriesRows, width: number, kinds: ReadonlyArray<FieldKind | undefined>): BlockData | undefined {
-  const s = inTimeOrder(rows);
-  const n = s.rows.length;
-  const ms = new Float64Array(n);
-  const sub = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const g = s.groups[i];
-    const at = s.rows[i] * (3 + g.width);
-    ms[i] = g.numbers[at + 1];
-    sub[i] = g.numbers[at + 2];
-    if (i > 0 && (ms[i] - ms[i - 1] || sub[i] - sub[i - 1]) <= 0) return undefined;
-  }
-  const columns: Array<Column | undefined> = [];
-  for (let c = 0; c < width; c++) {
-    const kind = kinds[c];
-    if (kind === undefined) continue;
-    if (kind === STRING) {
-      columns[c] = stringColumn(s, c, n);
-      continue;
-    }
-    const present = new Uint8Array(n);
-    const values = kind === BOOLEAN ? new Uint8Array(n) : new Float64Array(n);
-    let k = 0;
-    for (let i = 0; i < n; i++) {
-      const g = s.groups[i];
-      if (c >= g.width) continue;
-      const at = s.rows[i] * (3 + g.width) + 3 + c;
-      const v = g.numbers[at];
-      if (Number.isNaN(v)) {
-        if (g.others?.has(at) === true) return undefined;
-        continue;
-      }
-      present[i] = 1;
-      // as a shard table keeps them: booleans 0/1, integers as integers (no -0)
-      values[k++] = kind === BOOLEAN ? (v === 1 ? 1 : 0) : kind === FLOAT ? v : v + 0;
-    }
-    if (k > 0) columns[c] = { kind, present: k < n ? present : undefined, values: values.slice(0, k) };
-  }
-  return { ms, sub, columns };
-}
-
-/** A string field's column of the rows (strings are kept beside the cells, by cell). */
-function stringColumn(s: SeriesRows, c: number, n: number): Column | undefined {
-  const present = new Uint8Array(n);
-  const values: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const g = s.groups[i];
-    const v = c < g.width ? g.others?.get(s.rows[i] * (3 + g.width) + 3 + c) : undefined;
-    if (typeof v !== 'string') continue;
-    present[i] = 1;
-    values.push(v);
-  }
-  return values.length === 0 ? undefined : { kind: STRING, present: values.length < n ? present : undefined, values };
-}
-
-/** The rows sorted by time (stable: a time written twice keeps its order), or as they are when already sorted. */
-function inTimeOrder(s: SeriesRows): SeriesRows {
-  const time = (i: number) => s.groups[i].numbers[s.rows[i] * (3 + s.groups[i].width) + 1];
-  const subOf = (i: number) => s.groups[i].numbers[s.rows[i] * (3 + s.groups[i].width) + 2];
-  const compareAt = (i: number, j: number) => time(i) - time(j) || subOf(i) - subOf(j);
-  let sorted = true;
-  for (let i = 1; sorted && i < s.rows.length; i++) sorted = compareAt(i - 1, i) <= 0;
-  if (sorted) return s;
-  const order = s.rows.map((_, i) => i).sort((i, j) => compareAt(i, j) || i - j);
-  return { groups: order.map((i) => s.groups[i]), rows: order.map((i) => s.rows[i]) };
-}
-
-/** A series' staged rows as a shard table's rows (SELECT *: series_id, t_ms, t_ns, c0 .. c<width - 1>). */
-function rowArrays(s: SeriesRows, width: number): unknown[][] {
-  return s.rows.map((r, i) => {
-    const g = s.groups[i];
-    const at = r * (3 + g.width);
-    const row: unknown[] = new Array(3 + width).fill(null);
-    for (let c = 0; c < 3; c++) row[c] = g.numbers[at + c];
-    for (let c = 0; c < g.width; c++) {
-      const v = g.numbers[at + 3 + c];
-      if (!Number.isNaN(v)) row[3 + c] = g.kinds[c] === 'i' ? BigInt(v) : v;
-      else row[3 + c] = g.others?.get(at + 3 + c) ?? null;
-    }
-    return row;
-  });
-}
-
-/**
- * A series' staged rows (entry after entry, each in key order) in time order, one row per time: where several rows
- * hold the same time, the later row's fields replace the earlier's and a field it lacks keeps its value.
- */
-function latestByTime(rows: unknown[][]): unknown[][] {
-  let sorted = true;
-  for (let i = 1; sorted && i < rows.length; i++) sorted = compare(rows[i - 1], rows[i]) < 0;
-  if (sorted) return rows;
-  // stable: equal times keep their order, the later write last
-  const order = rows.map((_, i) => i).sort((a, b) => compare(rows[a], rows[b]) || a - b);
-  const out: unknown[][] = [];
-  for (const i of order) {
-    const row = rows[i];
-    const last = out.at(-1);
-    if (last !== undefined && compare(last, row) === 0) {
-      const merged = last.slice();
-      for (let c = 3; c < row.length; c++) if (row[c] !== null) merged[c] = row[c];
-      out[out.length - 1] = merged;
-    } else out.push(row);
-  }
-  return out;
-}
-
-const compare = (a: unknown[], b: unknown[]) => (a[1] as number) - (b[1] as number) || (a[2] as number) - (b[2] as number);

@@ -29,16 +29,8 @@ export const STAGED_TABLE_SQL = `CREATE TABLE IF NOT EXISTS telemetry_staged (
   folded INTEGER NOT NULL DEFAULT 0
 )`;
 
-/** A group of rows bound for one shard table with one set of value columns. */
-export interface RowGroup {
-  table: string;
-  width: number;
-  kinds: string;
-  rows: number;
-  numbers: Float64Array;
-  /** strings and big integers by cell index (their cell is NaN) */
-  others: ReadonlyMap<number, string | bigint> | undefined;
-}
+export type { RowGroup } from '../blocks/row-groups.ts';
+import type { RowGroup } from '../blocks/row-groups.ts';
 
 /** The upsert of `rows` rows into a shard table. */
 export function insertSql(table: string, width: number, kinds: string, rows: number): string {
