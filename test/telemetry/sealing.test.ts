@@ -142,6 +142,38 @@ function dataset(points: number, nodes = ['n1', 'n2']): string[] {
   return lines;
 }
 
+/** Until nothing is staged: the fold worker (SQLite), the node's folder or a read (PostgreSQL) folded or sealed it. */
+async function nothingStaged(s: Stored): Promise<void> {
+  const end = Date.now() + 20_000;
+  while (await countRows(s.app, 'telemetry_staged') > 0) {
+    assert.ok(Date.now() < end, 'what is staged is folded');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** dataset(60), with two integers beyond 2^53 when `big` (kept beside the staged cells: their series take the way through rows). */
+function stagedDataset(big: boolean): string[] {
+  const lines = dataset(60);
+  if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
+  return lines;
+}
+
+/** The lines again with other values of f: written later, they must win. */
+function rewritten(lines: readonly string[]): string[] {
+  return lines.map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+}
+
+/** `expected` answered from the rows (the later ones winning), then again once every window is sealed (2 days, 2 nodes). */
+async function sameBeforeAndAfterSealing(s: Stored, expected: Answers): Promise<void> {
+  // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
+  s.app.clock.advance(60_000);
+  assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
+  await seal(s);
+  assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+  s.app.clock.advance(60_000);
+  assertSameAnswers(await answers(s), expected, 'sealed');
+}
+
 describe('sealing: windows move into blocks and answer as before', () => {
   it('every query form answers the same after sealing; the shard tables are gone, one block per series and day', async (t) => {
     const s = await appWith(t);
@@ -253,15 +285,6 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     return { app, token: u.token };
   }
 
-  /** Until the worker has folded or sealed everything staged. */
-  async function nothingStaged(s: Stored): Promise<void> {
-    const end = Date.now() + 20_000;
-    while (await countRows(s.app, 'telemetry_staged') > 0) {
-      assert.ok(Date.now() < end, 'the worker folds what is staged');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   /** Until nothing is staged and the worker has dropped the windows it emptied (no sealing pass is run here). */
   async function sealedByTheWorker(s: Stored): Promise<void> {
     const end = Date.now() + 20_000;
@@ -279,9 +302,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
 
   it('written shuffled, with repeats and integers beyond 2^53, into closed windows: straight into blocks, the same answers as written in order', async (t) => {
     for (const big of [false, true]) {
-      const lines = dataset(60);
-      // integers beyond 2^53 are kept beside the staged cells: their series take the way through rows
-      if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
+      const lines = stagedDataset(big);
       const expected = await answersInOrder(t, lines);
       await fc.assert(fc.asyncProperty(
         fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.nat(),
@@ -363,7 +384,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     const s = await fileApp(t);
     const lines = dataset(40);
     // the same points again with other values: the later write must win
-    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    const again = rewritten(lines.slice(0, 30));
     const lock = (await s.app.deps.db.exclusive((c) => c)).file!.writeLock;
     lock.hold(); // the worker may prepare, not store
     try {
@@ -378,13 +399,7 @@ describe('sealing straight from staged points (SQLite in a file, with its fold w
     const expected = await answersInOrder(t, [...lines, ...again]);
     await nothingStaged(s);
     assert.equal((await counts(s)).blocks, 0, 'nothing went straight into blocks');
-    // a minute on between the rounds of queries: each round spends most of a minute's budget of the tier
-    s.app.clock.advance(60_000);
-    assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
-    await seal(s);
-    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
-    s.app.clock.advance(60_000);
-    assertSameAnswers(await answers(s), expected, 'sealed');
+    await sameBeforeAndAfterSealing(s, expected);
   });
 });
 
@@ -396,19 +411,9 @@ describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend
     return s;
   }
 
-  /** Until nothing is staged (the node's folder, or a read, folded it). */
-  async function nothingStaged(s: Stored): Promise<void> {
-    const end = Date.now() + 20_000;
-    while (await countRows(s.app, 'telemetry_staged') > 0) {
-      assert.ok(Date.now() < end, 'the folder folds what is staged');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   it('written shuffled, with repeats and integers beyond 2^53, into closed windows: straight into blocks, the same answers as written in order', async (t) => {
     for (const big of [false, true]) {
-      const lines = dataset(60);
-      if (big) lines.push(`power,nodeId=n2 i=9007199254740993i ${ns(START + 5 * 37 * 60_000 + 5)}`, `power,nodeId=n2 i=-9007199254740995i ${ns(START + DAY + 17)}`);
+      const lines = stagedDataset(big);
       const expected = await answersInOrder(t, lines);
       await fc.assert(fc.asyncProperty(
         fc.array(fc.nat(lines.length - 1), { maxLength: 40 }), fc.integer({ min: 1, max: 6 }), fc.boolean(), fc.nat(),
@@ -441,7 +446,7 @@ describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend
     await seal(s);
     assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
     // the same points again with other values, and some new ones: a table is made for them, they skip it
-    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    const again = rewritten(lines.slice(0, 30));
     const extra = [`power,nodeId=n1 f=0.25 ${ns(START + 3)}`, `power,nodeId=n2 s="late" ${ns(START + DAY + 11)}`];
     await writeOk(s.app, s.token, [...again, ...extra].join('\n'));
     const expected = await answersInOrder(t, [...lines, ...again, ...extra]);
@@ -480,17 +485,12 @@ describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend
     await nothingStaged(s);
     assert.ok(await countPoints(s.app) > 0, 'the points are rows of their shard tables');
     now = T0;
-    const again = lines.slice(0, 30).map((l) => l.replace(/f=([0-9.]+)/, (_, f) => `f=${Number(f) + 1000}`));
+    const again = rewritten(lines.slice(0, 30));
     await writeOk(s.app, s.token, again.join('\n'));
     const expected = await answersInOrder(t, [...lines, ...again]);
     await nothingStaged(s);
     assert.deepEqual(await counts(s), { blocks: 0, heads: 2, sealed: 0 }, 'nothing went straight into blocks');
-    s.app.clock.advance(60_000);
-    assertSameAnswers(await answers(s), expected, 'rows, the later ones winning');
-    await seal(s);
-    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
-    s.app.clock.advance(60_000);
-    assertSameAnswers(await answers(s), expected, 'sealed');
+    await sameBeforeAndAfterSealing(s, expected);
   });
 
   it('another node\'s rows in the table turn the window back to the usual way, and nothing is lost', async (t) => {
