@@ -14,6 +14,8 @@ import { makeTestApp, T0, type TestApp } from '../support/app.ts';
 import { testBackend } from '../support/postgres.ts';
 import type { Db } from '../../src/db/open.ts';
 import { FOLD_LOCK, MAX_BACKLOG, VACUUM_EVERY } from '../../src/telemetry/pg/pg-staging.ts';
+import { stagedRowGroup, takeStaged } from '../../src/telemetry/pg/pg-seal-staged.ts';
+import fc from 'fast-check';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
 import { FROM_V1, ns, queryOk, write, writeOk, writer } from './fixtures.ts';
 
@@ -266,5 +268,41 @@ describe('telemetry write on PostgreSQL: staged, then folded', { skip }, () => {
     // the folder waits at most 5 s after its previous VACUUM; the statistics are flushed a moment after
     for (let i = 0; i < 300 && (await lastVacuum()) < lastWritten; i++) await new Promise((r) => setTimeout(r, 50));
     assert.ok((await lastVacuum()) >= lastWritten, `a VACUUM once everything was folded (last: ${new Date(await lastVacuum()).toISOString()})`);
+  });
+
+  it('the arrays a write sends, kept for a straight fold, are what the server returns for its staged rows (random values)', async (t) => {
+    const app = await makeTestApp();
+    t.after(() => app.close());
+    const db = app.deps.db;
+    const u = await writer(app, 'n1', 'n2', 'n3');
+    await writeOk(app, u.token, `power,nodeId=n1 f=0.5 ${ns(T0 - 5000)}`);
+    await folded(db);
+    const float = fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(-0, 5e-324, -2.2250738585072014e-308, 1.7976931348623157e308));
+    const integer = fc.oneof(fc.integer(), fc.constantFrom(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0));
+    const point = fc.record({ node: fc.constantFrom('n1', 'n2', 'n3'), ms: fc.integer({ min: 1, max: 3 * DAY }), sub: fc.integer({ min: 0, max: 999_999 }),
+      f: fc.option(float), i: fc.option(integer), b: fc.option(fc.boolean()) });
+    await fc.assert(fc.asyncProperty(fc.array(point, { minLength: 1, maxLength: 40 }), async (points) => {
+      const lines = points.filter((p) => p.f !== null || p.i !== null || p.b !== null).map((p) => {
+        const fields = [p.f === null ? '' : `f=${Object.is(p.f, -0) ? '-0' : p.f}`, p.i === null ? '' : `i=${p.i}i`, p.b === null ? '' : `b=${p.b}`].filter(Boolean);
+        return `power,nodeId=${p.node} ${fields.join(',')} ${BigInt(T0 - p.ms) * 1_000_000n + BigInt(p.sub)}`;
+      });
+      if (lines.length === 0) return;
+      const release = await holdFolds(db);
+      try {
+        await writeOk(app, u.token, lines.join('\n'));
+        const rows = await db.all(sql<{ batch: string; part: number; table_name: string; columns: string[]; ids: Buffer; ms: Buffer; ns: Buffer; f: Buffer | null; i: Buffer | null; s: Buffer | null }>`SELECT batch::text AS batch, part, table_name, columns,
+          array_send(series_ids) AS ids, array_send(t_ms) AS ms, array_send(t_ns) AS ns, array_send(f) AS f, array_send(i) AS i, array_send(s) AS s
+          FROM telemetry_staged ORDER BY batch, part`);
+        assert.ok(rows.length > 0);
+        for (const r of rows) {
+          const sent = takeStaged(db, r.batch, r.part);
+          assert.ok(sent !== undefined, `the arrays of ${r.batch}/${r.part} were kept`);
+          assert.deepEqual(stagedRowGroup(r.table_name, r.columns, sent), stagedRowGroup(r.table_name, r.columns, r));
+        }
+      } finally {
+        await release();
+      }
+      await folded(db);
+    }), { seed: 38, numRuns: 25 });
   });
 });

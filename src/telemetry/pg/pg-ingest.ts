@@ -28,6 +28,7 @@ import { floorDiv, namespaceKey, namespaceProfile } from '../namespaces.ts';
 import { checkNewField, MAX_FIELDS_PER_MEASUREMENT, nulLine, NUL_REASON, storedUnsigned, typeConflict, type WriteRequest } from '../line-protocol/write-request.ts';
 import { LruCache } from '../../lib/lru-cache.ts';
 import { addField, catalogueChanging, loadNamespaces } from './pg-catalogue.ts';
+import { keepStaged } from './pg-seal-staged.ts';
 import { createShardTable, matrixParam, rowsParam, PG_TYPES, pgColumn, storageOf, widenShardTable } from './pg-shards.ts';
 import { folderOf } from './pg-staging.ts';
 
@@ -397,10 +398,17 @@ async function stageGroup(tx: Db, namespaceId: number, shard: ShardInfo, g: Grou
       if (g.tMs[r] < first) first = g.tMs[r];
       if (g.tMs[r] > last) last = g.tMs[r];
     }
-    await tx.run(sql`INSERT INTO telemetry_staged (batch, part, namespace_id, table_name, columns, series_ids, t_ms, t_ns, f, i, s, points, first_ms, last_ms)
-      VALUES (pg_current_xact_id()::text::bigint, ${part++}, ${namespaceId}, ${shard.table}, ${ordered.map((k) => columns[k])}::text[],
-        ${rowsParam(g.seriesIds, chunk, 'bigint')}::bigint[], ${rowsParam(g.tMs, chunk, 'bigint')}::bigint[], ${rowsParam(g.tNs, chunk, 'integer')}::integer[],
-        ${matrix('f')}::double precision[], ${matrix('i')}::bigint[], ${matrix('s')}::text[], ${chunk.length}, ${first}, ${last})`);
+    const arrays = {
+      ids: rowsParam(g.seriesIds, chunk, 'bigint'), ms: rowsParam(g.tMs, chunk, 'bigint'), ns: rowsParam(g.tNs, chunk, 'integer'),
+      f: matrix('f'), i: matrix('i'), s: matrix('s'),
+    };
+    const staged = await tx.get(sql<{ batch: string }>`INSERT INTO telemetry_staged (batch, part, namespace_id, table_name, columns, series_ids, t_ms, t_ns, f, i, s, points, first_ms, last_ms)
+      VALUES (pg_current_xact_id()::text::bigint, ${part}, ${namespaceId}, ${shard.table}, ${ordered.map((k) => columns[k])}::text[],
+        ${arrays.ids}::bigint[], ${arrays.ms}::bigint[], ${arrays.ns}::integer[],
+        ${arrays.f}::double precision[], ${arrays.i}::bigint[], ${arrays.s}::text[], ${chunk.length}, ${first}, ${last})
+      RETURNING batch::text AS batch`);
+    // for this node's fold, if it takes the row straight into blocks (pg-seal-staged.ts)
+    keepStaged(tx, staged!.batch, part++, arrays);
   }
   return part;
 }

@@ -54,17 +54,80 @@ interface StagedArrays {
   s: Buffer | null;
 }
 
+/** A staged row's arrays as its writer sent them (binary), kept for the fold: the key, db.memo's. */
+const KEPT = Symbol('staged arrays sent');
+/** Bytes of sent arrays kept at most (what MAX_BACKLOG batches of 5,000 points send), the oldest dropped first. */
+const MAX_KEPT_BYTES = 16 << 20;
+
+interface Kept { rows: Map<string, Omit<StagedArrays, 'batch' | 'part'>>; bytes: number }
+
+function keptOf(db: Db): Kept {
+  let kept = db.memo.get(KEPT) as Kept | undefined;
+  if (kept === undefined) db.memo.set(KEPT, kept = { rows: new Map(), bytes: 0 });
+  return kept;
+}
+
+const sizeOf = (a: Omit<StagedArrays, 'batch' | 'part'>) => a.ids.length + a.ms.length + a.ns.length + (a.f?.length ?? 0) + (a.i?.length ?? 0) + (a.s?.length ?? 0);
+
+/**
+ * The arrays a write staged as row (batch, part), as it sent them, for a fold in this process that takes the row
+ * straight into blocks: it then deletes the row without reading the arrays back (they would come as text, twice their
+ * size, for the node to decode). Only arrays sent in the binary format are kept (text-form ones are read back).
+ */
+export function keepStaged(db: Db, batch: string, part: number, arrays: Record<'ids' | 'ms' | 'ns' | 'f' | 'i' | 's', Buffer | string | null>): void {
+  const { ids, ms, ns, f, i, s } = arrays;
+  if (!Buffer.isBuffer(ids) || !Buffer.isBuffer(ms) || !Buffer.isBuffer(ns)) return;
+  if ([f, i, s].some((a) => a !== null && !Buffer.isBuffer(a))) return;
+  const kept = keptOf(db);
+  const row = { ids, ms, ns, f: f as Buffer | null, i: i as Buffer | null, s: s as Buffer | null };
+  kept.rows.set(`${batch}/${part}`, row);
+  kept.bytes += sizeOf(row);
+  for (const [key, old] of kept.rows) {
+    if (kept.bytes <= MAX_KEPT_BYTES) break;
+    kept.rows.delete(key);
+    kept.bytes -= sizeOf(old);
+  }
+}
+
+/** The arrays kept for staged row (batch, part), no longer kept (undefined: none). */
+export function takeStaged(db: Db, batch: string, part: number): Omit<StagedArrays, 'batch' | 'part'> | undefined {
+  const kept = db.memo.get(KEPT) as Kept | undefined;
+  const key = `${batch}/${part}`;
+  const row = kept?.rows.get(key);
+  if (row !== undefined) {
+    kept!.rows.delete(key);
+    kept!.bytes -= sizeOf(row);
+  }
+  return row;
+}
+
 /**
  * Deletes the staged rows of `parts` (in the caller's transaction, which holds the namespace's fold lock) and merges
  * their points into the blocks of their windows; returns one step per window, for the sealing's progress.
  */
 export async function sealPartsStraight(tx: Db, namespaceId: number, parts: readonly StraightPart[]): Promise<SealStep[]> {
   if (parts.length === 0) return [];
-  const keys = sql.join(parts.map((p) => sql`(${p.batch}::bigint, ${p.part}::integer)`));
-  const rows = await tx.all(sql<StagedArrays>`DELETE FROM telemetry_staged WHERE (batch, part) IN (${keys})
-    RETURNING batch::text AS batch, part, array_send(series_ids) AS ids, array_send(t_ms) AS ms, array_send(t_ns) AS ns,
-      array_send(f) AS f, array_send(i) AS i, array_send(s) AS s`);
-  const byKey = new Map(rows.map((r) => [`${r.batch}/${r.part}`, r]));
+  // the arrays this process sent for a row are not read back: the row is only deleted
+  const sent = new Map<string, Omit<StagedArrays, 'batch' | 'part'>>();
+  for (const p of parts) {
+    const arrays = takeStaged(tx, p.batch, p.part);
+    if (arrays !== undefined) sent.set(`${p.batch}/${p.part}`, arrays);
+  }
+  const keysOf = (list: readonly StraightPart[]) => sql.join(list.map((p) => sql`(${p.batch}::bigint, ${p.part}::integer)`));
+  const known = parts.filter((p) => sent.has(`${p.batch}/${p.part}`));
+  const unknown = parts.filter((p) => !sent.has(`${p.batch}/${p.part}`));
+  const byKey = new Map<string, Omit<StagedArrays, 'batch' | 'part'>>();
+  if (known.length > 0) {
+    const deleted = await tx.all(sql<{ batch: string; part: number }>`DELETE FROM telemetry_staged WHERE (batch, part) IN (${keysOf(known)})
+      RETURNING batch::text AS batch, part`);
+    for (const r of deleted) byKey.set(`${r.batch}/${r.part}`, sent.get(`${r.batch}/${r.part}`)!);
+  }
+  if (unknown.length > 0) {
+    const rows = await tx.all(sql<StagedArrays>`DELETE FROM telemetry_staged WHERE (batch, part) IN (${keysOf(unknown)})
+      RETURNING batch::text AS batch, part, array_send(series_ids) AS ids, array_send(t_ms) AS ms, array_send(t_ns) AS ns,
+        array_send(f) AS f, array_send(i) AS i, array_send(s) AS s`);
+    for (const r of rows) byKey.set(`${r.batch}/${r.part}`, r);
+  }
   // each window's parts in batch order (the later write last)
   const windows = new Map<string, { window: DueWindow; groups: RowGroup[] }>();
   for (const p of parts) {

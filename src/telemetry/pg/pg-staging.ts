@@ -24,7 +24,7 @@ import { GUARD_AGAINST_DROPS } from './pg-catalogue.ts';
 import { GRACE_DIVISOR, type SealStep } from '../blocks/rows.ts';
 import { noteSealed } from '../sqlite/seal-progress.ts';
 import type { DueWindow } from './pg-seal.ts';
-import { markSealing, sealPartsStraight, type StraightPart } from './pg-seal-staged.ts';
+import { markSealing, sealPartsStraight, takeStaged, type StraightPart } from './pg-seal-staged.ts';
 
 /** pg_advisory_xact_lock(FOLD_LOCK, namespace id): folding a namespace's staged batches ('gtfl' in ASCII) */
 export const FOLD_LOCK = 0x6774_666c;
@@ -98,6 +98,7 @@ export function sealStagedWhenDuePg(db: Db, now: () => number): void {
 
 /** A staged row's points into its shard table, by the server from the row's arrays, in the statement that deletes it. */
 async function foldPart(tx: Db, p: StagedPart): Promise<void> {
+  takeStaged(tx, p.batch, p.part); // read by the server from the row: what was sent for it need not be kept
   if (!/^\d+$/.test(p.batch) || !Number.isInteger(p.part)) throw new Error(`telemetry fold: unexpected staged key ${p.batch}/${p.part}`);
   const counts = { f: 0, i: 0, s: 0 };
   const values = p.columns.map((c) => {
