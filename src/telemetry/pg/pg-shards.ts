@@ -244,7 +244,8 @@ function eachElement(bytes: Buffer | null, element: (view: DataView, oid: number
   const dims = view.getInt32(0);
   if (dims === 0) return;
   if (dims !== 1) throw new TypeError(`decodeArray: ${dims} dimensions`);
-  eachArrayElement(bytes, (v, at, length) => element(v, view.getUint32(8), at, length));
+  const oid = view.getUint32(8);
+  eachArrayElement(bytes, (v, at, length) => element(v, oid, at, length));
 }
 
 /** The elements of a binary array (array_send) of one or two dimensions, all of them (0 for a NULL or empty array). */

@@ -68,6 +68,16 @@ interface StagedPart {
   points: number;
 }
 
+/** A staged row with its window's shard row, as a fold lists them (BIGINT columns arrive as numbers: db/postgres.ts). */
+interface StagedListing extends StagedPart {
+  namespace_id: number;
+  shard_window: number;
+  start_ms: number;
+  end_ms: number;
+  width: number;
+  sealed: boolean;
+}
+
 /** A staged row as a fold finds it: its window, and whether that is marked sealed (telemetry_sealed). */
 interface StagedRow extends StagedPart {
   window: DueWindow;
@@ -157,19 +167,17 @@ async function foldSlice(db: Db, namespaceId: number, options: SliceOptions = {}
     await tx.script('SET LOCAL synchronous_commit = off');
     await tx.get(sql`SELECT pg_advisory_xact_lock(${FOLD_LOCK}::integer, ${namespaceId}::integer)`);
     const upTo = options.through === undefined ? sql`` : sql` AND st.batch <= ${options.through}`;
-    const rows = await tx.all(sql<StagedPart & DueWindow & { sealed: boolean }>`SELECT st.batch::text AS batch, st.part, st.table_name, st.columns,
-        st.points, sh.namespace_id, sh.shard_window, sh.start_ms, sh.end_ms, sh.columns AS columns_count,
+    const rows = await tx.all(sql<StagedListing>`SELECT st.batch::text AS batch, st.part, st.table_name, st.columns,
+        st.points, sh.namespace_id, sh.shard_window, sh.start_ms, sh.end_ms, sh.columns AS width,
         EXISTS (SELECT 1 FROM telemetry_sealed w WHERE w.namespace_id = sh.namespace_id AND w.shard_window = sh.shard_window) AS sealed
       FROM telemetry_staged st JOIN telemetry_shards sh ON sh.table_name = st.table_name
       WHERE st.namespace_id = ${namespaceId}${upTo}
       ORDER BY st.batch, st.part`);
     const batches: StagedRow[][] = [];
     for (const r of rows) {
-      const row = r as unknown as StagedPart & DueWindow & { sealed: boolean; columns_count: number };
       const part: StagedRow = {
-        batch: row.batch, part: row.part, table_name: row.table_name, columns: row.columns, points: row.points, sealed: row.sealed,
-        window: { namespace_id: Number(row.namespace_id), shard_window: Number(row.shard_window), table_name: row.table_name,
-          start_ms: Number(row.start_ms), end_ms: Number(row.end_ms), columns: row.columns_count },
+        batch: r.batch, part: r.part, table_name: r.table_name, columns: r.columns, points: r.points, sealed: r.sealed,
+        window: { namespace_id: r.namespace_id, shard_window: r.shard_window, table_name: r.table_name, start_ms: r.start_ms, end_ms: r.end_ms, columns: r.width },
       };
       if (batches.at(-1)?.[0].batch !== part.batch) batches.push([]);
       batches.at(-1)!.push(part);
