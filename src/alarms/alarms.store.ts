@@ -223,9 +223,16 @@ const finite = (v: number | null): number | null => (v !== null && Number.isFini
 
 // ---------------------------------------------------------------- alarms
 
+/**
+ * Inserts an alarm. Its raised time is never before the clear time of the pair's previous alarm: a node that read its
+ * clock before it waited for the shard's lock, or whose clock is behind another node's, still records a history in
+ * which a rule's alarms on a device follow each other.
+ */
 export async function insertAlarm(tx: Db, a: Omit<AlarmRow, 'id' | 'ack_at' | 'ack_by' | 'ack_by_email' | 'clear_at' | 'cleared_by' | 'cleared_by_email' | 'end_at'>): Promise<number> {
+  const raisedAt = sql`(SELECT CASE WHEN max(clear_at) > ${a.raised_at} THEN max(clear_at) ELSE ${a.raised_at} END FROM alarms
+    WHERE rule_id = ${a.rule_id} AND device_id = ${a.device_id})`;
   const row = await tx.get(sql<{ id: number }>`INSERT INTO alarms (rule_id, rule_name, role_id, device_id, kind, severity, series, value, start_at, raised_at)
-    VALUES (${a.rule_id}, ${a.rule_name}, ${a.role_id}, ${a.device_id}, ${a.kind}, ${a.severity}, ${a.series}, ${a.value}, ${a.start_at}, ${a.raised_at})
+    VALUES (${a.rule_id}, ${a.rule_name}, ${a.role_id}, ${a.device_id}, ${a.kind}, ${a.severity}, ${a.series}, ${a.value}, ${a.start_at}, ${raisedAt})
     RETURNING id`);
   return row!.id;
 }
@@ -249,9 +256,12 @@ export async function acknowledge(tx: Db, id: number, at: number, userId: number
   return r.changes > 0;
 }
 
-/** Clears an active alarm (by a user, or by its rule when `userId` is null); false when it was not active. */
+/**
+ * Clears an active alarm (by a user, or by its rule when `userId` is null); false when it was not active. The clear
+ * time is never before the raised time (see insertAlarm).
+ */
 export async function clearAlarm(tx: Db, id: number, at: number, endAt: number, userId: number | null, email: string | null): Promise<boolean> {
-  const r = await tx.run(sql`UPDATE alarms SET clear_at = ${at}, end_at = ${endAt}, cleared_by = ${userId}, cleared_by_email = ${email}
+  const r = await tx.run(sql`UPDATE alarms SET clear_at = CASE WHEN raised_at > ${at} THEN raised_at ELSE ${at} END, end_at = ${endAt}, cleared_by = ${userId}, cleared_by_email = ${email}
     WHERE id = ${id} AND clear_at IS NULL`);
   return r.changes > 0;
 }

@@ -135,6 +135,34 @@ describe('alarms: thresholds as points are written', () => {
   });
 });
 
+describe('alarms: recorded times', () => {
+  it('a pair\'s alarms follow each other in the history even when the evaluating clock reads earlier than the last clear', async (t) => {
+    const app = await setup(t);
+    const m = await meter(app);
+    await createRule(app, ruleBody());
+    const t0 = app.clock.now();
+    app.clock.set(t0 + 1_000);
+    await write(app, `power,nodeId=${m.nodeId} p=50 ${t0}`);
+    assert.equal(await app.deps.alarms.drain(), 1);
+    app.clock.set(t0 + 20_000);
+    await write(app, `power,nodeId=${m.nodeId} p=0 ${t0 + 1_000}`);
+    assert.equal(await app.deps.alarms.drain(), 1);
+    // another node's clock, or one read before the shard's lock was granted: behind the clear just recorded
+    app.clock.set(t0 + 10_000);
+    await write(app, `power,nodeId=${m.nodeId} p=50 ${t0 + 2_000}`);
+    assert.equal(await app.deps.alarms.drain(), 1);
+    const [second, first] = await alarms(app);
+    assert.deepEqual([first.raisedTime, first.clearTime, second.state, second.startTime], [iso(t0 + 1_000), iso(t0 + 20_000), 'active_unack', iso(t0 + 2_000)]);
+    assert.equal(second.raisedTime, first.clearTime);
+    app.clock.set(t0 + 15_000);
+    const cleared = await app.request('POST', `/v1/alarm/${second.id}/clear`, { token: app.adminToken });
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.deepEqual([cleared.body.alarm.raisedTime, cleared.body.alarm.clearTime], [iso(t0 + 20_000), iso(t0 + 20_000)]);
+    const rows = await app.deps.db.all(sql<{ raised_at: number; clear_at: number }>`SELECT raised_at, clear_at FROM alarms ORDER BY id`);
+    assert.deepEqual(rows.map((r) => [Number(r.raised_at), Number(r.clear_at)]), [[t0 + 1_000, t0 + 20_000], [t0 + 20_000, t0 + 20_000]]);
+  });
+});
+
 describe('alarms: no data, restarts', () => {
   it('raises when a device goes quiet for the duration and clears on its next point; a fresh evaluator resumes the stored state', async (t) => {
     const app = await setup(t);
