@@ -82,10 +82,11 @@ export async function executeQuery(db: Db, request: QueryRequest, statements: St
   // The first attempt gives the cost to charge (outside any transaction: the charge reads the caller's tier) and the
   // nodeIds to check. It answers nothing when it meets a nodeId (no right is known yet), so on PostgreSQL it plans on
   // the catalogue rows kept between requests, without a round trip, when they hold all it needs: the snapshot below
-  // reads the catalogue's version and plans again on what that snapshot holds. An attempt that met no nodeId is
-  // the answer: that one comes from a read snapshot.
+  // reads the catalogue's version and plans again on what that snapshot holds. So does an attempt that only plans
+  // (a read worker may answer): it answers nothing either. Another attempt that met no nodeId is the answer: that one
+  // comes from a read snapshot.
   const planned = onKeptCatalogue(db, run);
-  const first = planned !== undefined && planned.unknown.size > 0 ? planned : await settledRead(db, attempt);
+  const first = planned !== undefined && (planned.unknown.size > 0 || planOnly) ? planned : await settledRead(db, attempt);
   await options.charge(first.cost);
   if (planOnly) {
     // a lone first() or last() reads a point per series, a count, sum or mean of one nodeId's series reads block

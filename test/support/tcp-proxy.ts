@@ -1,6 +1,7 @@
 // A TCP proxy on loopback in front of the test PostgreSQL server, to take the database away from one node without
 // touching the server every other test file uses: cut() closes every connection and stops listening (new connections
-// are refused, as from a server that is down), restore() listens on the same port again.
+// are refused, as from a server that is down), restore() listens on the same port again. `sent` sees every byte a
+// client sends to the server (to count the statements of a request).
 import net from 'node:net';
 
 export interface TcpProxy {
@@ -10,7 +11,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function tcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function tcpProxy(target: { host: string; port: number }, sent?: (client: net.Socket, bytes: Buffer) => void): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
     const upstream = net.connect(target.port, target.host);
@@ -19,6 +20,7 @@ export async function tcpProxy(target: { host: string; port: number }): Promise<
       s.on('close', () => sockets.delete(s));
       s.on('error', () => { client.destroy(); upstream.destroy(); });
     }
+    if (sent !== undefined) client.on('data', (bytes: Buffer) => sent(client, bytes));
     client.pipe(upstream);
     upstream.pipe(client);
   });

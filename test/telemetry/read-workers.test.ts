@@ -18,6 +18,8 @@ import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
 import { emptyPostgres, testBackend } from '../support/postgres.ts';
+import { tcpProxy } from '../support/tcp-proxy.ts';
+import type { Socket } from 'node:net';
 
 const PASSWORD = 'read-workers-password';
 const DAY = 86_400_000;
@@ -254,5 +256,60 @@ describe('read workers on PostgreSQL', { skip: testBackend() !== 'postgres' && '
     before = readWorkerAnswers();
     assert.deepEqual(await answers(), here, 'stopped: the main thread answers again');
     assert.equal(readWorkerAnswers(), before);
+  });
+
+  it('a light InfluxQL request is charged on the kept catalogue and read in one snapshot, rights checked inside it', async (t) => {
+    const database = await emptyPostgres();
+    const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
+    // what every connection of the node sends: simple queries by their text, and the Sync that ends each extended one
+    const sent: string[] = [];
+    const pending = new Map<Socket, { started: boolean; buf: Buffer }>();
+    const target = new URL(database.url);
+    const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, (client, bytes) => {
+      const c = pending.get(client) ?? { started: false, buf: Buffer.alloc(0) };
+      pending.set(client, c);
+      c.buf = Buffer.concat([c.buf, bytes]);
+      for (;;) {
+        if (!c.started) {
+          if (c.buf.length < 4 || c.buf.length < c.buf.readInt32BE(0)) break;
+          c.buf = c.buf.subarray(c.buf.readInt32BE(0));
+          c.started = true;
+          continue;
+        }
+        if (c.buf.length < 5 || c.buf.length < 1 + c.buf.readInt32BE(1)) break;
+        const type = String.fromCharCode(c.buf[0]);
+        const body = c.buf.subarray(5, 1 + c.buf.readInt32BE(1));
+        if (type === 'Q') sent.push(body.toString('utf8', 0, body.length - 1));
+        else if (type === 'S') sent.push('(sync)');
+        c.buf = c.buf.subarray(1 + c.buf.readInt32BE(1));
+      }
+    });
+    const via = new URL(database.url);
+    via.host = `127.0.0.1:${proxy.port}`;
+    const db = openPostgres({ url: via.toString(), poolSize: 4 });
+    t.after(async () => { await db.close(); await proxy.close(); await database.drop(); rmSync(dir, { recursive: true, force: true }); });
+    const app = await appOn(db, dir);
+    // with read workers, an InfluxQL request's first attempt only plans (a heavy one is answered in the worker)
+    const stop = readWorkersOn(db, database.url);
+    t.after(stop);
+    const light = `/query?db=energy&epoch=ms&q=${encodeURIComponent(`SELECT last(p) FROM power WHERE nodeId = 'n0' AND time >= ${T + 2 * DAY - 3_600_000}ms`)}`;
+    const expected = await app.call('POST', light, undefined, app.admin);
+    assert.equal(expected.status, 200, expected.text);
+    assert.match(expected.text, /"last"\],"values":\[\[/);
+    const snapshots = () => sent.filter((text) => text.startsWith('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
+    for (const who of ['admin', 'reader', 'reader'] as const) {
+      sent.length = 0;
+      const got = await app.call('POST', light, undefined, app[who]);
+      assert.equal(got.status, 200, got.text);
+      assert.equal(got.text, expected.text);
+      assert.equal(snapshots().length, 1, `${who}: one read snapshot, none to plan the charge\n${sent.join('\n')}`);
+    }
+    // n1, which the reader may not read, has points; the reader gets none of them, from one snapshot too
+    assert.match((await app.call('POST', light.replace('n0', 'n1'), undefined, app.admin)).text, /"last"\],"values":\[\[/);
+    sent.length = 0;
+    const refused = await app.call('POST', light.replace('n0', 'n1'), undefined, app.reader);
+    assert.equal(refused.status, 200, refused.text);
+    assert.equal(refused.text, '{"results":[{"statement_id":0}]}');
+    assert.equal(snapshots().length, 1, sent.join('\n'));
   });
 });
