@@ -250,9 +250,9 @@ export async function activeAlarmsOfRule(tx: Db, ruleId: number): Promise<AlarmR
   return tx.all(sql<AlarmRow>`SELECT * FROM alarms WHERE rule_id = ${ruleId} AND clear_at IS NULL ORDER BY id`);
 }
 
-/** Acknowledges an unacknowledged alarm; false when it already was. */
+/** Acknowledges an unacknowledged alarm; false when it already was. Never recorded before it was raised (see insertAlarm). */
 export async function acknowledge(tx: Db, id: number, at: number, userId: number, email: string): Promise<boolean> {
-  const r = await tx.run(sql`UPDATE alarms SET ack_at = ${at}, ack_by = ${userId}, ack_by_email = ${email} WHERE id = ${id} AND ack_at IS NULL`);
+  const r = await tx.run(sql`UPDATE alarms SET ack_at = CASE WHEN raised_at > ${at} THEN raised_at ELSE ${at} END, ack_by = ${userId}, ack_by_email = ${email} WHERE id = ${id} AND ack_at IS NULL`);
   return r.changes > 0;
 }
 

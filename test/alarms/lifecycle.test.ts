@@ -136,7 +136,7 @@ describe('alarms: thresholds as points are written', () => {
 });
 
 describe('alarms: recorded times', () => {
-  it('a pair\'s alarms follow each other in the history even when the evaluating clock reads earlier than the last clear', async (t) => {
+  it('a pair\'s alarms follow each other in the history, and each is acknowledged and cleared after it was raised, whatever the clock reads', async (t) => {
     const app = await setup(t);
     const m = await meter(app);
     await createRule(app, ruleBody());
@@ -155,11 +155,15 @@ describe('alarms: recorded times', () => {
     assert.deepEqual([first.raisedTime, first.clearTime, second.state, second.startTime], [iso(t0 + 1_000), iso(t0 + 20_000), 'active_unack', iso(t0 + 2_000)]);
     assert.equal(second.raisedTime, first.clearTime);
     app.clock.set(t0 + 15_000);
+    const acked = await app.request('POST', `/v1/alarm/${second.id}/ack`, { token: app.adminToken });
+    assert.equal(acked.status, 200, acked.text);
+    assert.deepEqual([acked.body.alarm.raisedTime, acked.body.alarm.ackTime], [iso(t0 + 20_000), iso(t0 + 20_000)]);
     const cleared = await app.request('POST', `/v1/alarm/${second.id}/clear`, { token: app.adminToken });
     assert.equal(cleared.status, 200, cleared.text);
     assert.deepEqual([cleared.body.alarm.raisedTime, cleared.body.alarm.clearTime], [iso(t0 + 20_000), iso(t0 + 20_000)]);
-    const rows = await app.deps.db.all(sql<{ raised_at: number; clear_at: number }>`SELECT raised_at, clear_at FROM alarms ORDER BY id`);
-    assert.deepEqual(rows.map((r) => [Number(r.raised_at), Number(r.clear_at)]), [[t0 + 1_000, t0 + 20_000], [t0 + 20_000, t0 + 20_000]]);
+    const rows = await app.deps.db.all(sql<{ raised_at: number; ack_at: number | null; clear_at: number }>`SELECT raised_at, ack_at, clear_at FROM alarms ORDER BY id`);
+    assert.deepEqual(rows.map((r) => [r.raised_at, r.ack_at, r.clear_at].map((v) => (v === null ? null : Number(v)))),
+      [[t0 + 1_000, null, t0 + 20_000], [t0 + 20_000, t0 + 20_000, t0 + 20_000]]);
   });
 });
 
