@@ -184,9 +184,10 @@ async function startGridkeeper(backend, dir) {
   };
 }
 
-/** The server's peak RSS so far, noted after a phase (the peak is monotonic: the phase where it grows made it). */
+/** The server's peak RSS so far and its RSS now, noted after a phase (the peak is monotonic: the phase where it grows made it). */
 function phasePeak(g, what) {
-  (g.peaks ??= []).push([what, rssOf(g.server.child.pid).peak]);
+  const { rss, peak } = rssOf(g.server.child.pid);
+  (g.peaks ??= []).push([what, peak, rss]);
 }
 
 /**
@@ -370,7 +371,7 @@ async function main() {
       console.log(`                        ${label.padEnd(24)} alone ${fmt(b.alone.p50, 2)} / ${fmt(b.alone.p99, 2)} ms, beside ${fmt(b.loaded.p50, 2)} / ${fmt(b.loaded.p99, 2)} ms (${b.reads} raw weeks read meanwhile) ${aim}`);
     }
     console.log(`  peak RSS              ${gks.map((g) => `${g.label} ${fmt(rss[store(g)].peak)} MB`).join('; ')} (InfluxDB ${fmt(inRss.peak)} MB; aim < 200 MB)`);
-    for (const g of gks) console.log(`                        ${g.label}: peak after ${g.peaks.map(([what, mb]) => `${what} ${fmt(mb)} MB`).join(', ')}`);
+    for (const g of gks) console.log(`                        ${g.label}: peak (RSS then) after ${g.peaks.map(([what, mb, now]) => `${what} ${fmt(mb)} (${fmt(now)}) MB`).join(', ')}`);
   } finally {
     agent.destroy();
     for (const g of gks) await g.stop();
