@@ -1,6 +1,6 @@
 // All SQL of alarms: rules, the evaluation state of each (rule, device), the alarms and their history, the catalogue
 // lookups that validate a rule's series, and the per-shard lock that lets several nodes share the evaluation.
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../db/open.ts';
 import { inValues } from '../db/in-list.ts';
 import type { Phase, RuleKind, Severity } from './evaluate.ts';
@@ -223,14 +223,16 @@ const finite = (v: number | null): number | null => (v !== null && Number.isFini
 
 // ---------------------------------------------------------------- alarms
 
+/** `column`, or `at` when that is later: a recorded time never runs back behind the one it follows (see insertAlarm). */
+const notBefore = (column: RawBuilder<unknown>, at: number) => sql`CASE WHEN ${column} > ${at} THEN ${column} ELSE ${at} END`;
+
 /**
  * Inserts an alarm. Its raised time is never before the clear time of the pair's previous alarm: a node that read its
  * clock before it waited for the shard's lock, or whose clock is behind another node's, still records a history in
  * which a rule's alarms on a device follow each other.
  */
 export async function insertAlarm(tx: Db, a: Omit<AlarmRow, 'id' | 'ack_at' | 'ack_by' | 'ack_by_email' | 'clear_at' | 'cleared_by' | 'cleared_by_email' | 'end_at'>): Promise<number> {
-  const raisedAt = sql`(SELECT CASE WHEN max(clear_at) > ${a.raised_at} THEN max(clear_at) ELSE ${a.raised_at} END FROM alarms
-    WHERE rule_id = ${a.rule_id} AND device_id = ${a.device_id})`;
+  const raisedAt = sql`(SELECT ${notBefore(sql`max(clear_at)`, a.raised_at)} FROM alarms WHERE rule_id = ${a.rule_id} AND device_id = ${a.device_id})`;
   const row = await tx.get(sql<{ id: number }>`INSERT INTO alarms (rule_id, rule_name, role_id, device_id, kind, severity, series, value, start_at, raised_at)
     VALUES (${a.rule_id}, ${a.rule_name}, ${a.role_id}, ${a.device_id}, ${a.kind}, ${a.severity}, ${a.series}, ${a.value}, ${a.start_at}, ${raisedAt})
     RETURNING id`);
@@ -252,7 +254,7 @@ export async function activeAlarmsOfRule(tx: Db, ruleId: number): Promise<AlarmR
 
 /** Acknowledges an unacknowledged alarm; false when it already was. Never recorded before it was raised (see insertAlarm). */
 export async function acknowledge(tx: Db, id: number, at: number, userId: number, email: string): Promise<boolean> {
-  const r = await tx.run(sql`UPDATE alarms SET ack_at = CASE WHEN raised_at > ${at} THEN raised_at ELSE ${at} END, ack_by = ${userId}, ack_by_email = ${email} WHERE id = ${id} AND ack_at IS NULL`);
+  const r = await tx.run(sql`UPDATE alarms SET ack_at = ${notBefore(sql`raised_at`, at)}, ack_by = ${userId}, ack_by_email = ${email} WHERE id = ${id} AND ack_at IS NULL`);
   return r.changes > 0;
 }
 
@@ -261,7 +263,7 @@ export async function acknowledge(tx: Db, id: number, at: number, userId: number
  * time is never before the raised time (see insertAlarm).
  */
 export async function clearAlarm(tx: Db, id: number, at: number, endAt: number, userId: number | null, email: string | null): Promise<boolean> {
-  const r = await tx.run(sql`UPDATE alarms SET clear_at = CASE WHEN raised_at > ${at} THEN raised_at ELSE ${at} END, end_at = ${endAt}, cleared_by = ${userId}, cleared_by_email = ${email}
+  const r = await tx.run(sql`UPDATE alarms SET clear_at = ${notBefore(sql`raised_at`, at)}, end_at = ${endAt}, cleared_by = ${userId}, cleared_by_email = ${email}
     WHERE id = ${id} AND clear_at IS NULL`);
   return r.changes > 0;
 }
