@@ -39,3 +39,28 @@ export async function tcpProxy(target: { host: string; port: number }, sent?: (c
   const port = await listen(0);
   return { port, cut: stop, restore: async () => { await listen(port); }, close: stop };
 }
+
+/**
+ * What clients send to PostgreSQL, read from the bytes a tcpProxy sees (its `sent`): each simple query by its text,
+ * and `(sync)` for the Sync that ends each extended-protocol statement; one entry per round trip.
+ */
+export function pgStatementsSent(): { statements: string[]; sent: (client: net.Socket, bytes: Buffer) => void } {
+  const statements: string[] = [];
+  const streams = new Map<net.Socket, { started: boolean; buf: Buffer }>();
+  const sent = (client: net.Socket, bytes: Buffer) => {
+    const c = streams.get(client) ?? { started: false, buf: Buffer.alloc(0) };
+    streams.set(client, c);
+    c.buf = Buffer.concat([c.buf, bytes]);
+    for (;;) {
+      // the startup message has no type byte: its length, then its contents
+      const at = c.started ? 1 : 0;
+      if (c.buf.length < at + 4 || c.buf.length < at + c.buf.readInt32BE(at)) break;
+      const end = at + c.buf.readInt32BE(at);
+      if (c.started && c.buf[0] === 0x51) statements.push(c.buf.toString('utf8', 5, end - 1)); // 'Q', its text NUL-ended
+      else if (c.started && c.buf[0] === 0x53) statements.push('(sync)'); // 'S'
+      c.started = true;
+      c.buf = c.buf.subarray(end);
+    }
+  };
+  return { statements, sent };
+}

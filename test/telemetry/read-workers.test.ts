@@ -18,8 +18,7 @@ import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { openPostgres } from '../../src/db/postgres.ts';
 import { sealDue } from '../../src/telemetry/seal.ts';
 import { emptyPostgres, testBackend } from '../support/postgres.ts';
-import { tcpProxy } from '../support/tcp-proxy.ts';
-import type { Socket } from 'node:net';
+import { pgStatementsSent, tcpProxy } from '../support/tcp-proxy.ts';
 
 const PASSWORD = 'read-workers-password';
 const DAY = 86_400_000;
@@ -261,29 +260,10 @@ describe('read workers on PostgreSQL', { skip: testBackend() !== 'postgres' && '
   it('a light InfluxQL request is charged on the kept catalogue and read in one snapshot, rights checked inside it', async (t) => {
     const database = await emptyPostgres();
     const dir = mkdtempSync(join(tmpdir(), 'gk-readers-'));
-    // what every connection of the node sends: simple queries by their text, and the Sync that ends each extended one
-    const sent: string[] = [];
-    const pending = new Map<Socket, { started: boolean; buf: Buffer }>();
+    // what every connection of the node sends
+    const { statements: sent, sent: observe } = pgStatementsSent();
     const target = new URL(database.url);
-    const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, (client, bytes) => {
-      const c = pending.get(client) ?? { started: false, buf: Buffer.alloc(0) };
-      pending.set(client, c);
-      c.buf = Buffer.concat([c.buf, bytes]);
-      for (;;) {
-        if (!c.started) {
-          if (c.buf.length < 4 || c.buf.length < c.buf.readInt32BE(0)) break;
-          c.buf = c.buf.subarray(c.buf.readInt32BE(0));
-          c.started = true;
-          continue;
-        }
-        if (c.buf.length < 5 || c.buf.length < 1 + c.buf.readInt32BE(1)) break;
-        const type = String.fromCharCode(c.buf[0]);
-        const body = c.buf.subarray(5, 1 + c.buf.readInt32BE(1));
-        if (type === 'Q') sent.push(body.toString('utf8', 0, body.length - 1));
-        else if (type === 'S') sent.push('(sync)');
-        c.buf = c.buf.subarray(1 + c.buf.readInt32BE(1));
-      }
-    });
+    const proxy = await tcpProxy({ host: target.hostname, port: Number(target.port || 5432) }, observe);
     const via = new URL(database.url);
     via.host = `127.0.0.1:${proxy.port}`;
     const db = openPostgres({ url: via.toString(), poolSize: 4 });
