@@ -1,12 +1,16 @@
 // The architectures gridkeeper is released for, and what building for one that is not this machine's takes: node from
 // the npm registry's node-linux-<arch> package at exactly this node's version, better-sqlite3 compiled with Debian's
 // cross compiler against that node's headers, and qemu-user to run that node here (the SEA blob's code cache).
-// Everything made is kept in node_modules/.cache/gridkeeper-release, under a key of what it was made from.
+// What does not change from one commit to the next (the target's node, its better-sqlite3) is kept in the user's cache
+// (TOOLS_CACHE), so that a fresh checkout and its `npm ci` do not make them again; the executables, made from each
+// commit's bundle, in node_modules/.cache/gridkeeper-release. Both under a key of what they were made from.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const require = createRequire(import.meta.url);
 
@@ -23,6 +27,15 @@ export const TARGETS = {
 };
 
 export const CACHE = join(dirname(dirname(dirname(realpathSync(new URL(import.meta.url).pathname)))), 'node_modules/.cache/gridkeeper-release');
+
+/**
+ * The user's cache for what the build and the tests make from inputs that rarely change (a target's node and
+ * better-sqlite3, the tests' Debian root): `GRIDKEEPER_CACHE`, else `$XDG_CACHE_HOME/gridkeeper`, else
+ * `~/.cache/gridkeeper`. Every entry's name holds the key of its inputs; deleting the directory only costs the time to
+ * make them again.
+ */
+export const TOOLS_CACHE = process.env.GRIDKEEPER_CACHE
+  || join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'gridkeeper');
 
 const sha256 = (...parts) => {
   const h = createHash('sha256');
@@ -75,7 +88,7 @@ export function targetNode(name) {
   const target = TARGETS[name];
   if (target.host) return { node: process.execPath, nodeDir: undefined, version: process.versions.node };
   const version = process.versions.node;
-  const dir = once(join(CACHE, `${target.npm}-${version}`), (tmp) => {
+  const dir = once(join(TOOLS_CACHE, `${target.npm}-${version}`), (tmp) => {
     // npm checks the tarball against the registry's integrity; nothing comes from anywhere else
     const [packed] = JSON.parse(execFileSync('npm', ['pack', `${target.npm}@${version}`, '--json', '--pack-destination', tmp],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }));
@@ -102,8 +115,10 @@ export function targetAddon(name) {
   const cxx = `${target.triplet}-g++`;
   const compiler = execFileSync(cxx, ['--version'], { encoding: 'utf8' }).split('\n')[0];
   const gypArgs = ['rebuild', '--release', `--arch=${target.gyp}`, `--nodedir=${nodeDir}`, '--jobs=1'];
-  const key = sha256(readFileSync(join(pkg, 'package.json')), version, name, compiler, gypArgs.join(' '), 'npm_config_nodedir').slice(0, 16);
-  const dir = once(join(CACHE, `better-sqlite3-${name}-${key}`), (tmp) => {
+  // this file's text stands for the recipe below: a change to it makes the addon again
+  const key = sha256(readFileSync(join(pkg, 'package.json')), version, name, compiler, gypArgs.join(' '),
+    readFileSync(fileURLToPath(import.meta.url))).slice(0, 16);
+  const dir = once(join(TOOLS_CACHE, `better-sqlite3-${name}-${key}`), (tmp) => {
     const src = join(tmp, 'src');
     cpSync(pkg, src, { recursive: true, filter: (from) => !from.startsWith(join(pkg, 'build')) });
     const t = target.triplet;

@@ -1,13 +1,13 @@
 // A throw-away Debian root to install packages into: a minimal system with systemd, made once by debootstrap (kept in
-// node_modules/.cache, this machine's release and mirror), and for each use an overlay on it whose changes vanish at
-// the end. Needs root (mount, chroot), as dpkg does.
+// the user's cache, src/build/targets.mjs's TOOLS_CACHE, under this machine's release and mirror), and for each use an
+// overlay on it whose changes vanish at the end. Needs root (mount, chroot), as dpkg does.
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createHash } from 'node:crypto';
+import { TOOLS_CACHE } from '../../src/build/targets.mjs';
 
-const CACHE = fileURLToPath(new URL('../../node_modules/.cache/gridkeeper-debootstrap', import.meta.url));
 
 /** This machine's Debian release and the mirror its apt uses for it. */
 function release(): { suite: string; mirror: string } {
@@ -27,9 +27,9 @@ function release(): { suite: string; mirror: string } {
 /** The pristine minimal system, made on first use (~40 s). */
 function baseRoot(): string {
   const { suite, mirror } = release();
-  const dir = join(CACHE, `${suite}-minbase-systemd`);
+  const dir = join(TOOLS_CACHE, `debootstrap-${suite}-minbase-systemd-${createHash('sha256').update(mirror).digest('hex').slice(0, 8)}`);
   if (existsSync(dir)) return dir;
-  mkdirSync(CACHE, { recursive: true });
+  mkdirSync(TOOLS_CACHE, { recursive: true });
   const tmp = `${dir}.tmp-${process.pid}`;
   try {
     execFileSync('debootstrap', ['--variant=minbase', '--include=systemd', suite, tmp, mirror], { stdio: ['ignore', 'ignore', 'pipe'] });
