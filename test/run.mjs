@@ -144,8 +144,8 @@ let status = 0;
 if (only === undefined || only === 'sqlite') status ||= pass('sqlite', chosen);
 const onPostgres = chosen.filter((f) => !SQLITE_ONLY.some(([prefix]) => f.startsWith(prefix)));
 if ((only === undefined || only === 'postgres') && onPostgres.length > 0) status = pass('postgres', onPostgres) || status;
-// a test that never closed its app (or was killed) leaves its database behind: the run removes all of its own
+// the run's pool of test databases (test/support/postgres.ts), and any a test never closed (or was killed holding)
 rmSync(BUNDLES, { recursive: true, force: true });
 const left = await dropDatabases(`gk_test_${RUN}_`);
-if (left > 0) console.log(`test/run.mjs: dropped ${left} test database(s) left open by this run`);
+if (left > 0) console.log(`test/run.mjs: dropped the run's ${left} test database(s)`);
 process.exit(status);

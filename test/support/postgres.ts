@@ -1,8 +1,8 @@
 // Test databases on the PostgreSQL server at GRIDKEEPER_TEST_DATABASE_URL (default: the machine's server, trust auth).
 // The suite runs once per backend (test/run.mjs); with GRIDKEEPER_TEST_BACKEND=postgres every test app gets a database
 // of its own, created from a template that holds the migrated schema (a copy is much cheaper than migrating again),
-// and dropped when the app closes. An unreachable server fails the run with a message saying how to start it: the
-// PostgreSQL half is never skipped silently.
+// and emptied for the next one when the app closes (freshPostgres). An unreachable server fails the run with a message
+// saying how to start it: the PostgreSQL half is never skipped silently.
 import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import pg from 'pg';
@@ -26,13 +26,18 @@ export function databaseUrl(name: string): string {
 const HOW_TO_START = 'PostgreSQL 15 must be reachable at GRIDKEEPER_TEST_DATABASE_URL '
   + `(${TEST_SERVER_URL}); on the project's machines start it with: pg_ctlcluster --skip-systemctl-redirect 15 main start`;
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+async function connectAdmin(): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: TEST_SERVER_URL, connectionTimeoutMillis: 5000 });
   try {
     await client.connect();
   } catch (err) {
     throw new Error(`${HOW_TO_START} (${(err as Error).message})`);
   }
+  return client;
+}
+
+async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = await connectAdmin();
   try {
     return await fn(client);
   } finally {
@@ -78,23 +83,21 @@ export const RUN_PREFIX = `gk_test_${(process.env.GRIDKEEPER_TEST_RUN ?? 'adhoc'
 const newName = (kind: string) => `${RUN_PREFIX}${kind}${process.pid}_${++counter}_${Math.random().toString(36).slice(2, 8)}`;
 
 /**
- * A fresh, migrated database of its own; `drop` closes the handle and gives the database back. A database given back
- * is emptied to the template's state and handed to this process's next caller: creating one from the template and
- * dropping it took 0.25 s on a quiet server and 0.9 s during the suite (the template's 9 MB go through the WAL),
- * emptying one ~0.03 s, and the PostgreSQL pass makes ~500 (a test app costs 104 ms instead of 347 ms). One that
- * cannot be proven equal to the template is dropped instead.
+ * A fresh, migrated database of its own; `drop` closes the handle and gives the database back. The databases given
+ * back go to the run's next caller, in this test process or another (the run's pool): a caller takes one that no
+ * other process holds (an advisory lock of its own, on a connection this process keeps to the server), empties it
+ * back to the template's state, and only makes a new one from the template when every database of the pool is held.
+ * Making one took 0.25 s on a quiet server and 0.9 s during the suite (the template's 9 MB go through the WAL), and
+ * dropping one makes the server write a checkpoint; emptying one takes ~0.03 s. A database that cannot be proven
+ * equal to the template (its last holder died half-way, or the template changed since) is dropped and made again.
+ * test/run.mjs drops the pool when its run ends; a run without GRIDKEEPER_TEST_RUN (a file run by hand) leaves its
+ * `gk_test_adhoc_` pool on the server for the next such run.
  */
 export async function freshPostgres(): Promise<{ db: Db; name: string; drop(): Promise<void> }> {
   await ensureTemplate();
-  let name = reusable.pop();
-  if (name === undefined) {
-    name = newName('a');
-    const created = name;
-    await admin((client) => client.query(`CREATE DATABASE ${created} TEMPLATE ${TEMPLATE}`));
-  }
+  const { name, slot } = await claim();
   const db = openPostgres({ url: databaseUrl(name), poolSize: 4 });
   let dropped = false;
-  const own = name;
   return {
     db,
     name,
@@ -102,25 +105,66 @@ export async function freshPostgres(): Promise<{ db: Db; name: string; drop(): P
       if (dropped) return;
       dropped = true;
       await db.close();
-      if (await emptied(own)) reusable.push(own);
-      else await admin((client) => client.query(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`));
+      await release(slot);
     },
   };
 }
 
-/**
- * Databases of this process given back and emptied, for the next freshPostgres; dropped when the process ends (and by
- * test/run.mjs with the rest of its run's databases, should the process end otherwise).
- */
-const reusable: string[] = [];
-process.once('beforeExit', () => {
-  const left = reusable.splice(0);
-  if (left.length === 0) return;
-  void (async () => {
-    for (const n of left) await forgetKeeper(n);
-    await admin(async (client) => { for (const n of left) await client.query(`DROP DATABASE IF EXISTS ${n} WITH (FORCE)`); });
-  })().catch(() => {});
-});
+/** The advisory lock keys of the run's pool: (POOL_KEY, slot) for database `${RUN_PREFIX}p${slot}`. */
+const POOL_KEY = createHash('sha256').update(RUN_PREFIX).digest().readInt32BE(0);
+/** The slots this process holds (a session's advisory locks are re-entrant: it would take its own again). */
+const held = new Set<number>();
+let locker: Promise<pg.Client> | undefined;
+
+/** This process's connection for the pool's locks; it does not hold the process (its end releases them all). */
+function lockerClient(): Promise<pg.Client> {
+  locker ??= connectAdmin().then((client) => {
+    client.on('error', () => { locker = undefined; held.clear(); });
+    socketOf(client).unref();
+    return client;
+  });
+  return locker;
+}
+
+async function claim(): Promise<{ name: string; slot: number }> {
+  const client = await lockerClient();
+  const socket = socketOf(client);
+  socket.ref();
+  try {
+    for (let slot = 0; ; slot++) {
+      if (held.has(slot)) continue;
+      const { rows: [{ got }] } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [POOL_KEY, slot]);
+      if (!got) continue;
+      held.add(slot);
+      const name = `${RUN_PREFIX}p${slot}`;
+      try {
+        const exists = (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount !== 0;
+        if (exists && await emptied(name)) return { name, slot };
+        await forgetKeeper(name);
+        if (exists) await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await client.query(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE}`);
+        return { name, slot };
+      } catch (err) {
+        await release(slot);
+        throw err;
+      }
+    }
+  } finally {
+    socket.unref();
+  }
+}
+
+async function release(slot: number): Promise<void> {
+  if (!held.delete(slot)) return;
+  const client = await lockerClient();
+  const socket = socketOf(client);
+  socket.ref();
+  try {
+    await client.query('SELECT pg_advisory_unlock($1, $2)', [POOL_KEY, slot]);
+  } finally {
+    socket.unref();
+  }
+}
 
 /** What a database made from the template holds: its relations, the rows of its tables that have any, its shape. */
 interface TemplateState {
