@@ -2,12 +2,11 @@
 // the user's cache, src/build/targets.mjs's TOOLS_CACHE, under this machine's release and mirror), and for each use an
 // overlay on it whose changes vanish at the end. Needs root (mount, chroot), as dpkg does.
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHash } from 'node:crypto';
 import { TOOLS_CACHE } from '../../src/build/targets.mjs';
-
 
 /** This machine's Debian release and the mirror its apt uses for it. */
 function release(): { suite: string; mirror: string } {

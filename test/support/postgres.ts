@@ -116,26 +116,36 @@ const POOL_KEY = createHash('sha256').update(RUN_PREFIX).digest().readInt32BE(0)
 const held = new Set<number>();
 let locker: Promise<pg.Client> | undefined;
 
-/** This process's connection for the pool's locks; it does not hold the process (its end releases them all). */
-function lockerClient(): Promise<pg.Client> {
+/**
+ * Runs fn with this process's connection for the pool's locks. The connection does not hold the process between
+ * uses (its end releases the locks: the pool's databases outlive the process that held them).
+ */
+let lockerUses = 0;
+async function withLocker<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   locker ??= connectAdmin().then((client) => {
     client.on('error', () => { locker = undefined; held.clear(); });
-    socketOf(client).unref();
     return client;
   });
-  return locker;
+  const client = await locker;
+  if (lockerUses++ === 0) socketOf(client).ref();
+  try {
+    return await fn(client);
+  } finally {
+    if (--lockerUses === 0) socketOf(client).unref();
+  }
 }
 
-async function claim(): Promise<{ name: string; slot: number }> {
-  const client = await lockerClient();
-  const socket = socketOf(client);
-  socket.ref();
-  try {
+function claim(): Promise<{ name: string; slot: number }> {
+  return withLocker(async (client) => {
     for (let slot = 0; ; slot++) {
+      // taken before the server answers, so that a claim of this process running meanwhile passes it by
       if (held.has(slot)) continue;
-      const { rows: [{ got }] } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [POOL_KEY, slot]);
-      if (!got) continue;
       held.add(slot);
+      const { rows: [{ got }] } = await client.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [POOL_KEY, slot]);
+      if (!got) {
+        held.delete(slot);
+        continue;
+      }
       const name = `${RUN_PREFIX}p${slot}`;
       try {
         const exists = (await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount !== 0;
@@ -149,21 +159,12 @@ async function claim(): Promise<{ name: string; slot: number }> {
         throw err;
       }
     }
-  } finally {
-    socket.unref();
-  }
+  });
 }
 
 async function release(slot: number): Promise<void> {
   if (!held.delete(slot)) return;
-  const client = await lockerClient();
-  const socket = socketOf(client);
-  socket.ref();
-  try {
-    await client.query('SELECT pg_advisory_unlock($1, $2)', [POOL_KEY, slot]);
-  } finally {
-    socket.unref();
-  }
+  await withLocker((client) => client.query('SELECT pg_advisory_unlock($1, $2)', [POOL_KEY, slot]));
 }
 
 /** What a database made from the template holds: its relations, the rows of its tables that have any, its shape. */
