@@ -35,10 +35,22 @@ function environmentFile(text: string): Record<string, string> {
   }));
 }
 
-/** Starts the unit's ExecStart inside the root as systemd would: the environment file read as root, then as User/Group. */
+/** The unit's Environment= assignments (NAME=value, separated by spaces; none of ours is quoted). */
+function unitEnvironment(text: string): Record<string, string> {
+  return Object.fromEntries([...text.matchAll(/^Environment=(.*)$/gm)].flatMap((m) => m[1].trim().split(/\s+/)).map((kv) => {
+    const at = kv.indexOf('=');
+    return [kv.slice(0, at), kv.slice(at + 1)];
+  }));
+}
+
+/**
+ * Starts the unit's ExecStart inside the root as systemd would: its Environment=, overridden by the environment file
+ * read as root, then as User/Group.
+ */
 async function startUnit(root: DebianRoot) {
-  const unit = unitSettings(readFileSync(join(root.dir, 'lib/systemd/system/gridkeeper.service'), 'utf8'));
-  const env = environmentFile(readFileSync(join(root.dir, unit.EnvironmentFile), 'utf8'));
+  const text = readFileSync(join(root.dir, 'lib/systemd/system/gridkeeper.service'), 'utf8');
+  const unit = unitSettings(text);
+  const env = { ...unitEnvironment(text), ...environmentFile(readFileSync(join(root.dir, unit.EnvironmentFile), 'utf8')) };
   const [exe, ...args] = unit.ExecStart.split(/\s+/);
   return startBinary('chroot', [root.dir, 'setpriv', `--reuid=${unit.User}`, `--regid=${unit.Group}`, '--init-groups',
     '--no-new-privs', '--bounding-set=-all', '--inh-caps=-all', exe, ...args], { ...env, PATH }, undefined, 30_000);
@@ -114,6 +126,9 @@ test('the .deb: lintian, install, systemd-analyze, ExecStart as its user, upgrad
   const first = await startUnit(root);
   t.after(() => first.stop('SIGKILL'));
   assert.equal((await call(first.url, 'GET', '/healthz')).status, 200);
+  // the unit's allocator settings reach the service (chroot and setpriv exec it: the child's pid is the service's)
+  const environ = readFileSync(`/proc/${first.child.pid}/environ`, 'utf8').split('\0');
+  for (const kv of ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072', 'MALLOC_TRIM_THRESHOLD_=131072']) assert.ok(environ.includes(kv), kv);
   const passwordFile = join(root.dir, DATA, 'admin-password');
   const fileStat = statSync(passwordFile);
   assert.deepEqual([fileStat.mode & 0o777, fileStat.uid], [0o600, Number(uid)]);
