@@ -31,19 +31,14 @@ interface Plan {
 interface Scratch { differences: Float64Array; sorted: Float64Array; plain: Plan; delta: Plan }
 
 const newPlan = (): Plan => ({ base: 0, width: 0, low: 0, high: 0, size: 0 });
-const newScratch = (): Scratch => ({ differences: new Float64Array(CHUNK), sorted: new Float64Array(CHUNK), plain: newPlan(), delta: newPlan() });
+/** encoding runs to its end without yielding: one scratch serves every pass of the thread */
+const scratch: Scratch = { differences: new Float64Array(CHUNK), sorted: new Float64Array(CHUNK), plain: newPlan(), delta: newPlan() };
 
 /**
- * Plans the packing of v[at .. at + len) into `plan`. `sorted`: scratch for the patch search, or undefined to plan
- * without patches (a quick estimate).
+ * Plans the packing of v[at .. at + len), whose least and greatest values are min and max, into `plan`. `sorted`:
+ * scratch for the patch search, or undefined to plan without patches (a quick estimate).
  */
-function planValues(v: Float64Array, at: number, len: number, sorted: Float64Array | undefined, plan: Plan): Plan {
-  let min = v[at];
-  let max = min;
-  for (let i = at + 1; i < at + len; i++) {
-    if (v[i] < min) min = v[i];
-    else if (v[i] > max) max = v[i];
-  }
+function planValues(v: Float64Array, at: number, len: number, min: number, max: number, sorted: Float64Array | undefined, plan: Plan): Plan {
   plan.low = 0;
   plan.high = 0;
   if (!(max - min <= MAX_SAFE)) {
@@ -59,14 +54,26 @@ function planValues(v: Float64Array, at: number, len: number, sorted: Float64Arr
   s.set(v.subarray(at, at + len));
   s.sort();
   for (let low = 0; low <= MAX_PATCHES; low++) {
-    for (let high = low === 0 ? 1 : 0; low + high <= MAX_PATCHES; high++) {
-      const base = s[low];
-      const width = bitWidth(s[len - 1 - high] - base);
-      let size = 1 + svarintSize(base) + packedSize(len, width) + varintSize(low + high) + packedSize(low + high, 7);
-      if (size >= plan.size) continue;
-      for (let i = 0; i < low; i++) size += svarintSize(s[i] - base);
-      for (let i = len - high; i < len; i++) size += svarintSize(s[i] - base);
-      if (size < plan.size) Object.assign(plan, { base, width, low, high, size });
+    const base = s[low];
+    const head = 1 + svarintSize(base);
+    let high = low === 0 ? 1 : 0;
+    let width = bitWidth(s[len - 1 - high] - base);
+    while (low + high <= MAX_PATCHES) {
+      // of the counts of high patches that leave one width, the least makes the smallest chunk: only it is sized
+      let size = head + packedSize(len, width) + varintSize(low + high) + packedSize(low + high, 7);
+      if (size < plan.size) {
+        for (let i = 0; i < low; i++) size += svarintSize(s[i] - base);
+        for (let i = len - high; i < len; i++) size += svarintSize(s[i] - base);
+        if (size < plan.size) {
+          plan.base = base;
+          plan.width = width;
+          plan.low = low;
+          plan.high = high;
+          plan.size = size;
+        }
+      }
+      const was = width;
+      while (width === was && low + ++high <= MAX_PATCHES) width = bitWidth(s[len - 1 - high] - base);
     }
   }
   return plan;
@@ -94,16 +101,28 @@ function mayPatch(v: Float64Array, at: number, len: number, min: number, spread:
  * scratch.differences); returns the smaller plan, or undefined when neither fits 2^53 - 1. `patches` false: planned
  * without patches.
  */
-function planChunk(x: Float64Array, from: number, c: number, len: number, scratch: Scratch, patches: boolean): Plan | undefined {
-  const sorted = patches ? scratch.sorted : undefined;
-  const plain = planValues(x, c, len, sorted, scratch.plain);
+function planChunk(x: Float64Array, from: number, c: number, len: number, patches: boolean): Plan | undefined {
   const d = scratch.differences;
-  let safe = true;
-  for (let i = 0; i < len; i++) {
-    d[i] = x[c + i] - (c + i > from ? x[c + i - 1] : 0);
-    if (!(d[i] <= MAX_SAFE && d[i] >= -MAX_SAFE)) safe = false;
+  // one pass: the differences, and the least and greatest of the values and of the differences
+  let min = x[c];
+  let max = min;
+  const first = x[c] - (c > from ? x[c - 1] : 0);
+  d[0] = first;
+  let dmin = first;
+  let dmax = first;
+  for (let i = 1; i < len; i++) {
+    const value = x[c + i];
+    const difference = value - x[c + i - 1];
+    d[i] = difference;
+    if (value < min) min = value;
+    else if (value > max) max = value;
+    if (difference < dmin) dmin = difference;
+    else if (difference > dmax) dmax = difference;
   }
-  const delta = safe ? planValues(d, 0, len, sorted, scratch.delta) : undefined;
+  const sorted = patches ? scratch.sorted : undefined;
+  const plain = planValues(x, c, len, min, max, sorted, scratch.plain);
+  const safe = dmax <= MAX_SAFE && dmin >= -MAX_SAFE;
+  const delta = safe ? planValues(d, 0, len, dmin, dmax, sorted, scratch.delta) : undefined;
   if (delta && delta.size >= 0 && (plain.size < 0 || delta.size < plain.size)) return delta;
   return plain.size >= 0 ? plain : undefined;
 }
@@ -113,10 +132,9 @@ function planChunk(x: Float64Array, from: number, c: number, len: number, scratc
  * estimate, planned without patches (at least the size written).
  */
 export function framesSize(x: Float64Array, from: number, to: number, patches = true): number {
-  const scratch = newScratch();
   let size = 0;
   for (let c = from; c < to; c += CHUNK) {
-    const plan = planChunk(x, from, c, Math.min(CHUNK, to - c), scratch, patches);
+    const plan = planChunk(x, from, c, Math.min(CHUNK, to - c), patches);
     if (!plan) return -1;
     size += plan.size;
   }
@@ -125,10 +143,9 @@ export function framesSize(x: Float64Array, from: number, to: number, patches = 
 
 /** Packs x[from .. to); every chunk's spread must be within 2^53 - 1 (framesSize() >= 0). */
 export function writeFrames(w: ByteWriter, x: Float64Array, from: number, to: number): void {
-  const scratch = newScratch();
   for (let c = from; c < to; c += CHUNK) {
     const len = Math.min(CHUNK, to - c);
-    const plan = planChunk(x, from, c, len, scratch, true)!;
+    const plan = planChunk(x, from, c, len, true)!;
     const { base, width } = plan;
     const differences = plan === scratch.delta;
     const values = differences ? scratch.differences : x.subarray(c, c + len);
