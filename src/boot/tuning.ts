@@ -16,7 +16,9 @@
 // keeps it so: under telemetry load the main thread and the workers grow theirs to the full size. Once the main
 // thread's has reached YOUNG_BYTES, growth stops (a factor of 1, read at every growth, so it takes effect while
 // running; the flag is the process's, so the workers' stop growing too): seen after a collection (a 'gc' performance
-// entry). Stopped at the start (1 MB semi-spaces) it slowed telemetry ingest (bench/README.md).
+// entry). V8 also shrinks an idle thread's young generation; once the main thread's is below YOUNG_BYTES again, growth
+// resumes, or the thread would keep the smallest size for good. At the smallest size (1 MB semi-spaces) telemetry
+// ingest scavenges every few milliseconds and slows (bench/README.md).
 import { availableParallelism } from 'node:os';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
@@ -26,6 +28,8 @@ process.env.UV_THREADPOOL_SIZE ??= String(Math.min(4, Math.max(2, availableParal
 const HEAP_GROWING_PERCENT = 200;
 /** the main thread's young generation (both semi-spaces) beyond which no thread's grows */
 const YOUNG_BYTES = 8 * 1024 * 1024;
+/** V8's own --semi-space-growth-factor */
+const V8_GROWTH_FACTOR = 2;
 
 /** V8's heap growth, as above; the serve command calls it once the service listens. */
 export function tuneHeapGrowth(): void {
@@ -35,11 +39,14 @@ export function tuneHeapGrowth(): void {
 }
 
 function stopYoungGrowthAt(bytes: number): void {
+  let stopped = false;
   const observer = new PerformanceObserver(() => {
     const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
-    if (young === undefined || young.space_size < bytes) return;
-    setFlagsFromString('--semi-space-growth-factor=1');
-    observer.disconnect();
+    if (young === undefined) return;
+    const stop = young.space_size >= bytes;
+    if (stop === stopped) return;
+    stopped = stop;
+    setFlagsFromString(stop ? '--semi-space-growth-factor=1' : `--semi-space-growth-factor=${V8_GROWTH_FACTOR}`);
   });
   observer.observe({ entryTypes: ['gc'] });
 }
