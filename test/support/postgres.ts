@@ -116,11 +116,13 @@ const POOL_KEY = createHash('sha256').update(RUN_PREFIX).digest().readInt32BE(0)
 const held = new Set<number>();
 let locker: Promise<pg.Client> | undefined;
 
+/** uses of the locker's connection under way: while any is, its socket holds the process */
+let lockerUses = 0;
+
 /**
  * Runs fn with this process's connection for the pool's locks. The connection does not hold the process between
  * uses (its end releases the locks: the pool's databases outlive the process that held them).
  */
-let lockerUses = 0;
 async function withLocker<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   locker ??= connectAdmin().then((client) => {
     client.on('error', () => { locker = undefined; held.clear(); });
