@@ -22,7 +22,8 @@ import { writeLineProtocol } from '../../src/telemetry/ingest.ts';
 import { runQueries } from '../../src/telemetry/execute.ts';
 import { resultsJson } from '../../src/telemetry/query/result.ts';
 import { pruneShards } from '../../src/telemetry/telemetry.store.ts';
-import { stagedEntries, stagingOf, startStaging } from '../../src/telemetry/sqlite/staging.ts';
+import { setFoldWorkerIdle, stagedEntries, stagingOf, startStaging } from '../../src/telemetry/sqlite/staging.ts';
+import { sealDue } from '../../src/telemetry/seal.ts';
 import type { QueryBody } from '../../src/telemetry/telemetry.schemas.ts';
 import { FROM_V1, countPoints, countRows, fixtureUser, iso, ns, tableNames } from './fixtures.ts';
 
@@ -229,6 +230,35 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     }
     const read = JSON.parse(await h.read({ select: ['a'], from: FROM_V1, where: { tags: { nodeId: 'n1' }, time: [{ operator: '>=', value: T0 - 2 * DAY }] } }));
     assert.deepEqual(read.series[0].values.map((v: unknown[]) => v[1]), [...Array.from({ length: 32 }, (_, i) => i), 99]);
+  });
+
+  it('an idle fold worker stops; the next write, or a sealing with a window due, starts another; nothing is lost', async (t) => {
+    const before = setFoldWorkerIdle(50);
+    t.after(() => setFoldWorkerIdle(before));
+    const dir = tempDir(t);
+    const h = await open(t, join(dir, 'gridkeeper.db'), addonFile(join(dir, '.native')));
+    const direct = await open(t, join(dir, 'direct.db'), undefined);
+    const staging = (await h.db.exclusive((c) => stagingOf(c)))!;
+    await h.write(BODIES[0]);
+    await direct.write(BODIES[0]);
+    await until('the worker stopped while idle', () => staging.asleep);
+    assert.equal(await stagedCount(h), 0, 'what was staged was folded first');
+    assert.equal(staging.active, true, 'writes still stage');
+    for (const body of BODIES.slice(1)) {
+      await h.write(body);
+      await direct.write(body);
+    }
+    assert.equal(staging.asleep, false, 'a write started a worker');
+    await until('folded, and the worker stopped again', async () => staging.asleep && await stagedCount(h) === 0);
+    assert.equal(await countPoints(h.db), await countPoints(direct.db));
+    // a sealing pass with nothing due leaves it stopped; one with windows due starts it, and they are sealed
+    await sealDue(h.db, T0 - 3 * DAY);
+    assert.equal(staging.asleep, true, 'nothing due: no worker started');
+    await sealDue(h.db, T0 + 3 * DAY);
+    assert.equal(await countPoints(h.db), 0, 'every window sealed');
+    assert.ok(await countRows(h.db, 'telemetry_blocks') > 0);
+    assert.equal(await h.read(ALL), await direct.read(ALL));
+    await until('stopped again after the sealing', () => staging.asleep);
   });
 
   it('a fold worker that cannot start leaves writes to the shard tables: nothing is lost, later writes stage nothing', async (t) => {

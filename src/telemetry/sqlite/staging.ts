@@ -46,22 +46,58 @@ const SLICE_ROWS = 4096;
 
 let log: Logger | undefined;
 
+/**
+ * A worker with nothing staged and no sealing asked of it for this long stops; the next write or due sealing starts
+ * another. Its thread's V8 heap goes with it; the C allocator keeps the thread's arena for the next thread that starts
+ * (bench/README.md).
+ */
+let idleMs = 5_000;
+
+/** How long a fold worker may be idle before it stops (above); tests shorten it. Applies to stagings started after; returns the setting before. */
+export function setFoldWorkerIdle(ms: number): number {
+  const before = idleMs;
+  idleMs = ms;
+  return before;
+}
+
 class Staging {
   private worker: Worker | undefined;
   private readonly control = new Int32Array(new SharedArrayBuffer(12));
   private failed = false;
   private stopped: Promise<void> | undefined;
+  /** an idle worker's stop under way (sleep), and whether something came meanwhile that wants a worker after it */
+  private sleeping: Promise<void> | undefined;
+  private wake = false;
+  /** when the worker last had something to do (performance.now()) */
+  private lastWork = 0;
+  private readonly idleCheck: ReturnType<typeof setInterval>;
+  private readonly idleMs: number;
   /** sealings asked of the worker, by id: called with an error or nothing when it is done */
   private readonly sealings = new Map<number, (error?: string) => void>();
   private nextSealing = 0;
 
-  constructor(private readonly conn: SqliteConnection, file: NonNullable<SqliteConnection['file']> & { addonFile: string }) {
+  constructor(private readonly conn: SqliteConnection, private readonly file: NonNullable<SqliteConnection['file']> & { addonFile: string }) {
     conn.sqlite.exec(STAGED_TABLE_SQL);
     this.control[PENDING] = conn.prepare('SELECT count(*) FROM telemetry_staged').pluck().get() as number;
-    const workerData: FoldWorkerData = { file: file.path, addonFile: file.addonFile, lock: file.writeLock.buffer, control: this.control.buffer as SharedArrayBuffer };
+    this.start();
+    this.idleMs = idleMs;
+    this.idleCheck = setInterval(() => this.sleepIfIdle(), Math.max(10, this.idleMs / 2));
+    this.idleCheck.unref();
+    conn.atClose(() => this.stop());
+    // what an earlier process left staged is folded at once
+    if (this.control[PENDING] > 0) this.kick();
+  }
+
+  private start(): Worker {
+    Atomics.store(this.control, STOP, 0);
+    this.lastWork = performance.now();
+    const workerData: FoldWorkerData = {
+      file: this.file.path, addonFile: this.file.addonFile, lock: this.file.writeLock.buffer, control: this.control.buffer as SharedArrayBuffer,
+    };
     const worker = new Worker(foldWorkerSource, { eval: true, workerData, resourceLimits: WORKER_LIMITS });
     worker.unref();
     worker.on('message', (m: { error?: string; sealed?: SealStep; sealDone?: number }) => {
+      this.lastWork = performance.now();
       if (m.sealed !== undefined) noteSealed(m.sealed);
       else if (m.sealDone !== undefined) {
         this.sealings.get(m.sealDone)?.(m.error);
@@ -71,25 +107,64 @@ class Staging {
     worker.on('error', (err) => {
       log?.error('telemetry fold worker failed; telemetry writes go to the shard tables directly', { error: String(err) });
       this.failed = true;
-      this.worker = undefined;
+      if (this.worker === worker) this.worker = undefined;
     });
     worker.on('exit', () => {
+      if (this.worker !== worker && !this.failed) return;
+      this.worker = undefined;
+      if (this.sleeping !== undefined && !this.failed && this.stopped === undefined) {
+        // stopped while idle: started again when something comes (or came meanwhile)
+        this.sleeping = undefined;
+        if (this.wake || this.backlog > 0) this.kick();
+        this.wake = false;
+        return;
+      }
       // stopped, or gone: from now on writes go to the shard tables directly, after folding what is left
       this.failed = true;
-      this.worker = undefined;
       for (const done of this.sealings.values()) done('the fold worker stopped');
       this.sealings.clear();
     });
     this.worker = worker;
-    conn.atClose(() => this.stop());
-    // what an earlier process left staged is folded at once
-    if (this.control[PENDING] > 0) this.kick();
+    return worker;
+  }
+
+  /** Stops the worker when it has had nothing to do for idleMs (see there); the next kick or sealing starts one. */
+  private sleepIfIdle(): void {
+    const worker = this.worker;
+    if (worker === undefined || this.sleeping !== undefined || this.stopped !== undefined || this.failed) return;
+    if (this.backlog > 0 || this.sealings.size > 0 || performance.now() - this.lastWork < this.idleMs) return;
+    this.sleeping = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    Atomics.store(this.control, STOP, 1);
+    worker.postMessage('stop');
+  }
+
+  /** Whether the worker stopped while idle and has not been started again (sealing passes then ask first whether anything is due). */
+  get asleep(): boolean {
+    return this.worker === undefined && !this.failed && this.stopped === undefined;
+  }
+
+  /** The running worker, started if it stopped while idle; undefined while an idle stop is under way (`wake` set) or when stopped. */
+  private running(): Worker | undefined {
+    this.lastWork = performance.now();
+    if (this.worker !== undefined && this.sleeping === undefined) return this.worker;
+    if (this.sleeping !== undefined) {
+      this.wake = true;
+      return undefined;
+    }
+    if (this.failed || this.stopped !== undefined) return undefined;
+    try {
+      return this.start();
+    } catch (err) {
+      log?.error('telemetry fold worker could not start again; telemetry writes go to the shard tables directly', { error: String(err) });
+      this.failed = true;
+      return undefined;
+    }
   }
 
   /** Tells the worker something is staged (with the service's clock where staged points may be sealed, sealStagedWhenDue). */
   private kick(): void {
     const clock = sealClocks.get(this.conn.sqlite);
-    this.worker?.postMessage(clock === undefined ? 'kick' : { kick: clock() });
+    this.running()?.postMessage(clock === undefined ? 'kick' : { kick: clock() });
   }
 
   /** Entries staged and not folded yet (as far as this process counted them). */
@@ -99,7 +174,7 @@ class Staging {
 
   /** Whether writes may stage their points (a worker is there to fold them). */
   get active(): boolean {
-    return this.worker !== undefined && !this.failed;
+    return !this.failed && this.stopped === undefined;
   }
 
   /** Whether the worker is sealing staged points of due windows straight into blocks (sealStagedWhenDue) at present. */
@@ -144,7 +219,9 @@ class Staging {
 
   /** Seals what is due at `nowMs` in the worker (after folding what is staged); resolves when it is done. */
   seal(nowMs: number): Promise<void> {
-    const worker = this.worker;
+    const sleeping = this.sleeping;
+    if (sleeping !== undefined) return sleeping.then(() => this.seal(nowMs));
+    const worker = this.running();
     if (worker === undefined) return Promise.reject(new Error('the fold worker is not running'));
     const id = ++this.nextSealing;
     return new Promise((resolve, reject) => {
@@ -160,14 +237,18 @@ class Staging {
 
   /** Stops the worker after its current slice; what it did not fold stays staged. */
   stop(): Promise<void> {
-    const worker = this.worker;
-    if (worker === undefined) return Promise.resolve();
-    return (this.stopped ??= new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve());
-      worker.ref(); // the process waits for it now
-      Atomics.store(this.control, STOP, 1);
-      worker.postMessage('stop');
-    }));
+    clearInterval(this.idleCheck);
+    return (this.stopped ??= (async () => {
+      await this.sleeping;
+      const worker = this.worker;
+      if (worker === undefined) return;
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.ref(); // the process waits for it now
+        Atomics.store(this.control, STOP, 1);
+        worker.postMessage('stop');
+      });
+    })());
   }
 }
 
