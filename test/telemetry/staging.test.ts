@@ -259,6 +259,12 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     assert.ok(await countRows(h.db, 'telemetry_blocks') > 0);
     assert.equal(await h.read(ALL), await direct.read(ALL));
     await until('stopped again after the sealing', () => staging.asleep);
+    // stopped for good while idle (as the database closes): writes go to the shard tables directly
+    await staging.stop();
+    assert.equal(staging.active, false);
+    await h.write(BODIES[0]);
+    assert.equal(await stagedCount(h), 0, 'nothing staged after the stop');
+    assert.ok(await countPoints(h.db) > 0, 'the write is in a shard table');
   });
 
   it('a fold worker that cannot start leaves writes to the shard tables: nothing is lost, later writes stage nothing', async (t) => {

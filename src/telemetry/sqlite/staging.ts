@@ -172,9 +172,9 @@ class Staging {
     return Math.max(0, Atomics.load(this.control, PENDING));
   }
 
-  /** Whether writes may stage their points (a worker is there to fold them). */
+  /** Whether writes may stage their points (a worker is there to fold them, or starts with the next kick). */
   get active(): boolean {
-    return !this.failed && this.stopped === undefined;
+    return !this.failed;
   }
 
   /** Whether the worker is sealing staged points of due windows straight into blocks (sealStagedWhenDue) at present. */
@@ -241,7 +241,11 @@ class Staging {
     return (this.stopped ??= (async () => {
       await this.sleeping;
       const worker = this.worker;
-      if (worker === undefined) return;
+      if (worker === undefined) {
+        // stopped while idle: from now on writes go to the shard tables directly, as after the exit below
+        this.failed = true;
+        return;
+      }
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
         worker.ref(); // the process waits for it now
