@@ -2,6 +2,7 @@
 // time zone offsets, and GROUP BY time windows aligned the way InfluxDB aligns them.
 import { StatementError } from './errors.ts';
 import { PAD3, secondsText } from '../lib/time-text.ts';
+import { numberJson } from '../lib/number-json.ts';
 
 /** Milliseconds per `epoch=` unit. */
 export const EPOCH_UNITS: Record<string, number> = { ns: 1e-6, n: 1e-6, u: 1e-3, 'µ': 1e-3, us: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -70,7 +71,7 @@ export function timeJson(ms: number, subNs: number, epoch: string | undefined, z
   }
   if (epoch === 'u' || epoch === 'µ' || epoch === 'us') return String(ms * 1000 + Math.trunc(subNs / 1000));
   const unit = EPOCH_UNITS[epoch];
-  return String(Math.trunc(ms / unit));
+  return numberJson(Math.trunc(ms / unit));
 }
 
 const epochWriters = new Map<string, (ms: number, subNs: number) => string>();

@@ -1,6 +1,7 @@
 // Columns from rows as the query layer holds them (one value or null per row), and back.
 import { BOOLEAN, FLOAT, INTEGER, STRING, UNSIGNED, type FieldKind } from '../line-protocol/line-scanner.ts';
 import type { Column } from './column.ts';
+import { numberJson } from '../../lib/number-json.ts';
 
 export type RowValue = number | bigint | string | boolean | null;
 
@@ -112,6 +113,6 @@ export function columnCells(column: Column, rows: number): ColumnCells {
   const v = values as Float64Array;
   return {
     value: (i) => { const k = at(i); return k < 0 ? null : v[k]; },
-    json: (i) => { const k = at(i); return k < 0 ? undefined : String(v[k]); },
+    json: (i) => { const k = at(i); return k < 0 ? undefined : numberJson(v[k]); },
   };
 }
