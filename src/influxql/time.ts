@@ -69,7 +69,7 @@ export function timeJson(ms: number, subNs: number, epoch: string | undefined, z
     if (ms === 0) return String(subNs);
     return (BigInt(ms) * 1_000_000n + BigInt(subNs)).toString();
   }
-  if (epoch === 'u' || epoch === 'µ' || epoch === 'us') return String(ms * 1000 + Math.trunc(subNs / 1000));
+  if (epoch === 'u' || epoch === 'µ' || epoch === 'us') return numberJson(ms * 1000 + Math.trunc(subNs / 1000));
   const unit = EPOCH_UNITS[epoch];
   return numberJson(Math.trunc(ms / unit));
 }

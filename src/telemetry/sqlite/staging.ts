@@ -134,6 +134,11 @@ class Staging {
     if (worker === undefined || this.sleeping !== undefined || this.stopped !== undefined || this.failed) return;
     if (this.backlog > 0 || this.sealings.size > 0 || performance.now() - this.lastWork < this.idleMs) return;
     this.sleeping = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    this.tellStop(worker);
+  }
+
+  /** Asks the worker to stop after its current slice (it exits). */
+  private tellStop(worker: Worker): void {
     Atomics.store(this.control, STOP, 1);
     worker.postMessage('stop');
   }
@@ -249,8 +254,7 @@ class Staging {
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
         worker.ref(); // the process waits for it now
-        Atomics.store(this.control, STOP, 1);
-        worker.postMessage('stop');
+        this.tellStop(worker);
       });
     })());
   }
