@@ -1,6 +1,7 @@
 // InfluxQL answers where gridkeeper decides differently from InfluxDB 1.6.7 on purpose (docs/influxdb.md: known differences),
 // each pinned here so that the decision is kept: the order of points of several series at one instant, transformations
-// of aggregates without a lower time bound, integral() of several series, and SOFFSET skipping answered series. The differential test (differential.test.ts) covers everything else against influxd.
+// of aggregates without a lower time bound, integral() of several series, SOFFSET skipping answered series, and a range
+// across InfluxDB's weekly shard groups answered as one. The differential test (differential.test.ts) covers everything else against influxd.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appOpener, type TestApp } from '../support/app.ts';
@@ -76,6 +77,27 @@ describe('InfluxQL decisions', () => {
     const { t, token } = await fixture();
     const [r] = await results(t, token, `SELECT last(power) FROM m WHERE ${range} GROUP BY "nodeId" SLIMIT 2 SOFFSET 1`);
     assert.deepEqual(r.series.map((s: any) => s.tags.nodeId), ['y', 'z']);
+  });
+
+  test('a range across InfluxDB\'s weekly shard groups answers as one: * names every measurement, top() under LIMIT spans it', async () => {
+    const t = await openApp();
+    const w = await writer(t, 'x');
+    // InfluxDB keeps an infinite retention policy in week-long shard groups from Monday 00:00 UTC (2026-01-12 is one)
+    const monday = Date.UTC(2026, 0, 12);
+    const minute = 60_000;
+    const body = [
+      `battery,nodeId=x soc=50 ${monday - 7 * 86_400_000}`,
+      ...[-2, -1, 0, 1].map((k, i) => `m,nodeId=x power=${10 + i} ${monday + k * minute}`),
+    ].join('\n');
+    const written = await t.request('POST', '/write?db=site&precision=ms', { raw: body, headers: { authorization: `Bearer ${w.token}` } });
+    assert.equal(written.status, 204, written.text);
+    const span = `time >= ${monday - 2 * minute}ms AND time < ${monday + 2 * minute}ms`;
+    const [all, top] = await results(t, w.token, `SELECT * FROM /^(m|battery)$/ WHERE ${span}; `
+      + `SELECT top(power, 1) FROM m WHERE ${span} GROUP BY time(1m) LIMIT 2 OFFSET 1`);
+    // InfluxDB names only the measurements with points in the shard groups the range touches (not battery here)
+    assert.deepEqual(all.series.map((s: any) => [s.name, s.columns]), [['m', ['time', 'nodeId', 'power', 'soc']]]);
+    // InfluxDB chooses top()'s points within each shard group; here across the range: Sunday's last minute, Monday's first
+    assert.deepEqual(top.series[0].values, [['2026-01-11T23:59:00Z', 11], ['2026-01-12T00:00:00Z', 12]]);
   });
 
   test('integers beyond 2^53 keep every digit in raw answers; functions answer them as the nearest double', async () => {

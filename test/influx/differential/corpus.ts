@@ -39,7 +39,7 @@ export const FLOAT_FIELDS = ['power', 'volts', 'temp', 'freq', 'soc'];
 export const rng = mulberry32;
 
 export const NODES = ['n1', 'n2', 'n3'];
-const MINUTES = 90;
+export const MINUTES = 90;
 const STATES = ['on', 'off', 'idle', 'fault'];
 
 /**
