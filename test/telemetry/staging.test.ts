@@ -259,6 +259,16 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     assert.ok(await countRows(h.db, 'telemetry_blocks') > 0);
     assert.equal(await h.read(ALL), await direct.read(ALL));
     await until('stopped again after the sealing', () => staging.asleep);
+    // passes that find nothing due, more often than the idle time, do not keep a started worker from stopping
+    await h.write(BODIES[1]);
+    assert.equal(staging.asleep, false, 'the write started a worker');
+    const started = performance.now();
+    while (!staging.asleep) {
+      assert.ok(performance.now() - started < 10_000, 'the worker stopped although passes kept coming');
+      await sealDue(h.db, T0 + 3 * DAY);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(await stagedCount(h), 0, 'what was staged was folded first');
     // stopped for good while idle (as the database closes): writes go to the shard tables directly
     await staging.stop();
     assert.equal(staging.active, false);

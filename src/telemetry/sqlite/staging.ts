@@ -97,11 +97,13 @@ class Staging {
     const worker = new Worker(foldWorkerSource, { eval: true, workerData, resourceLimits: WORKER_LIMITS });
     worker.unref();
     worker.on('message', (m: { error?: string; sealed?: SealStep; sealDone?: number }) => {
-      this.lastWork = performance.now();
+      // the end of a sealing pass is not work of its own: a pass that sealed nothing leaves the worker as idle as it was
+      if (m.sealDone === undefined) this.lastWork = performance.now();
       if (m.sealed !== undefined) noteSealed(m.sealed);
       else if (m.sealDone !== undefined) {
         this.sealings.get(m.sealDone)?.(m.error);
         this.sealings.delete(m.sealDone);
+        if (this.sealings.size === 0) worker.unref();
       } else if (m.error !== undefined) log?.warn('telemetry fold worker: a fold failed; it is tried again', { error: m.error });
     });
     worker.on('error', (err) => {
@@ -134,6 +136,8 @@ class Staging {
     if (worker === undefined || this.sleeping !== undefined || this.stopped !== undefined || this.failed) return;
     if (this.backlog > 0 || this.sealings.size > 0 || performance.now() - this.lastWork < this.idleMs) return;
     this.sleeping = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    // a sealing asked meanwhile waits for the exit (seal): the process waits for it too
+    worker.ref();
     this.tellStop(worker);
   }
 
@@ -148,9 +152,12 @@ class Staging {
     return this.worker === undefined && !this.failed && this.stopped === undefined;
   }
 
-  /** The running worker, started if it stopped while idle; undefined while an idle stop is under way (`wake` set) or when stopped. */
-  private running(): Worker | undefined {
-    this.lastWork = performance.now();
+  /**
+   * The running worker, started if it stopped while idle; undefined while an idle stop is under way (`wake` set) or when
+   * stopped. `work`: something was staged (a sealing pass is not, unless it seals: see the worker's messages).
+   */
+  private running(work: boolean): Worker | undefined {
+    if (work) this.lastWork = performance.now();
     if (this.worker !== undefined && this.sleeping === undefined) return this.worker;
     if (this.sleeping !== undefined) {
       this.wake = true;
@@ -169,7 +176,7 @@ class Staging {
   /** Tells the worker something is staged (with the service's clock where staged points may be sealed, sealStagedWhenDue). */
   private kick(): void {
     const clock = sealClocks.get(this.conn.sqlite);
-    this.running()?.postMessage(clock === undefined ? 'kick' : { kick: clock() });
+    this.running(true)?.postMessage(clock === undefined ? 'kick' : { kick: clock() });
   }
 
   /** Entries staged and not folded yet (as far as this process counted them). */
@@ -226,11 +233,13 @@ class Staging {
   seal(nowMs: number): Promise<void> {
     const sleeping = this.sleeping;
     if (sleeping !== undefined) return sleeping.then(() => this.seal(nowMs));
-    const worker = this.running();
+    const worker = this.running(false);
     if (worker === undefined) return Promise.reject(new Error('the fold worker is not running'));
     const id = ++this.nextSealing;
     return new Promise((resolve, reject) => {
       this.sealings.set(id, (error) => (error === undefined ? resolve() : reject(new Error(error))));
+      // the process waits for a sealing asked of it (the worker is unreferenced while idle)
+      worker.ref();
       worker.postMessage({ seal: nowMs, id });
     });
   }
