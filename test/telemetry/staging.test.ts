@@ -264,7 +264,7 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     assert.equal(staging.asleep, false, 'the write started a worker');
     const started = performance.now();
     while (!staging.asleep) {
-      assert.ok(performance.now() - started < 10_000, 'the worker stopped although passes kept coming');
+      assert.ok(performance.now() - started < 10_000, 'the worker did not stop while passes kept coming');
       await sealDue(h.db, T0 + 3 * DAY);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
