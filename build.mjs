@@ -1,5 +1,6 @@
 // Builds gridkeeper:
-//   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text) + better_sqlite3.node beside it
+//   dist/gridkeeper.cjs          one esbuild bundle (SQL migrations and assets inlined as text), better_sqlite3.node and
+//                                gridkeeper_allocator.node (src/boot/allocator.c) beside it
 //   dist/gridkeeper              a Node single executable application: the bundle and the addon embedded in a copy of node
 //   dist/release/                with --release: the executables for linux-x64 and linux-arm64, their Debian packages
 //                                and SHA256SUMS (src/build/release.mjs)
@@ -13,6 +14,7 @@ import { consoleAssetsModule } from './src/console/build-ui.mjs';
 import { TEXT_LOADERS, absentOptionalsPlugin, consoleAssetsPlugin, rawTextPlugin, workersPlugin } from './src/build/esbuild-plugins.mjs';
 import { makeExecutable } from './src/build/sea.mjs';
 import { buildRelease, packageVersion } from './src/build/release.mjs';
+import { TARGETS, targetAllocator } from './src/build/targets.mjs';
 
 const root = dirname(fileURLToPath(import.meta.url));
 const dist = join(root, 'dist');
@@ -45,11 +47,13 @@ await build({
 });
 const addon = require.resolve('better-sqlite3/build/Release/better_sqlite3.node');
 copyFileSync(addon, join(dist, 'better_sqlite3.node'));
+const allocator = targetAllocator(Object.keys(TARGETS).find((name) => TARGETS[name].host));
+copyFileSync(allocator, join(dist, 'gridkeeper_allocator.node'));
 say('bundled dist/gridkeeper.cjs');
 
 if (process.argv.includes('--no-sea')) process.exit(0);
 
-makeExecutable({ bundle: join(dist, 'gridkeeper.cjs'), addon, node: process.execPath, out: join(dist, 'gridkeeper') });
+makeExecutable({ bundle: join(dist, 'gridkeeper.cjs'), addon, allocator, node: process.execPath, out: join(dist, 'gridkeeper') });
 say('wrote dist/gridkeeper');
 
 if (process.argv.includes('--release')) {

@@ -9,7 +9,8 @@ import { openConfiguredDatabase } from '../db/configured.ts';
 import { migrate } from '../db/migrate.ts';
 import { vacuumInto } from '../db/operations.ts';
 import { startServer } from './server.ts';
-import { tuneHeapGrowth } from './tuning.ts';
+import { allocatorTuning, tuneHeapGrowth } from './tuning.ts';
+import { isServeCommand, trimAllocatorWhenIdle } from './allocator.ts';
 import { addUserCommand } from '../roles/users.cli.ts';
 import { writePasswordFile } from '../auth/first-password.ts';
 import { resetLinkCommand } from '../auth/reset-link.cli.ts';
@@ -91,6 +92,7 @@ const serveCommand: Command = {
       },
     });
     if (migrated.length) deps.log.info('migrated', { applied: migrated });
+    if (allocatorTuning !== undefined) deps.log.info('allocator', { ...allocatorTuning });
     // Handlers go in before the port opens: a signal that arrives the moment the URL is printed still stops cleanly.
     let requested: string | undefined;
     let wake: () => void = () => {};
@@ -102,8 +104,12 @@ const serveCommand: Command = {
       io.out(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url, version: VERSION }));
     });
     tuneHeapGrowth();
+    const stopTrimming = trimAllocatorWhenIdle((t) => deps.log.debug('allocator trimmed', {
+      ms: Math.round(t.ms * 100) / 100, rssBeforeMb: Math.round(t.rssBefore / 1e5) / 10, rssAfterMb: Math.round(t.rssAfter / 1e5) / 10,
+    }));
     if (requested === undefined) await new Promise<void>((resolve) => { wake = resolve; });
     deps.log.info('stopping', { signal: requested });
+    stopTrimming();
     await running.stop();
     return 0;
   },
@@ -195,7 +201,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv, io: Command
   try {
     // The command is the leading words (`user add ...`); everything after them is options and arguments.
     const command = [...commands].sort((a, b) => b.words.length - a.words.length)
-      .find((c) => c.words.every((w, i) => argv[i] === w)) ?? (argv.length === 0 || argv[0].startsWith('-') ? serveCommand : undefined);
+      .find((c) => c.words.every((w, i) => argv[i] === w)) ?? (isServeCommand(argv) ? serveCommand : undefined);
     if (!command) throw new ConfigError(`unknown command "${argv[0]}" (see gridkeeper --help)`);
     const rest = command === serveCommand && argv[0] !== 'serve' ? argv : argv.slice(command.words.length);
     const { config, rest: args } = parseConfig(env, rest);

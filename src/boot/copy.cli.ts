@@ -7,7 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../lib/config.ts';
 import { parseFlags, type Command } from '../lib/command.ts';
 import { checkDatabase } from '../db/configured.ts';
-import { loadNativeBinding } from '../db/native.ts';
+import { loadNativeBinding, nativeDir } from '../db/native.ts';
 import { openDatabase, type Db } from '../db/open.ts';
 import { openPostgres } from '../db/postgres.ts';
 import { migrate } from '../db/migrate.ts';
@@ -35,7 +35,7 @@ export const copyCommand: Command = {
     if (!values.from || !values.to) throw new ConfigError(`copy: --from and --to are required (usage: gridkeeper ${USAGE})`);
     if (describe(values.from) === describe(values.to)) throw new ConfigError('copy: --from and --to name the same database');
     if (!isPostgres(values.from) && !existsSync(values.from)) throw new ConfigError(`copy: --from: no such file ${resolve(values.from)}`);
-    const nativeBinding = () => loadNativeBinding(config.nativeDir ?? join(config.dataDir, '.native'));
+    const nativeBinding = () => loadNativeBinding(nativeDir(config));
     const open = async (location: string, flag: string): Promise<Db> => {
       if (isPostgres(location)) {
         const db = openPostgres({ url: location });

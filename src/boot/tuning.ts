@@ -1,5 +1,5 @@
 // Process settings; main.ts imports this module first, since the thread pool's size must be set before anything uses
-// the pool. Their measurements are in bench/README.md; a setting given in the environment or on node's command line
+// the pool, and glibc's arenas capped before V8's and libuv's threads allocate. Their measurements are in bench/README.md; a setting given in the environment or on node's command line
 // wins.
 //
 // libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) is sized to the machine: at most 4
@@ -20,10 +20,14 @@
 // resumes, or the thread would keep the smallest size for good. At the smallest size (1 MB semi-spaces) telemetry
 // ingest scavenges every few milliseconds and slows (bench/README.md).
 import { availableParallelism } from 'node:os';
+import { tuneAllocatorToServe, type AllocatorTuning } from './allocator.ts';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 process.env.UV_THREADPOOL_SIZE ??= String(Math.min(4, Math.max(2, availableParallelism())));
+
+/** glibc's allocator (boot/allocator.ts), set before the threads that take arenas of their own: undefined but to serve */
+export const allocatorTuning: AllocatorTuning | undefined = tuneAllocatorToServe(process.argv.slice(2), process.env);
 
 const HEAP_GROWING_PERCENT = 200;
 /** the main thread's young generation (both semi-spaces) beyond which no thread's grows */

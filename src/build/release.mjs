@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameS
 import { basename, join } from 'node:path';
 import { makeExecutable } from './sea.mjs';
 import { buildDeb } from '../packaging/deb.mjs';
-import { CACHE, TARGETS, emulator, requireTools, sha256File, targetAddon, targetNode } from './targets.mjs';
+import { CACHE, TARGETS, emulator, requireTools, sha256File, targetAddon, targetAllocator, targetNode } from './targets.mjs';
 
 /**
  * The executable of `name` made from `bundle`: for this machine, `hostExe` as build.mjs made it; for another
@@ -17,11 +17,12 @@ export function targetExecutable(name, { bundle, hostExe }) {
   if (target.host) return { exe: hostExe, addon };
   requireTools(name);
   const { node } = targetNode(name);
-  const key = sha256File(bundle).slice(0, 16) + sha256File(addon).slice(0, 8) + sha256File(node).slice(0, 8);
+  const allocator = targetAllocator(name);
+  const key = sha256File(bundle).slice(0, 16) + sha256File(addon).slice(0, 8) + sha256File(allocator).slice(0, 8) + sha256File(node).slice(0, 8);
   const exe = join(CACHE, `gridkeeper-${name}-${key}`);
   if (!existsSync(exe)) {
     mkdirSync(CACHE, { recursive: true });
-    makeExecutable({ bundle, addon, node, out: `${exe}.tmp`, runNode: [...emulator(name), node], strip: `${target.triplet}-strip` });
+    makeExecutable({ bundle, addon, allocator, node, out: `${exe}.tmp`, runNode: [...emulator(name), node], strip: `${target.triplet}-strip` });
     renameSync(`${exe}.tmp`, exe);
   }
   return { exe, addon };

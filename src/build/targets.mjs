@@ -135,3 +135,32 @@ export function targetAddon(name) {
   });
   return join(dir, 'better_sqlite3.node');
 }
+
+/** The allocator addon's source (src/boot/allocator.ts loads it). */
+const ALLOCATOR_SOURCE = fileURLToPath(new URL('../boot/allocator.c', import.meta.url));
+
+/**
+ * gridkeeper_allocator.node for the target: src/boot/allocator.c compiled with the target's C compiler (this machine's
+ * `cc` for its own) against the target node's Node-API headers; made once per source, compiler and headers.
+ */
+export function targetAllocator(name) {
+  const target = TARGETS[name];
+  const cc = target.host ? (process.env.CC || 'cc') : `${target.triplet}-gcc`;
+  const include = target.host
+    ? [join(dirname(dirname(process.execPath)), 'include/node'), join(process.env.npm_config_nodedir || '/usr', 'include/node')]
+        .find((dir) => existsSync(join(dir, 'node_api.h')))
+    : join(targetNode(name).nodeDir, 'include/node');
+  if (include === undefined) throw new Error(`node's headers (node_api.h) are missing beside ${process.execPath}: install the nodejs package's headers`);
+  let compiler;
+  try {
+    compiler = execFileSync(cc, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
+  } catch {
+    throw new Error(`building the allocator addon for ${name} needs a C compiler (${cc}): apt-get install ${target.host ? 'gcc' : target.packages[0]}`);
+  }
+  const args = ['-O2', '-Wall', '-Wextra', '-Werror', '-shared', '-fPIC', '-s', '-I', include];
+  const key = sha256(readFileSync(ALLOCATOR_SOURCE), readFileSync(join(include, 'node_api.h')), name, compiler, args.join(' ')).slice(0, 16);
+  const dir = once(join(CACHE, `allocator-${name}-${key}`), (tmp) => {
+    execFileSync(cc, [...args, ALLOCATOR_SOURCE, '-o', join(tmp, 'gridkeeper_allocator.node')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  });
+  return join(dir, 'gridkeeper_allocator.node');
+}

@@ -7,7 +7,7 @@ import { ConfigError, type Config } from '../lib/config.ts';
 import { openDatabase, type Db } from './open.ts';
 import { DatabaseUnavailable, openPostgres } from './postgres.ts';
 import { migrate } from './migrate.ts';
-import { addonFile, loadNativeBinding } from './native.ts';
+import { addonFile, loadNativeBinding, nativeDir } from './native.ts';
 
 export function databaseFile(config: Config): string {
   return join(config.dataDir, 'gridkeeper.db');
@@ -20,8 +20,8 @@ export function databaseFile(config: Config): string {
 export function openConfiguredDatabase(config: Config): Db {
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   if (config.databaseUrl !== undefined) return openPostgres({ url: config.databaseUrl, poolSize: config.databasePool });
-  const nativeDir = config.nativeDir ?? join(config.dataDir, '.native');
-  return openDatabase({ file: databaseFile(config), nativeBinding: loadNativeBinding(nativeDir), addonFile: addonFile(nativeDir) });
+  const dir = nativeDir(config);
+  return openDatabase({ file: databaseFile(config), nativeBinding: loadNativeBinding(dir), addonFile: addonFile(dir) });
 }
 
 /** Fails with a ConfigError naming the setting when the configured database cannot be used (checked at start). */

@@ -1,15 +1,23 @@
-// Loads better-sqlite3's native addon when running bundled. Inside a single executable (SEA) `require` only reaches
-// built-in modules, so the addon is embedded as an SEA asset, written once to a private directory (content hash in the
-// name, atomic rename) and loaded with process.dlopen. Bundled but not a SEA (node dist/gridkeeper.cjs), the addon sits
-// beside the bundle. From source (development, tests) better-sqlite3 finds its own build: undefined is returned.
+// Loads the native addons when running bundled: better-sqlite3's, and the allocator's (src/boot/allocator.c). Inside a
+// single executable (SEA) `require` only reaches built-in modules, so each addon is embedded as an SEA asset, written
+// once to a private directory (content hash in the name, atomic rename) and loaded with process.dlopen. Bundled but not
+// a SEA (node dist/gridkeeper.cjs), the addons sit beside the bundle. From source (development, tests) better-sqlite3
+// finds its own build (undefined is returned), and the allocator's is the build's, in dist/, when there is one.
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import type { Config } from '../lib/config.ts';
 
 declare const __GRIDKEEPER_BUNDLED__: boolean | undefined;
 
 export const ADDON_ASSET = 'better_sqlite3.node';
+export const ALLOCATOR_ASSET = 'gridkeeper_allocator.node';
+
+/** Where a single executable writes its addons: GRIDKEEPER_NATIVE_DIR, else the data dir's .native. */
+export function nativeDir(config: Pick<Config, 'dataDir' | 'nativeDir'>): string {
+  return config.nativeDir ?? join(config.dataDir, '.native');
+}
 
 export function isBundled(): boolean {
   return typeof __GRIDKEEPER_BUNDLED__ !== 'undefined' && __GRIDKEEPER_BUNDLED__;
@@ -57,13 +65,25 @@ export function addonFile(extractDir: string): string | undefined {
   }
 }
 
-function bundledAddonFile(extractDir: string): string | undefined {
+/** The allocator addon's file (src/boot/allocator.ts): bundled, extracted first; from source, the build's in dist/. */
+export function allocatorAddonFile(extractDir: string): string | undefined {
+  if (isBundled()) return bundledAddonFile(extractDir, ALLOCATOR_ASSET);
+  const built = join(process.cwd(), 'dist', ALLOCATOR_ASSET);
+  return sizeOf(built) > 0 ? built : undefined;
+}
+
+/** Loads an addon file (process.dlopen): its exports. */
+export function loadAddon(file: string): unknown {
+  return dlopen(file);
+}
+
+function bundledAddonFile(extractDir: string, asset = ADDON_ASSET): string | undefined {
   if (!isBundled()) return undefined;
-  if (!isSea()) return join(dirname(process.argv[1] ?? __filename), ADDON_ASSET);
+  if (!isSea()) return join(dirname(process.argv[1] ?? __filename), asset);
   const sea = require('node:sea') as { getRawAsset(name: string): ArrayBuffer };
-  const bytes = Buffer.from(sea.getRawAsset(ADDON_ASSET));
+  const bytes = Buffer.from(sea.getRawAsset(asset));
   const hash = createHash('sha256').update(bytes).digest('hex').slice(0, 16);
-  const target = join(extractDir, `better_sqlite3-${hash}.node`);
+  const target = join(extractDir, `${asset.replace(/\.node$/, '')}-${hash}.node`);
   // The name carries the content hash; a file of the wrong size (a power cut during an earlier extraction) is rewritten.
   if (sizeOf(target) !== bytes.length) {
     mkdirSync(extractDir, { recursive: true, mode: 0o700 });
