@@ -1,5 +1,6 @@
 // Starts a server process and waits for its JSON "listening" line (gridkeeper's startup line) — bounded by a timeout.
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 
 export function startServer(command, args, { env = {}, timeoutMs = 20000 } = {}) {
   const t0 = performance.now();
@@ -9,10 +10,15 @@ export function startServer(command, args, { env = {}, timeoutMs = 20000 } = {})
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${stderr}`)); }, timeoutMs);
     let buf = '';
+    let listening = false;
     child.stdout.on('data', (d) => {
+      // SERVER_LOG=<file>: every server's log lines appended there too (e.g. with SERVER_ENV='GRIDKEEPER_LOG=debug')
+      if (process.env.SERVER_LOG) appendFileSync(process.env.SERVER_LOG, d);
+      if (listening) return;
       buf += d;
       const m = /"url":"(http:\/\/[^"]+)"/.exec(buf);
       if (m) {
+        listening = true;
         clearTimeout(timer);
         resolve({
           url: m[1], child, startedMs: performance.now() - t0,

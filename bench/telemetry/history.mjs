@@ -15,7 +15,7 @@
 //            a raw week of one device (60,480 points, every field) in a loop.
 //   memory:  peak RSS of each server.
 // Run: node bench/telemetry/history.mjs   (env DAYS, DEVICES, CLIENTS, RUNS, WARMUP, LIGHT, INFLUXD, NO_BUILD=1,
-//      BACKENDS=sqlite,postgres, SERVER_FLAGS, SERVER_ENV, QUERIES, PACE_IDLE=1,
+//      BACKENDS=sqlite,postgres, SERVER_FLAGS, SERVER_ENV, SERVER_LOG=<file>, QUERIES, PACE_IDLE=1,
 //      GRIDKEEPER_BUNDLE, KEEP=1)
 import http from 'node:http';
 import { execFileSync } from 'node:child_process';
