@@ -37,7 +37,8 @@ export async function sealDue(db: Db, nowMs: number, stopping: () => boolean = (
   const staging = await db.exclusive((conn) => (conn.sqlite.readonly ? null : stagingOf(conn)));
   if (staging === null) return;
   if (staging?.active === true) {
-    // a worker stopped while idle is started again only when a window is due
+    // a worker stopped while idle (or stopping: waited for) is started again only when a window is due
+    await staging.idleStopped();
     if (staging.asleep && (await unsealedWindows(db, nowMs)).due === 0) return;
     await staging.seal(nowMs);
     return;

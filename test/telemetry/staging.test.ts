@@ -277,6 +277,26 @@ describe('telemetry: staged writes and the fold worker (SQLite)', {
     assert.ok(await countPoints(h.db) > 0, 'the write is in a shard table');
   });
 
+  it('a sealing pass that comes while an idle stop is under way waits for it, and starts no worker when nothing is due', async (t) => {
+    // the idle check never fires by itself here: the test starts the stop
+    const before = setFoldWorkerIdle(60_000);
+    t.after(() => setFoldWorkerIdle(before));
+    const dir = tempDir(t);
+    const h = await open(t, join(dir, 'gridkeeper.db'), addonFile(join(dir, '.native')));
+    const staging = (await h.db.exclusive((c) => stagingOf(c)))!;
+    await h.write(BODIES[0]);
+    await until('folded', async () => await stagedCount(h) === 0);
+    const inside = staging as unknown as { lastWork: number; sleepIfIdle(): void; sleeping?: Promise<void> };
+    inside.lastWork = -Infinity;
+    inside.sleepIfIdle();
+    assert.notEqual(inside.sleeping, undefined, 'an idle stop is under way');
+    await sealDue(h.db, T0 - 3 * DAY);
+    assert.equal(staging.asleep, true, 'nothing due: the pass waited for the stop and started no worker');
+    await sealDue(h.db, T0 + 3 * DAY);
+    assert.equal(await countPoints(h.db), 0, 'with windows due, a worker is started and seals them');
+    assert.ok(await countRows(h.db, 'telemetry_blocks') > 0);
+  });
+
   it('a fold worker that cannot start leaves writes to the shard tables: nothing is lost, later writes stage nothing', async (t) => {
     const dir = tempDir(t);
     const file = join(dir, 'gridkeeper.db');

@@ -147,6 +147,11 @@ class Staging {
     worker.postMessage('stop');
   }
 
+  /** Resolves once an idle stop under way is through (at once when there is none): `asleep` is then up to date. */
+  idleStopped(): Promise<void> {
+    return this.sleeping ?? Promise.resolve();
+  }
+
   /** Whether the worker stopped while idle and has not been started again (sealing passes then ask first whether anything is due). */
   get asleep(): boolean {
     return this.worker === undefined && !this.failed && this.stopped === undefined;
