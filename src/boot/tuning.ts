@@ -1,6 +1,6 @@
 // Process settings; main.ts imports this module first, since the thread pool's size must be set before anything uses
-// the pool, and glibc's arenas capped before V8's and libuv's threads allocate. Their measurements are in bench/README.md; a setting given in the environment or on node's command line
-// wins.
+// the pool, and glibc's arenas capped before V8's and libuv's threads allocate (boot/allocator.ts). Their measurements
+// are in bench/README.md; a setting given in the environment or on node's command line wins.
 //
 // libuv's thread pool (scrypt password hashes, the commit's fdatasync, file reads) is sized to the machine: at most 4
 // (libuv's default), at least 2, one per core in between. More threads than cores only cost memory.
