@@ -1,6 +1,7 @@
 // The linux-arm64 executable (npm run build:release makes it the same way), run on this machine under qemu-user:
-// first start on an empty data dir, the admin logs in, a device is created, telemetry is written and read back, and
-// `backup` copies the database while the service runs. One pass, on SQLite: everything runs emulated, ~10x slower.
+// first start on an empty data dir (its allocator addon, cross-built too, sets glibc's allocator), the admin logs in,
+// a device is created, telemetry is written and read back, and `backup` copies the database while the service runs.
+// One pass, on SQLite: everything runs emulated, ~10x slower.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -25,6 +26,8 @@ test('linux-arm64: serves under qemu from an empty data dir; login, device, tele
   const data = join(dir, 'data');
   const run = await startBinary(qemu, [...qemuArgs, exe, '--data-dir', data], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD }, dir, 120_000);
   t.after(() => run.stop('SIGKILL'));
+  const allocator = JSON.parse(run.stdout.find((l) => l.includes('"msg":"allocator"')) ?? 'null');
+  assert.deepEqual(allocator?.set, { MALLOC_ARENA_MAX: 2, MALLOC_MMAP_THRESHOLD_: 131072, MALLOC_TRIM_THRESHOLD_: 131072 }, JSON.stringify(allocator));
   const call = async (method: string, path: string, token?: string, body?: unknown, type = 'application/json') => {
     const res = await fetch(`${run.url}${path}`, {
       method,
