@@ -20,7 +20,7 @@ interface AllocatorAddon {
 }
 
 /** Each setting: the addon's name for it, the environment variable and the tunable that set it at start, its value. */
-export const ALLOCATOR_SETTINGS = [
+const ALLOCATOR_SETTINGS = [
   { option: 'arenaMax', env: 'MALLOC_ARENA_MAX', tunable: 'glibc.malloc.arena_max', value: 2 },
   { option: 'mmapThreshold', env: 'MALLOC_MMAP_THRESHOLD_', tunable: 'glibc.malloc.mmap_threshold', value: 131_072 },
   { option: 'trimThreshold', env: 'MALLOC_TRIM_THRESHOLD_', tunable: 'glibc.malloc.trim_threshold', value: 131_072 },
@@ -61,7 +61,7 @@ export function tuneAllocatorToServe(argv: string[], env: NodeJS.ProcessEnv): Al
  * environment does not. Call once, first thing, before the process's threads allocate: glibc keeps the arenas
  * they took before the cap.
  */
-export function tuneAllocator(extractDir: string, env: NodeJS.ProcessEnv): AllocatorTuning {
+function tuneAllocator(extractDir: string, env: NodeJS.ProcessEnv): AllocatorTuning {
   const tuning: AllocatorTuning = { set: {}, fromEnvironment: [] };
   try {
     const file = allocatorAddonFile(extractDir);
