@@ -77,7 +77,7 @@ export function startSealing(db: Db, now: () => number, log: Logger, everyMs: nu
   if (db.backend === 'sqlite') {
     void db.exclusive((conn) => sealStagedWhenDue(conn, now))
       .catch((err: unknown) => log.warn('telemetry: staged points are folded before they are sealed', { error: String(err) }));
-  } else sealStagedWhenDuePg(db, now);
+  } else sealStagedWhenDuePg(db, now, pass);
   const timer = setInterval(pass, everyMs);
   timer.unref();
   pass();

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { makeTestApp, T0, type TestApp } from '../support/app.ts';
-import { sealDue } from '../../src/telemetry/seal.ts';
+import { sealDue, startSealing } from '../../src/telemetry/seal.ts';
 import { readAttempts, settledRead } from '../../src/telemetry/reads.ts';
 import { planQueries } from '../../src/telemetry/query/plan.ts';
 import { resolveColumns } from '../../src/telemetry/query/columns.ts';
@@ -437,6 +437,27 @@ describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend
         },
       ), { seed: 38, numRuns: 3 });
     }
+  });
+
+  it('the windows straight folds emptied are sealed once the folder has nothing left, not at the next pass on the timer', async (t) => {
+    const s = await appWith(t);
+    const db = s.app.deps.db;
+    // as a service seals: a pass at start (nothing is there yet), the next one an hour later, after this test
+    const stop = startSealing(db, () => T0, s.app.deps.log, 3_600_000);
+    t.after(stop);
+    const lines = dataset(40);
+    await writeOk(s.app, s.token, lines.join('\n'));
+    const expected = await answersInOrder(t, lines);
+    await nothingStaged(s);
+    const end = Date.now() + 10_000;
+    while ((await counts(s)).heads > 0) {
+      assert.ok(Date.now() < end, 'the emptied tables are dropped without a pass on the timer');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.deepEqual(await counts(s), { blocks: 4, heads: 0, sealed: 2 });
+    assert.deepEqual(await tableNames(s.app), [], 'no shard table is left');
+    s.app.clock.advance(60_000);
+    assertSameAnswers(await answers(s), expected, 'sealed by the folder');
   });
 
   it('late points for sealed windows go straight into their blocks and win over what they hold', async (t) => {

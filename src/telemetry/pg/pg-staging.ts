@@ -97,13 +97,19 @@ const GATHER_MS = 1000;
 
 /** The service's clock, by database (root handle), where it seals on a timer (seal.ts startSealing). */
 const foldClocks = new WeakMap<Db, () => number>();
+/** What seals the windows that straight folds emptied, by database (root handle): the service's sealing pass. */
+const emptiedSealers = new WeakMap<Db, () => void>();
 
 /**
  * Staged points of windows due for sealing at `now()` go straight into their blocks (pg-seal-staged.ts) from now on:
- * where sealing runs on a timer anyway, what it would seal next is not folded into a shard table first.
+ * where sealing runs on a timer anyway, what it would seal next is not folded into a shard table first. `sealEmptied`
+ * is called when the folder has nothing left to fold after some of it went straight into blocks: the windows so
+ * emptied are sealed (their empty tables dropped) then, as on SQLite, rather than by the next pass on the timer.
  */
-export function sealStagedWhenDuePg(db: Db, now: () => number): void {
+export function sealStagedWhenDuePg(db: Db, now: () => number, sealEmptied?: () => void): void {
   foldClocks.set(db, now);
+  if (sealEmptied === undefined) emptiedSealers.delete(db);
+  else emptiedSealers.set(db, sealEmptied);
 }
 
 /** A staged row's points into its shard table, by the server from the row's arrays, in the statement that deletes it. */
@@ -389,6 +395,8 @@ class Folder {
   private readonly gathering = new Map<number, number>();
   /** wakes the loop while every namespace waits for more */
   private nudge: (() => void) | undefined;
+  /** points went straight into blocks since the folder last had nothing to fold */
+  private sealedStraight = false;
   listener: FoldListener | undefined;
 
   constructor(private readonly db: Db) {}
@@ -426,6 +434,7 @@ class Folder {
     for (const step of sealed) {
       noteSealed(step);
       this.blockBytes += step.bytes;
+      this.sealedStraight = true;
     }
     this.sinceVacuum += batches;
     if (this.sinceVacuum >= VACUUM_EVERY || this.blockBytes >= VACUUM_BLOCK_BYTES) this.vacuum();
@@ -499,7 +508,11 @@ class Folder {
         this.nudge = undefined;
       }
     }
-    if (!this.closed) this.vacuumWhenIdle();
+    if (!this.closed) {
+      this.vacuumWhenIdle();
+      if (this.sealedStraight) emptiedSealers.get(this.db)?.();
+    }
+    this.sealedStraight = false;
     this.wake();
   }
 
