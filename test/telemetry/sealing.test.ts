@@ -460,6 +460,26 @@ describe('sealing straight from staged points (PostgreSQL)', { skip: testBackend
     assertSameAnswers(await answers(s), expected, 'sealed by the folder');
   });
 
+  it('the points of the window the writes are in go straight into its blocks once the writes pause, not after the whole gathering', async (t) => {
+    const s = await dueApp(t);
+    // one node's points in one closed day: every batch staged goes into the one window the writes are in, and the
+    // folder waits for more (1 s at most) while the writes go on
+    const lines = Array.from({ length: 20 }, (_, k) => `power,nodeId=n1 f=${k}.5 ${ns(START + k * 60_000)}`);
+    const started = Date.now();
+    await writeOk(s.app, s.token, lines.join('\n'));
+    // counted as they are, without a read's fold (countRows folds first)
+    const db = s.app.deps.db;
+    while (Number((await db.get(sql<{ n: number }>`SELECT count(*) AS n FROM telemetry_staged`))!.n) > 0) {
+      assert.ok(Date.now() - started < 10_000, 'the folder folds what is staged');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const took = Date.now() - started;
+    assert.deepEqual(await counts(s), { blocks: 1, heads: 1, sealed: 1 });
+    assert.equal(await countPoints(s.app), 0, 'no point went into a shard table');
+    // no batch staged for 250 ms: the writes have paused, and what gathers is folded
+    assert.ok(took < 850, `folded ${took} ms after the write: the folder waited out its whole second`);
+  });
+
   it('late points for sealed windows go straight into their blocks and win over what they hold', async (t) => {
     const s = await dueApp(t);
     const lines = dataset(40);

@@ -91,9 +91,11 @@ interface StagedRow extends StagedPart {
 const STRAIGHT_POINTS = 100_000;
 /**
  * While the writes are still in a due window, its staged batches wait for more (so that a window loaded in time order
- * has its blocks rewritten once per STRAIGHT_POINTS rather than once per batch), this long at most.
+ * has its blocks rewritten once per STRAIGHT_POINTS rather than once per batch), this long at most...
  */
 const GATHER_MS = 1000;
+/** ...and only while the writes go on: a wait this long with no batch staged means they have paused (a load ended) */
+const PAUSE_MS = 250;
 
 /** The service's clock, by database (root handle), where it seals on a timer (seal.ts startSealing). */
 const foldClocks = new WeakMap<Db, () => number>();
@@ -397,6 +399,8 @@ class Folder {
   private nudge: (() => void) | undefined;
   /** points went straight into blocks since the folder last had nothing to fold */
   private sealedStraight = false;
+  /** no batch was staged while the folder last waited (PAUSE_MS): what gathers is folded now */
+  private paused = false;
   listener: FoldListener | undefined;
 
   constructor(private readonly db: Db) {}
@@ -417,6 +421,7 @@ class Folder {
   staged(namespaceId: number): void {
     this.pending.set(namespaceId, (this.pending.get(namespaceId) ?? 0) + 1);
     this.fresh.add(namespaceId);
+    this.paused = false;
     this.nudge?.();
     this.running ??= this.loop().finally(() => { this.running = undefined; });
   }
@@ -470,7 +475,7 @@ class Folder {
         try {
           this.fresh.delete(namespaceId);
           const since = this.gathering.get(namespaceId);
-          const gather = this.backlog < MAX_BACKLOG / 2 && (since === undefined || Date.now() - since < GATHER_MS);
+          const gather = !this.paused && this.backlog < MAX_BACKLOG / 2 && (since === undefined || Date.now() - since < GATHER_MS);
           const slice = await foldSliceMarking(this.db, namespaceId, { gather });
           failures.delete(namespaceId);
           if (slice === 'gather') {
@@ -499,13 +504,14 @@ class Folder {
           await new Promise((r) => setTimeout(r, RETRY_MS).unref());
         }
       }
-      // every namespace waits for more: until the next batch is staged, or a while
+      // every namespace waits for more: until the next batch is staged, or a pause in the writes
       if (waiting && !this.closed && this.pending.size > 0) {
-        await new Promise<void>((resolve) => {
-          this.nudge = resolve;
-          setTimeout(resolve, GATHER_MS / 4).unref();
+        const staged = await new Promise<boolean>((resolve) => {
+          this.nudge = () => resolve(true);
+          setTimeout(() => resolve(false), PAUSE_MS).unref();
         });
         this.nudge = undefined;
+        if (!staged) this.paused = true;
       }
     }
     if (!this.closed) {
