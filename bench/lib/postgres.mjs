@@ -1,5 +1,5 @@
 // A fresh database for a benchmark on the PostgreSQL server at GRIDKEEPER_TEST_DATABASE_URL (default: this machine's
-// server, postgres://postgres@127.0.0.1:5432/postgres); drop() removes it.
+// server, postgres://postgres@127.0.0.1:5432/postgres); drop() removes it, close() keeps it.
 import pg from 'pg';
 
 export async function benchDatabase(name) {
@@ -14,6 +14,9 @@ export async function benchDatabase(name) {
     url: url.toString(),
     async drop() {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    },
+    async close() {
       await admin.end();
     },
   };

@@ -10,7 +10,8 @@
 //            of 3 fields, a week of 10-minute means, a month of daily spread of the counter, a month of hourly maxima,
 //            the fleet's hourly means per device over a day, and last() with no time range. Answers are compared first.
 //            Before each run the bench waits until every gridkeeper's bucket holds the query (a query with no time range
-//            is charged a worst-case range), then times InfluxDB and each gridkeeper back to back, after the same pause.
+//            is charged a worst-case range), then times InfluxDB and each gridkeeper back to back, after the same pause,
+//            and then a bare node:http server answering InfluxDB's bytes at once (the floor of any request here).
 //   beside:  a light query (the last state of charge of the data's last hour) p50/p99 alone, then while 2 clients read
 //            a raw week of one device (60,480 points, every field) in a loop.
 //   memory:  peak RSS of each server.
@@ -29,6 +30,7 @@ import { startServer } from '../lib/spawn.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 import { timedRequest } from '../lib/http.mjs';
 import { historyDataset } from '../lib/history-dataset.mjs';
+import { startFloorServer } from '../lib/floor-server.mjs';
 import { ensureInfluxd, startInflux } from './influx.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -89,12 +91,13 @@ async function expect(res, status, what) {
  * an appliance with other clients would: a request after seconds of idleness is slower on any server (the machine
  * wakes), and the wait is the bucket's, not the query's. PACE_IDLE=1 leaves them idle instead.
  */
-async function paced(gks, influxUrl) {
+async function paced(gks, influxUrl, floorUrl) {
   const until = Math.max(0, ...gks.map((g) => g.readyAt));
   while (performance.now() < until) {
     if (!PACE_IDLE) {
       await request(`${influxUrl}/ping`);
       for (const g of gks) await request(`${g.server.url}/healthz`);
+      await request(`${floorUrl}/healthz`);
     }
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(20, until - performance.now()))));
   }
@@ -180,7 +183,7 @@ async function startGridkeeper(backend, dir) {
         return Number(rows[0].n);
       } finally { await client.end(); }
     },
-    async stop() { await server.stop(); if (!KEEP) await db?.drop(); },
+    async stop() { await server.stop(); await (KEEP ? db?.close() : db?.drop()); },
   };
 }
 
@@ -248,6 +251,7 @@ async function main() {
   const tempDir = (prefix) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
   const gks = [];
   let influx;
+  let floor;
   try {
     for (const backend of BACKENDS) gks.push(await startGridkeeper(backend, tempDir('gk-history-')));
     const influxDir = tempDir('influx-history-');
@@ -301,14 +305,19 @@ async function main() {
       }
     }
     for (const g of gks) phasePeak(g, 'answers compared');
+    // the floor: a bare node:http server answering InfluxDB's bytes, timed right after the gridkeepers, paced alike
+    floor = await startFloorServer();
+    const floorQuery = () => request(`${floor.url}/query?db=history&epoch=ms`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'q=' });
     const times = {};
     for (const [name, q] of Object.entries(queries)) {
-      const t = times[name] = { influx: [], ...Object.fromEntries(gks.map((g) => [g.backend, []])) };
-      for (let r = 0; r < WARMUP; r++) { await paced(gks, influx.url); await inQuery(q); for (const g of gks) await g.charged(q); }
+      const t = times[name] = { influx: [], floor: [], ...Object.fromEntries(gks.map((g) => [g.backend, []])) };
+      await expect(request(`${floor.url}/answer`, { method: 'PUT', body: (await inQuery(q)).text }), 200, 'floor answer');
+      for (let r = 0; r < WARMUP; r++) { await paced(gks, influx.url, floor.url); await inQuery(q); for (const g of gks) await g.charged(q); await floorQuery(); }
       for (let r = 0; r < RUNS; r++) {
-        await paced(gks, influx.url);
+        await paced(gks, influx.url, floor.url);
         t.influx.push((await inQuery(q)).ms);
         for (const g of gks) t[g.backend].push((await g.charged(q)).ms);
+        t.floor.push((await floorQuery()).ms);
       }
     }
 
@@ -362,6 +371,7 @@ async function main() {
         const aim = g.backend === 'postgres' ? aimPg : aimSqlite;
         console.log(`  ${''.padEnd(36)} ${g.label.padEnd(24)} ${fmt(m, 2).padStart(7)} ms   ratio ${fmt(m / i, 2)}   (aim ${aim.endsWith('ms') ? `<= ${aim}` : `<= ${aim} x`})`);
       }
+      console.log(`  ${''.padEnd(36)} ${'floor: bare node:http'.padEnd(24)} ${fmt(median(t.floor), 2).padStart(7)} ms   (the same bytes at once, timed alike)`);
     }
     console.log('  light query p50 / p99, alone and beside 2 readers of a raw week:');
     for (const key of ['influx', ...gks.map(store)]) {
@@ -376,6 +386,7 @@ async function main() {
     agent.destroy();
     for (const g of gks) await g.stop();
     await influx?.stop();
+    await floor?.stop();
     if (KEEP) log(`kept ${dirs.join(', ')}`);
     else for (const d of dirs) rmSync(d, { recursive: true, force: true });
   }
