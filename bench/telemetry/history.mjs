@@ -2,10 +2,11 @@
 // beside InfluxDB 1.x, in one run, on loopback, fed the same bytes (lib/history-dataset.mjs: DEVICES home energy
 // systems, one point every 10 s, three powers, a state of charge, an energy counter and an inverter state).
 //   ingest:  each store alone, CLIENTS clients sending batches of BATCH lines as fast as they are answered; gridkeeper
-//            is timed until every window is sealed into blocks (/metrics), InfluxDB until the last write is answered.
+//            is timed until every window is sealed into blocks (/metrics), InfluxDB until the last write is answered;
+//            gridkeeper's ingests begin once InfluxDB's compactions are over (its files still for 10 s).
 //   disk:    bytes per value once sealed (gridkeeper: the SQLite file and its WAL after a checkpoint; PostgreSQL: the
-//            telemetry tables with their indexes and TOAST) and once compacted (InfluxDB: data and wal directories,
-//            waited for until they stop changing; cold shards are compacted after a few seconds here).
+//            telemetry tables with their indexes and TOAST) and once compacted (InfluxDB: data and wal directories;
+//            cold shards are compacted after a few seconds here), each waited for until it stops changing for 10 s.
 //   queries: InfluxQL through each store's /query for one device, medians of RUNS after WARMUP: a day of 1-minute means
 //            of 3 fields, a week of 10-minute means, a month of daily spread of the counter, a month of hourly maxima,
 //            the fleet's hourly means per device over a day, and last() with no time range. Answers are compared first.
@@ -216,12 +217,12 @@ async function ingest(write) {
   }));
 }
 
-/** Until the directory's size stops changing for `quietMs`. */
-async function untilStill(dir, quietMs = 10_000) {
+/** The bytes `size()` gives once they stop changing for `quietMs`. */
+async function untilStill(size, quietMs = 10_000) {
   let last = -1;
   let since = Date.now();
   for (;;) {
-    const now = bytesUnder(dir);
+    const now = await size();
     if (now !== last) { last = now; since = Date.now(); }
     if (Date.now() - since >= quietMs) return now;
     await new Promise((r) => setTimeout(r, 1000));
@@ -266,6 +267,9 @@ async function main() {
     await ingest((body) => expect(request(`${influx.url}/write?db=history`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write'));
     ingestMs.influx = performance.now() - t0;
     log(`InfluxDB ingested in ${fmt(ingestMs.influx / 1000, 2)} s`);
+    // InfluxDB compacts what it took after answering the last write: left to run beside gridkeeper's timed ingest, it
+    // takes a share of the cores from it. Each store ingests alone: gridkeeper once InfluxDB's files are still.
+    const influxDisk = await untilStill(() => bytesUnder(influxDir));
     for (const g of gks) {
       const t = performance.now();
       await ingest(g.write);
@@ -277,8 +281,9 @@ async function main() {
     }
 
     // ---- disk
-    const disk = { influx: await untilStill(influxDir) };
-    for (const g of gks) disk[g.backend] = await g.diskBytes();
+    const disk = { influx: influxDisk };
+    // gridkeeper's own housekeeping done too (PostgreSQL vacuums the staged rows and the blocks' dead versions once idle)
+    for (const g of gks) disk[g.backend] = await untilStill(() => g.diskBytes());
 
     // ---- queries (InfluxQL) for one device
     const one = data.nodeId(7);
