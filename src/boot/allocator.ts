@@ -10,9 +10,10 @@
 // (bench/README.md has the measurements). A setting given in the environment, or in GLIBC_TUNABLES, wins.
 //
 // glibc gives back only the top of a heap by itself; the free pages below it stay resident. Once the process goes idle
-// after work, trimAllocatorWhenIdle gives them back (malloc_trim).
+// after work, or heavy work gives way to lighter work, trimAllocatorWhenIdle gives them back (malloc_trim).
 import { allocatorAddonFile, loadAddon, nativeDir } from '../db/native.ts';
 import { parseConfig } from '../lib/config.ts';
+import { collectAfterWork } from '../lib/worker-heap.ts';
 
 interface AllocatorAddon {
   set(option: string, value: number): boolean;
@@ -82,32 +83,58 @@ function tuneAllocator(extractDir: string, env: NodeJS.ProcessEnv): AllocatorTun
 /** How often the process's CPU time is looked at, and below how much of it in that time the process is idle. */
 const IDLE_CHECK_MS = 1000;
 const IDLE_CPU_MS = 30;
+/** A check interval with this much CPU or more is heavy work (a bulk load, a burst of raw reads)... */
+const HEAVY_CPU_MS = 500;
+/** ...and it has ended when an interval uses this fraction of the busiest one since, or less. */
+const DROP_FRACTION = 0.25;
+
+/** What the trimmer knows between two check intervals. */
+export interface TrimState {
+  /** an interval since the last trim used IDLE_CPU_MS or more */
+  worked: boolean;
+  /** the most CPU an interval used since the last trim (ms) */
+  busiest: number;
+}
+
+export const NO_WORK: TrimState = { worked: false, busiest: 0 };
 
 /**
- * Gives the free pages of every arena back to the system (malloc_trim) once the process goes idle after work: an arena
- * keeps the pages its thread's busiest moment needed (a fold worker's slice of staged points, a read worker's raw
- * week), free but resident, and glibc only gives back the top of a heap by itself. Idle is a check interval in which
- * all threads together used less than IDLE_CPU_MS of CPU, after one that used more since the last trim. `trimmed` hears
- * of each trim (its time, and the process's RSS before and after). Returns the stop function.
+ * One check interval that used `usedMs` of CPU: whether to trim now, and the state after. A trim follows work, once:
+ * when the process goes idle (an interval under IDLE_CPU_MS: 'idle'), or when heavy work has given way to lighter work
+ * (an interval of DROP_FRACTION of the busiest one or less: 'drop') — requests that go on after a bulk load would
+ * otherwise keep the load's garbage and free pages resident, under the peaks of what they do next.
  */
-export function trimAllocatorWhenIdle(trimmed: (t: { ms: number; rssBefore: number; rssAfter: number }) => void): () => void {
+export function trimStep(state: TrimState, usedMs: number): { trim: 'idle' | 'drop' | undefined; state: TrimState } {
+  if (usedMs < IDLE_CPU_MS) return { trim: state.worked ? 'idle' : undefined, state: NO_WORK };
+  if (state.busiest >= HEAVY_CPU_MS && usedMs <= state.busiest * DROP_FRACTION) return { trim: 'drop', state: { worked: true, busiest: usedMs } };
+  return { trim: undefined, state: { worked: true, busiest: Math.max(state.busiest, usedMs) } };
+}
+
+/**
+ * Gives the free pages of every arena back to the system (malloc_trim) after work (trimStep), the main thread's heap
+ * collected first when heavy work gave way to lighter work: an arena keeps the
+ * pages its thread's busiest moment needed (a fold worker's slice of staged points, a read worker's raw week), free
+ * but resident, and glibc only gives back the top of a heap by itself. `trimmed` hears of each trim (what it followed, its
+ * time, and the process's RSS before and after). Returns the stop function.
+ */
+export function trimAllocatorWhenIdle(trimmed: (t: { after: 'idle' | 'drop'; ms: number; rssBefore: number; rssAfter: number }) => void): () => void {
   const allocator = addon;
   if (allocator === undefined) return () => {};
   let cpu = process.cpuUsage();
-  let worked = false;
+  let state = NO_WORK;
   const timer = setInterval(() => {
     const used = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
-    if ((used.user + used.system) / 1000 >= IDLE_CPU_MS) {
-      worked = true;
-      return;
-    }
-    if (!worked) return;
-    worked = false;
+    const step = trimStep(state, (used.user + used.system) / 1000);
+    state = step.state;
+    if (step.trim === undefined) return;
     const rssBefore = process.memoryUsage.rss();
     const started = performance.now();
+    // busy still, V8 would keep the load's garbage in a grown old generation until its next full collection; idle,
+    // it shrinks the heap by itself
+    if (step.trim === 'drop') collectAfterWork();
     allocator.trim();
-    trimmed({ ms: performance.now() - started, rssBefore, rssAfter: process.memoryUsage.rss() });
+    trimmed({ after: step.trim, ms: performance.now() - started, rssBefore, rssAfter: process.memoryUsage.rss() });
     cpu = process.cpuUsage(); // the trim's own time is not the next interval's work
   }, IDLE_CHECK_MS);
   timer.unref();

@@ -105,7 +105,7 @@ const serveCommand: Command = {
     });
     tuneHeapGrowth();
     const stopTrimming = trimAllocatorWhenIdle((t) => deps.log.debug('allocator trimmed', {
-      ms: Math.round(t.ms * 100) / 100, rssBeforeMb: Math.round(t.rssBefore / 1e5) / 10, rssAfterMb: Math.round(t.rssAfter / 1e5) / 10,
+      after: t.after, ms: Math.round(t.ms * 100) / 100, rssBeforeMb: Math.round(t.rssBefore / 1e5) / 10, rssAfterMb: Math.round(t.rssAfter / 1e5) / 10,
     }));
     if (requested === undefined) await new Promise<void>((resolve) => { wake = resolve; });
     deps.log.info('stopping', { signal: requested });
