@@ -112,10 +112,10 @@ export function trimStep(state: TrimState, usedMs: number): { trim: 'idle' | 'dr
 
 /**
  * Gives the free pages of every arena back to the system (malloc_trim) after work (trimStep), the main thread's heap
- * collected first when heavy work gave way to lighter work: an arena keeps the
- * pages its thread's busiest moment needed (a fold worker's slice of staged points, a read worker's raw week), free
- * but resident, and glibc only gives back the top of a heap by itself. `trimmed` hears of each trim (what it followed, its
- * time, and the process's RSS before and after). Returns the stop function.
+ * collected first when heavy work gave way to lighter work: an arena keeps the pages its thread's busiest moment
+ * needed (a fold worker's slice of staged points, a read worker's raw week), free but resident, and glibc only gives
+ * back the top of a heap by itself. `trimmed` hears of each trim (what it followed, its time, and the process's RSS
+ * before and after). Returns the stop function.
  */
 export function trimAllocatorWhenIdle(trimmed: (t: { after: 'idle' | 'drop'; ms: number; rssBefore: number; rssAfter: number }) => void): () => void {
   const allocator = addon;

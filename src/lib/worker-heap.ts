@@ -33,7 +33,10 @@ function collector(): (() => void) | undefined {
   return collect;
 }
 
-/** In a worker thread, after a piece of work whose garbage is now dead: a full collection when it is worth it (above). */
+/**
+ * In a worker thread after a piece of work whose garbage is now dead, or in the main thread once heavy work gave way
+ * to lighter work (boot/allocator.ts): a full collection when it is worth it (above).
+ */
 export function collectAfterWork(minIntervalMs = 0): void {
   const now = performance.now();
   if (now - lastMs < minIntervalMs || getHeapStatistics().used_heap_size <= COLLECT_ABOVE_BYTES) return;
