@@ -39,7 +39,8 @@ files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 const chosen = filters.length ? files.filter((f) => filters.some((s) => f.includes(s))) : files;
 if (chosen.length === 0) { console.error('no test files matched'); process.exit(1); }
 
-// What the PostgreSQL pass does not run, and why. Everything else runs on both backends.
+// What the PostgreSQL pass does not run, and why, besides the files that never read the backend (below). Everything
+// else runs on both backends.
 const SQLITE_ONLY = [
   ['test/db/open.test.ts', 'the SQLite backend\'s own tests'],
   ['test/db/group-commit.test.ts', 'the SQLite backend\'s own tests'],
@@ -138,11 +139,18 @@ ensureSystemPackages();
 await requirePostgres();
 removeStaleBundles();
 const bundled = Date.now();
-(await bundleTests(root, chosen, BUNDLES)).forEach((b, i) => bundleOf.set(chosen[i], b));
-console.log(`test/run.mjs: bundled ${chosen.length} test files in ${((Date.now() - bundled) / 1000).toFixed(1)} s`);
+const bundles = await bundleTests(root, chosen, BUNDLES);
+bundles.forEach((b, i) => bundleOf.set(chosen[i], b.path));
+// A file whose code never reaches the module that reads the backend (test/support/postgres.ts) is the same test on
+// both: it runs once, in the first pass.
+const sameOnBoth = new Set(chosen.filter((_, i) => !bundles[i].usesBackend));
+console.log(`test/run.mjs: bundled ${chosen.length} test files in ${((Date.now() - bundled) / 1000).toFixed(1)} s; `
+  + `${sameOnBoth.size} of them never read the backend`);
 let status = 0;
-if (only === undefined || only === 'sqlite') status ||= pass('sqlite', chosen);
-const onPostgres = chosen.filter((f) => !SQLITE_ONLY.some(([prefix]) => f.startsWith(prefix)));
+// `--backend=postgres` alone runs them there: the pass is then the only one
+const firstPass = only === undefined || only === 'sqlite';
+if (firstPass) status ||= pass('sqlite', chosen);
+const onPostgres = chosen.filter((f) => !SQLITE_ONLY.some(([prefix]) => f.startsWith(prefix)) && !(firstPass && sameOnBoth.has(f)));
 if ((only === undefined || only === 'postgres') && onPostgres.length > 0) status = pass('postgres', onPostgres) || status;
 // the run's pool of test databases (test/support/postgres.ts), and any a test never closed (or was killed holding)
 rmSync(BUNDLES, { recursive: true, force: true });

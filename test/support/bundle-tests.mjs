@@ -12,7 +12,7 @@
 //   (Node's --enable-source-maps: ~0.35 s more per test file, so not by default).
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { consoleAssetsModule } from '../../src/console/build-ui.mjs';
 import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin, workersPlugin } from '../../src/build/esbuild-plugins.mjs';
@@ -21,9 +21,14 @@ import { TEXT_LOADERS, consoleAssetsPlugin, rawTextPlugin, workersPlugin } from 
 // one test file (typescript).
 const EXTERNAL = ['better-sqlite3', 'pg-native', 'esbuild', 'playwright-core', 'typescript', 'axe-core'];
 
+/** The one module that reads which backend a run is for (GRIDKEEPER_TEST_BACKEND): what reaches it depends on it. */
+const BACKEND_MODULE = 'test/support/postgres.ts';
+
 /**
  * Bundles `files` (paths relative to `root`, ending in .ts) into `outdir`, each as `<path without .ts>.mjs`.
- * Returns the bundles' paths, in the order of `files`.
+ * Returns, in the order of `files`, each bundle's path and whether the backend can change what it does: whether its
+ * code, with the chunks it imports (statically or dynamically), includes the module that reads the backend. A file
+ * that does not is the same test on either backend.
  */
 export async function bundleTests(root, files, outdir) {
   // import.meta.url as each source's own
@@ -38,8 +43,9 @@ export async function bundleTests(root, files, outdir) {
       });
     },
   };
-  await build({
+  const { metafile } = await build({
     absWorkingDir: root,
+    metafile: true,
     entryPoints: files.map((f) => ({ in: f, out: f.replace(/\.ts$/, '') })),
     outdir,
     outExtension: { '.js': '.mjs' },
@@ -59,5 +65,21 @@ export async function bundleTests(root, files, outdir) {
     banner: { js: "import { createRequire as __gridkeeperCreateRequire } from 'node:module'; const require = __gridkeeperCreateRequire(import.meta.url);" },
     plugins: [rawTextPlugin, consoleAssetsPlugin(await consoleAssetsModule()), workersPlugin, ownUrls],
   });
-  return files.map((f) => join(outdir, f.replace(/\.ts$/, '.mjs')));
+  const outputs = metafile.outputs;
+  /** whether an output, or an output it imports, holds the backend's module */
+  const reaches = new Map();
+  const reachesBackend = (out) => {
+    if (!reaches.has(out)) {
+      reaches.set(out, false); // an import cycle between chunks adds nothing
+      const { inputs, imports } = outputs[out];
+      reaches.set(out, BACKEND_MODULE in inputs || imports.some((i) => !i.external && reachesBackend(i.path)));
+    }
+    return reaches.get(out);
+  };
+  const relOut = relative(root, outdir);
+  return files.map((f) => {
+    const out = join(relOut, f.replace(/\.ts$/, '.mjs'));
+    if (outputs[out] === undefined) throw new Error(`bundleTests: esbuild's metafile has no output ${out}`);
+    return { path: join(root, out), usesBackend: reachesBackend(out) };
+  });
 }
