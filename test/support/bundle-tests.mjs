@@ -11,7 +11,7 @@
 // - stack traces name the bundle's lines; run with GRIDKEEPER_TEST_SOURCE_MAPS=1 to have them name the sources
 //   (Node's --enable-source-maps: ~0.35 s more per test file, so not by default).
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { consoleAssetsModule } from '../../src/console/build-ui.mjs';
@@ -31,6 +31,10 @@ const BACKEND_MODULE = 'test/support/postgres.ts';
  * that does not is the same test on either backend.
  */
 export async function bundleTests(root, files, outdir) {
+  // a renamed module would make every file look the same on both backends
+  if (!existsSync(join(root, BACKEND_MODULE))) {
+    throw new Error(`bundleTests: ${BACKEND_MODULE} is missing: say which module reads the backend`);
+  }
   // import.meta.url as each source's own
   const ownUrls = {
     name: 'own-import-meta-url',
@@ -66,15 +70,19 @@ export async function bundleTests(root, files, outdir) {
     plugins: [rawTextPlugin, consoleAssetsPlugin(await consoleAssetsModule()), workersPlugin, ownUrls],
   });
   const outputs = metafile.outputs;
-  /** whether an output, or an output it imports, holds the backend's module */
-  const reaches = new Map();
-  const reachesBackend = (out) => {
-    if (!reaches.has(out)) {
-      reaches.set(out, false); // an import cycle between chunks adds nothing
-      const { inputs, imports } = outputs[out];
-      reaches.set(out, BACKEND_MODULE in inputs || imports.some((i) => !i.external && reachesBackend(i.path)));
+  /** whether an output, or an output it imports however indirectly, holds the backend's module */
+  const reachesBackend = (entry) => {
+    const seen = new Set([entry]);
+    for (const stack = [entry]; stack.length > 0;) {
+      const { inputs, imports } = outputs[stack.pop()];
+      if (BACKEND_MODULE in inputs) return true;
+      for (const { path, external } of imports) {
+        if (external || seen.has(path)) continue;
+        seen.add(path);
+        stack.push(path);
+      }
     }
-    return reaches.get(out);
+    return false;
   };
   const relOut = relative(root, outdir);
   return files.map((f) => {
