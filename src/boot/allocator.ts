@@ -10,7 +10,7 @@
 // (bench/README.md has the measurements). A setting given in the environment, or in GLIBC_TUNABLES, wins.
 //
 // glibc gives back only the top of a heap by itself; the free pages below it stay resident. Once the process goes idle
-// after work, or heavy work gives way to lighter work, trimAllocatorWhenIdle gives them back (malloc_trim).
+// after work, or heavy work gives way to lighter work, trimAllocatorAfterWork gives them back (malloc_trim).
 import { allocatorAddonFile, loadAddon, nativeDir } from '../db/native.ts';
 import { parseConfig } from '../lib/config.ts';
 import { collectAfterWork } from '../lib/worker-heap.ts';
@@ -117,7 +117,7 @@ export function trimStep(state: TrimState, usedMs: number): { trim: 'idle' | 'dr
  * back the top of a heap by itself. `trimmed` hears of each trim (what it followed, its time, and the process's RSS
  * before and after). Returns the stop function.
  */
-export function trimAllocatorWhenIdle(trimmed: (t: { after: 'idle' | 'drop'; ms: number; rssBefore: number; rssAfter: number }) => void): () => void {
+export function trimAllocatorAfterWork(trimmed: (t: { after: 'idle' | 'drop'; ms: number; rssBefore: number; rssAfter: number }) => void): () => void {
   const allocator = addon;
   if (allocator === undefined) return () => {};
   let cpu = process.cpuUsage();

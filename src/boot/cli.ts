@@ -10,7 +10,7 @@ import { migrate } from '../db/migrate.ts';
 import { vacuumInto } from '../db/operations.ts';
 import { startServer } from './server.ts';
 import { allocatorTuning, tuneHeapGrowth } from './tuning.ts';
-import { isServeCommand, trimAllocatorWhenIdle } from './allocator.ts';
+import { isServeCommand, trimAllocatorAfterWork } from './allocator.ts';
 import { addUserCommand } from '../roles/users.cli.ts';
 import { writePasswordFile } from '../auth/first-password.ts';
 import { resetLinkCommand } from '../auth/reset-link.cli.ts';
@@ -104,7 +104,7 @@ const serveCommand: Command = {
       io.out(JSON.stringify({ time: new Date().toISOString(), level: 'info', msg: 'listening', url, version: VERSION }));
     });
     tuneHeapGrowth();
-    const stopTrimming = trimAllocatorWhenIdle((t) => deps.log.debug('allocator trimmed', {
+    const stopTrimming = trimAllocatorAfterWork((t) => deps.log.debug('allocator trimmed', {
       after: t.after, ms: Math.round(t.ms * 100) / 100, rssBeforeMb: Math.round(t.rssBefore / 1e5) / 10, rssAfterMb: Math.round(t.rssAfter / 1e5) / 10,
     }));
     if (requested === undefined) await new Promise<void>((resolve) => { wake = resolve; });
