@@ -23,11 +23,11 @@
 //        GRIDKEEPER_TEST_DATABASE_URL (the PostgreSQL server, as for the tests). Notes in nodes.md.
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuMs, percentile } from './lib/load.mjs';
+import { cpuMs, percentile, postgresCpu, postgresDelta } from './lib/load.mjs';
 import { accessToken, call } from './lib/http.mjs';
 import { startServer } from './lib/spawn.mjs';
 import { benchDatabase } from './lib/postgres.mjs';
@@ -248,41 +248,7 @@ function workload(name, inst) {
     } };
 }
 
-// ---------------------------------------------------------------- CPU of PostgreSQL's processes, retries of the nodes
-
-/** CPU ms of every postgres process now: pid -> { ms, ours } (ours: a backend of `database`). */
-function postgresCpu(database) {
-  const out = new Map();
-  let pids;
-  try {
-    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
-  } catch {
-    return out;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (!stat.includes(' (postgres) ')) continue;
-      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-      out.set(pid, { ms: cpuMs(pid), ours: database !== undefined && title.includes(` ${database} `) });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-/** CPU seconds between two postgresCpu snapshots (processes that ended in between are missing; new ones count from 0). */
-function postgresDelta(before, after) {
-  let all = 0;
-  let ours = 0;
-  for (const [pid, a] of after) {
-    const d = (a.ms - (before.get(pid)?.ms ?? 0)) / 1000;
-    if (!Number.isFinite(d)) continue;
-    all += d;
-    if (a.ours) ours += d;
-  }
-  return { all, ours };
-}
+// ---------------------------------------------------------------- retries of the nodes
 
 async function retriesOf(nodes) {
   let total = 0;

@@ -2,7 +2,7 @@
 // back, stopping after `requests` answers or `seconds`, whichever comes first (always bounded). Returns requests/s and
 // latency percentiles. The same generator measures every target in a run, so ratios compare like with like.
 import http from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 export function percentile(sorted, p) {
   if (sorted.length === 0) return NaN;
@@ -90,4 +90,39 @@ export function cpuMs(pid) {
   } catch {
     return NaN;
   }
+}
+
+/** CPU ms of every postgres process now: pid -> { ms, ours } (ours: a backend of `database`). */
+export function postgresCpu(database) {
+  const out = new Map();
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return out;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes(' (postgres) ')) continue;
+      const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      out.set(pid, { ms: cpuMs(pid), ours: database !== undefined && title.includes(` ${database} `) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU seconds between two postgresCpu snapshots (processes that ended in between are missing; new ones count from 0). */
+export function postgresDelta(before, after) {
+  let all = 0;
+  let ours = 0;
+  for (const [pid, a] of after) {
+    const d = (a.ms - (before.get(pid)?.ms ?? 0)) / 1000;
+    if (!Number.isFinite(d)) continue;
+    all += d;
+    if (a.ours) ours += d;
+  }
+  return { all, ours };
 }

@@ -11,6 +11,7 @@ export async function benchDatabase(name) {
   const url = new URL(server);
   url.pathname = `/${name}`;
   return {
+    name,
     url: url.toString(),
     async drop() {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -3,7 +3,9 @@
 // systems, one point every 10 s, three powers, a state of charge, an energy counter and an inverter state).
 //   ingest:  each store alone, CLIENTS clients sending batches of BATCH lines as fast as they are answered; gridkeeper
 //            is timed until every window is sealed into blocks (/metrics), InfluxDB until the last write is answered;
-//            gridkeeper's ingests begin once InfluxDB's compactions are over (its files still for 10 s).
+//            gridkeeper's ingests begin once InfluxDB's compactions are over (its files still for 10 s). The CPU that
+//            each ingest took (the store's process, PostgreSQL's processes, this client) over the machine's cores is
+//            the least time that work could take however it were split between threads.
 //   disk:    bytes per value once sealed (gridkeeper: the SQLite file and its WAL after a checkpoint; PostgreSQL: the
 //            telemetry tables with their indexes and TOAST) and once compacted (InfluxDB: data and wal directories;
 //            cold shards are compacted after a few seconds here), each waited for until it stops changing for 10 s.
@@ -26,7 +28,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { percentile, rssOf } from '../lib/load.mjs';
+import { cpuMs, percentile, postgresCpu, postgresDelta, rssOf } from '../lib/load.mjs';
+import { availableParallelism } from 'node:os';
 import { startServer } from '../lib/spawn.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 import { timedRequest } from '../lib/http.mjs';
@@ -188,6 +191,24 @@ async function startGridkeeper(backend, dir) {
   };
 }
 
+/**
+ * CPU seconds spent from now until the returned function is called: by the process `pid` (every thread), by
+ * PostgreSQL's processes (every one, its background writers included; none without `database`) and by this client.
+ */
+function ingestCpuOf(pid, database) {
+  const store = cpuMs(pid);
+  const postgres = database === undefined ? undefined : postgresCpu(database);
+  const client = process.cpuUsage();
+  return () => {
+    const c = process.cpuUsage(client);
+    return {
+      store: (cpuMs(pid) - store) / 1000,
+      postgres: postgres === undefined ? 0 : postgresDelta(postgres, postgresCpu(database)).all,
+      client: (c.user + c.system) / 1e6,
+    };
+  };
+}
+
 /** The server's peak RSS so far and its RSS now, noted after a phase (the peak is monotonic: the phase where it grows made it). */
 function phasePeak(g, what) {
   const { rss, peak } = rssOf(g.server.child.pid);
@@ -262,20 +283,25 @@ async function main() {
 
     // ---- ingest, each store alone
     const ingestMs = {};
+    const ingestCpu = {};
     batchBodies();
     const t0 = performance.now();
+    const influxCpu = ingestCpuOf(influx.child.pid, undefined);
     await ingest((body) => expect(request(`${influx.url}/write?db=history`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body }), 204, 'influx write'));
     ingestMs.influx = performance.now() - t0;
+    ingestCpu.influx = influxCpu();
     log(`InfluxDB ingested in ${fmt(ingestMs.influx / 1000, 2)} s`);
     // InfluxDB compacts what it took after answering the last write: left to run beside gridkeeper's timed ingest, it
     // takes a share of the cores from it. Each store ingests alone: gridkeeper once InfluxDB's files are still.
     const influxDisk = await untilStill(() => bytesUnder(influxDir));
     for (const g of gks) {
       const t = performance.now();
+      const cpu = ingestCpuOf(g.server.child.pid, g.db?.name);
       await ingest(g.write);
       const acknowledged = performance.now() - t;
       await g.settled();
       ingestMs[g.backend] = performance.now() - t;
+      ingestCpu[g.backend] = cpu();
       log(`${g.label} acknowledged in ${fmt(acknowledged / 1000, 2)} s, sealed in ${fmt(ingestMs[g.backend] / 1000, 2)} s`);
       phasePeak(g, 'ingest');
     }
@@ -362,6 +388,18 @@ async function main() {
     for (const g of gks) {
       console.log(`                        ${g.label.padEnd(24)} ${fmt(pps(ingestMs[store(g)]), 0).padStart(8)} points/s (${fmt(ingestMs[store(g)] / 1000, 2)} s, sealing included)   ratio ${fmt(pps(ingestMs[store(g)]) / pps(ingestMs.influx), 2)}   (aim >= 1.5)`);
     }
+    // what the cores allow: the CPU every process spent on an ingest (the store's, PostgreSQL's, this client's), over
+    // the machine's cores, is the least wall time any split of that work between threads could take
+    const cores = availableParallelism();
+    const cpuLine = (label, key) => {
+      const c = ingestCpu[key];
+      const total = c.store + c.postgres + c.client;
+      return `                        ${label.padEnd(24)} ${fmt(c.store, 2)} s${key === 'postgres' ? ` + PostgreSQL ${fmt(c.postgres, 2)} s` : ''} + this client ${fmt(c.client, 2)} s`
+        + ` = ${fmt(total, 2)} s of CPU; over ${cores} cores at least ${fmt(total / cores, 2)} s (${fmt(ingestMs[key] / 1000, 2)} s taken)`;
+    };
+    console.log(`  CPU during the ingest (the aim of 1.5 x asks for ${fmt(ingestMs.influx / 1500, 2)} s)`);
+    console.log(cpuLine('InfluxDB', 'influx'));
+    for (const g of gks) console.log(cpuLine(g.label, store(g)));
     const labels = {
       day1m: ['a day of 1-minute means, 3 fields', '0.5', '1.0'], week10m: ['a week of 10-minute means, 3 fields', '0.5', '1.0'],
       monthSpread: ['a month of daily spread', '0.3', '0.6'], monthMax: ['a month of hourly max', '0.3', '0.6'],
