@@ -9,12 +9,11 @@
 // PostgreSQL server at GRIDKEEPER_TEST_DATABASE_URL (default this machine's) instead of its embedded SQLite.
 // Run: node bench/influxql/vs-influx.mjs     (env POINTS, RUNS, INFLUXD, NO_BUILD=1, BACKEND=sqlite|postgres)
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../lib/spawn.mjs';
+import { buildBundle, startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from '../telemetry/influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
 import { influxDoorSession, timedRequest } from '../lib/http.mjs';
@@ -44,10 +43,7 @@ const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SER
 
 async function main() {
   const influxd = ensureInfluxd(log);
-  if (!process.env.NO_BUILD) {
-    log('building dist/gridkeeper.cjs');
-    execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
-  }
+  buildBundle(log);
   const gkDir = mkdtempSync(join(tmpdir(), 'gk-qlbench-'));
   const inDir = mkdtempSync(join(tmpdir(), 'influx-qlbench-'));
   let gk;

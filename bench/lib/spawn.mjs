@@ -1,6 +1,16 @@
 // Starts a server process and waits for its JSON "listening" line (gridkeeper's startup line) — bounded by a timeout.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Builds dist/gridkeeper.cjs (`build.mjs --no-sea`) unless NO_BUILD is set: the bundle the benchmarks start. */
+export function buildBundle(log) {
+  if (process.env.NO_BUILD) return;
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  log('building dist/gridkeeper.cjs');
+  execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
+}
 
 export function startServer(command, args, { env = {}, timeoutMs = 20000 } = {}) {
   const t0 = performance.now();

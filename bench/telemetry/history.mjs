@@ -22,7 +22,6 @@
 //      BACKENDS=sqlite,postgres, SERVER_FLAGS, SERVER_ENV, SERVER_LOG=<file>, QUERIES, PACE_IDLE=1,
 //      GRIDKEEPER_BUNDLE, KEEP=1)
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, percentile, postgresCpu, postgresDelta, rssOf } from '../lib/load.mjs';
 import { availableParallelism } from 'node:os';
-import { startServer } from '../lib/spawn.mjs';
+import { buildBundle, startServer } from '../lib/spawn.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 import { timedRequest } from '../lib/http.mjs';
 import { historyDataset } from '../lib/history-dataset.mjs';
@@ -265,10 +264,7 @@ function comparable(text) {
 
 async function main() {
   const influxd = ensureInfluxd(log);
-  if (!process.env.NO_BUILD) {
-    log('building dist/gridkeeper.cjs');
-    execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
-  }
+  buildBundle(log);
   const dirs = [];
   const tempDir = (prefix) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
   const gks = [];

@@ -56,27 +56,28 @@ function open(dir, name) {
 const shardOf = (ms) => Math.floor(ms / DAY);
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+/** What the two layouts of a column per field share, a table with its key as primary key or beside it: all but CREATE. */
+function columnsShared() {
+  return {
+    cols: 8,
+    rowSql: '(?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER))',
+    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, c0, c1, c2, c3, c4) VALUES ${rows}
+      ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET c0 = excluded.c0, c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4`,
+    bind: (out, s, ms, idx) => { out.push(s, ms, 0, value(idx, s, 0), value(idx, s, 1), value(idx, s, 2), value(idx, s, 3), value(idx, s, 4)); },
+    last: (t) => `SELECT t_ms, t_ns, c0, c1, c2 FROM ${t} WHERE series_id = ? AND (c0 IS NOT NULL OR c1 IS NOT NULL OR c2 IS NOT NULL) ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
+    mean: (t) => `SELECT sum(c0) AS s, count(c0) AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
+  };
+}
+
 const layouts = {
   columns: {
+    ...columnsShared(),
     create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, c0, c1, c2, c3, c4, PRIMARY KEY (series_id, t_ms, t_ns)) WITHOUT ROWID`,
-    cols: 8,
-    rowSql: '(?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER))',
-    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, c0, c1, c2, c3, c4) VALUES ${rows}
-      ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET c0 = excluded.c0, c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4`,
-    bind: (out, s, ms, idx) => { out.push(s, ms, 0, value(idx, s, 0), value(idx, s, 1), value(idx, s, 2), value(idx, s, 3), value(idx, s, 4)); },
-    last: (t) => `SELECT t_ms, t_ns, c0, c1, c2 FROM ${t} WHERE series_id = ? AND (c0 IS NOT NULL OR c1 IS NOT NULL OR c2 IS NOT NULL) ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
-    mean: (t) => `SELECT sum(c0) AS s, count(c0) AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
   },
   rowid: {
+    ...columnsShared(),
     create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, c0, c1, c2, c3, c4);
       CREATE UNIQUE INDEX ${t}_k ON ${t} (series_id, t_ms, t_ns)`,
-    cols: 8,
-    rowSql: '(?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), CAST(? AS INTEGER))',
-    insert: (t, rows) => `INSERT INTO ${t} (series_id, t_ms, t_ns, c0, c1, c2, c3, c4) VALUES ${rows}
-      ON CONFLICT (series_id, t_ms, t_ns) DO UPDATE SET c0 = excluded.c0, c1 = excluded.c1, c2 = excluded.c2, c3 = excluded.c3, c4 = excluded.c4`,
-    bind: (out, s, ms, idx) => { out.push(s, ms, 0, value(idx, s, 0), value(idx, s, 1), value(idx, s, 2), value(idx, s, 3), value(idx, s, 4)); },
-    last: (t) => `SELECT t_ms, t_ns, c0, c1, c2 FROM ${t} WHERE series_id = ? AND (c0 IS NOT NULL OR c1 IS NOT NULL OR c2 IS NOT NULL) ORDER BY t_ms DESC, t_ns DESC LIMIT ?`,
-    mean: (t) => `SELECT sum(c0) AS s, count(c0) AS n FROM ${t} WHERE series_id = ? AND t_ms >= ? AND t_ms < ?`,
   },
   eav: {
     create: (t) => `CREATE TABLE ${t} (series_id INTEGER NOT NULL, field INTEGER NOT NULL, t_ms INTEGER NOT NULL, t_ns INTEGER NOT NULL, v, PRIMARY KEY (series_id, field, t_ms, t_ns)) WITHOUT ROWID`,

@@ -16,13 +16,12 @@
 // request, so the script runs on any machine.
 // Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, WARMUP, CLIENTS, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres)
 import http from 'node:http';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rssOf } from '../lib/load.mjs';
-import { startServer } from '../lib/spawn.mjs';
+import { buildBundle, startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from './influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
@@ -143,10 +142,7 @@ async function startGridkeeper(backend, dir) {
 
 async function main() {
   const influxd = ensureInfluxd(log);
-  if (!process.env.NO_BUILD) {
-    log('building dist/gridkeeper.cjs');
-    execFileSync(process.execPath, [join(root, 'build.mjs'), '--no-sea'], { cwd: root, stdio: 'ignore' });
-  }
+  buildBundle(log);
   const dirs = [];
   const tempDir = (prefix) => { const d = mkdtempSync(join(tmpdir(), prefix)); dirs.push(d); return d; };
   const gks = [];
