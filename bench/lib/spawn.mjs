@@ -4,6 +4,11 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** SERVER_ENV='NAME=value …': environment for the servers a benchmark starts, beyond its own (e.g. MALLOC_ARENA_MAX=2). */
+export function serverEnv() {
+  return Object.fromEntries((process.env.SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
+
 /** Builds dist/gridkeeper.cjs (`build.mjs --no-sea`) unless NO_BUILD is set: the bundle the benchmarks start. */
 export function buildBundle(log) {
   if (process.env.NO_BUILD) return;

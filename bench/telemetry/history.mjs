@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, percentile, postgresCpu, postgresDelta, rssOf } from '../lib/load.mjs';
 import { availableParallelism } from 'node:os';
-import { buildBundle, startServer } from '../lib/spawn.mjs';
+import { buildBundle, serverEnv, startServer } from '../lib/spawn.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 import { timedRequest } from '../lib/http.mjs';
 import { historyDataset } from '../lib/history-dataset.mjs';
@@ -49,8 +49,7 @@ const BACKENDS = (process.env.BACKENDS ?? 'sqlite,postgres').split(',').filter(B
 const PASSWORD = 'bench-password-1';
 /** node flags for the gridkeeper servers, e.g. SERVER_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof' to profile them */
 const SERVER_FLAGS = (process.env.SERVER_FLAGS ?? '').split(' ').filter(Boolean);
-/** environment of the gridkeeper servers beyond the benchmark's own, e.g. SERVER_ENV='MALLOC_ARENA_MAX=2' */
-const SERVER_ENV = Object.fromEntries((process.env.SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const SERVER_ENV = serverEnv();
 /** the bundle the servers run (GRIDKEEPER_BUNDLE: another build's, to compare two builds on the same data) */
 const EXECUTABLE = process.env.GRIDKEEPER_BUNDLE ?? join(root, 'dist', 'gridkeeper.cjs');
 /** KEEP=1: leave the data directories (their paths are logged), e.g. to start a server on a sealed month again */

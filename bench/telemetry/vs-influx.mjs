@@ -14,14 +14,15 @@
 // Every store fsyncs every write (gridkeeper on SQLite synchronous=FULL or its WAL fdatasync, PostgreSQL's commit,
 // InfluxDB wal-fsync-delay 0s). A 429 (the cost bucket) is waited out as its Retry-After says, outside the timed
 // request, so the script runs on any machine.
-// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, WARMUP, CLIENTS, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres)
+// Run: node bench/telemetry/vs-influx.mjs     (env POINTS, RUNS, WARMUP, CLIENTS, INFLUXD, NO_BUILD=1, BACKENDS=sqlite,postgres,
+//      SERVER_ENV='NAME=value …' for the servers)
 import http from 'node:http';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rssOf } from '../lib/load.mjs';
-import { buildBundle, startServer } from '../lib/spawn.mjs';
+import { buildBundle, serverEnv, startServer } from '../lib/spawn.mjs';
 import { ensureInfluxd, startInflux } from './influx.mjs';
 import { energyDataset } from '../lib/energy-dataset.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
@@ -118,7 +119,7 @@ const { nodeId, endMs, batchBody } = energyDataset({ points: POINTS, series: SER
 /** A gridkeeper on one backend: started, its admin's token, premium tier, one device per nodeId in the root role. */
 async function startGridkeeper(backend, dir) {
   const db = backend === 'postgres' ? await benchDatabase('gk_bench_telemetry') : undefined;
-  const env = { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
+  const env = { ...serverEnv(), GRIDKEEPER_ADMIN_PASSWORD: PASSWORD, ...(db ? { GRIDKEEPER_DATABASE_URL: db.url } : {}) };
   const server = await startServer(process.execPath, [join(root, 'dist', 'gridkeeper.cjs'), '--data-dir', dir], { env });
   const refresh = (await expect(request(`${server.url}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ username: 'admin@localhost', password: PASSWORD }) }), 200, 'login')).text;
