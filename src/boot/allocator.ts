@@ -5,9 +5,11 @@
 // worker's raw week). glibc also raises its mmap threshold to the largest block freed so far, up to 32 MB, so that
 // later buffers of a few hundred kB (request bodies, PostgreSQL's messages) come from the heap, where they fragment it
 // instead of being given back when freed. The settings below are those of MALLOC_ARENA_MAX=2,
-// MALLOC_MMAP_THRESHOLD_=131072 and MALLOC_TRIM_THRESHOLD_=131072, which glibc reads from the environment only when
+// MALLOC_MMAP_THRESHOLD_=131072 and MALLOC_TRIM_THRESHOLD_=2097152, which glibc reads from the environment only when
 // the process starts: set here before any worker thread, a bare executable behaves as the Debian unit's service does
-// (bench/README.md has the measurements). A setting given in the environment, or in GLIBC_TUNABLES, wins.
+// (bench/README.md has the measurements). A setting given in the environment, or in GLIBC_TUNABLES, wins. The trim
+// threshold is 2 MB, not glibc's first 128 kB: a heap's top given back after every request is taken again by the next
+// one, page by page; the trim after work below gives it back once the work is done.
 //
 // glibc gives back only the top of a heap by itself; the free pages below it stay resident. Once the process goes idle
 // after work, or heavy work gives way to lighter work, trimAllocatorAfterWork gives them back (malloc_trim).
@@ -24,7 +26,7 @@ interface AllocatorAddon {
 const ALLOCATOR_SETTINGS = [
   { option: 'arenaMax', env: 'MALLOC_ARENA_MAX', tunable: 'glibc.malloc.arena_max', value: 2 },
   { option: 'mmapThreshold', env: 'MALLOC_MMAP_THRESHOLD_', tunable: 'glibc.malloc.mmap_threshold', value: 131_072 },
-  { option: 'trimThreshold', env: 'MALLOC_TRIM_THRESHOLD_', tunable: 'glibc.malloc.trim_threshold', value: 131_072 },
+  { option: 'trimThreshold', env: 'MALLOC_TRIM_THRESHOLD_', tunable: 'glibc.malloc.trim_threshold', value: 2_097_152 },
 ] as const;
 
 /** What tuneAllocator did: the settings made, those left to the environment, or why none could be made. */

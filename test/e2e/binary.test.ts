@@ -135,7 +135,7 @@ test('the executable sets glibc\'s allocator itself, before its threads take are
 
     const tuned = await start({ GRIDKEEPER_LOG: 'debug' });
     const line = allocatorLine(tuned);
-    assert.deepEqual([line?.set, line?.fromEnvironment], [{ MALLOC_ARENA_MAX: 2, MALLOC_MMAP_THRESHOLD_: 131072, MALLOC_TRIM_THRESHOLD_: 131072 }, []]);
+    assert.deepEqual([line?.set, line?.fromEnvironment], [{ MALLOC_ARENA_MAX: 2, MALLOC_MMAP_THRESHOLD_: 131072, MALLOC_TRIM_THRESHOLD_: 2097152 }, []]);
     assert.ok(glibcArenas(tuned.child.pid!) <= 1, `arenas besides the main one: ${glibcArenas(tuned.child.pid!)}`);
     // the logins' work done, the process goes idle: the arenas' free pages are given back once, within a few seconds
     const trims = () => tuned.stdout.filter((l) => l.includes('"msg":"allocator trimmed"')).map((l) => JSON.parse(l));

@@ -27,7 +27,7 @@ test('linux-arm64: serves under qemu from an empty data dir; login, device, tele
   const run = await startBinary(qemu, [...qemuArgs, exe, '--data-dir', data], { GRIDKEEPER_ADMIN_PASSWORD: PASSWORD }, dir, 120_000);
   t.after(() => run.stop('SIGKILL'));
   const allocator = JSON.parse(run.stdout.find((l) => l.includes('"msg":"allocator"')) ?? 'null');
-  assert.deepEqual(allocator?.set, { MALLOC_ARENA_MAX: 2, MALLOC_MMAP_THRESHOLD_: 131072, MALLOC_TRIM_THRESHOLD_: 131072 }, JSON.stringify(allocator));
+  assert.deepEqual(allocator?.set, { MALLOC_ARENA_MAX: 2, MALLOC_MMAP_THRESHOLD_: 131072, MALLOC_TRIM_THRESHOLD_: 2097152 }, JSON.stringify(allocator));
   const call = async (method: string, path: string, token?: string, body?: unknown, type = 'application/json') => {
     const res = await fetch(`${run.url}${path}`, {
       method,
