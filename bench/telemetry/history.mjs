@@ -23,12 +23,11 @@
 //      GRIDKEEPER_BUNDLE, KEEP=1)
 import http from 'node:http';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { cpuMs, percentile, postgresCpu, postgresDelta, rssOf } from '../lib/load.mjs';
-import { availableParallelism } from 'node:os';
 import { buildBundle, serverEnv, startServer } from '../lib/spawn.mjs';
 import { benchDatabase } from '../lib/postgres.mjs';
 import { timedRequest } from '../lib/http.mjs';
